@@ -1,0 +1,475 @@
+//! The terminal emulator: alacritty_terminal fed with the bytes a program writes, read back as text,
+//! hashes, cells and input modes.
+//!
+//! [`Screen`] does no I/O. Bytes go in through [`Screen::feed`]; whatever the terminal must answer
+//! (device attributes, cursor position reports, DECRQM, colour queries) comes back as bytes for the caller
+//! to write to the pty, so applications that query the terminal never stall.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use alacritty_terminal::event::{Event, EventListener, WindowSize};
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::term::cell::{Cell as TermCell, Flags};
+use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::vte::ansi::{
+    self, Color as AnsiColor, CursorShape as AnsiCursorShape, NamedColor, Processor, StdSyncHandler,
+};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::geometry::Size;
+use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
+use crate::modes::{InputModes, MouseEncoding, MouseTracking};
+use crate::palette::{Rgb, Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
+
+/// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
+/// It matches the default PNG rendering scale.
+pub const NOMINAL_CELL_PIXELS: (u16, u16) = (10, 20);
+
+/// Everything the emulator wants to tell the outside world, gathered while it parses.
+#[derive(Default)]
+struct Outbox {
+    /// Bytes to write back to the pty (answers to queries).
+    replies: Vec<u8>,
+    title: Option<String>,
+    bells: u64,
+}
+
+#[derive(Clone)]
+struct Listener {
+    outbox: Arc<Mutex<Outbox>>,
+    /// The colours used to answer colour queries (OSC 4/10/11 with `?`).
+    theme: Arc<Theme>,
+    size: Arc<Mutex<Size>>,
+}
+
+impl EventListener for Listener {
+    fn send_event(&self, event: Event) {
+        let Ok(mut outbox) = self.outbox.lock() else {
+            return;
+        };
+        match event {
+            Event::PtyWrite(text) => outbox.replies.extend_from_slice(text.as_bytes()),
+            Event::Title(title) => outbox.title = Some(title),
+            Event::ResetTitle => outbox.title = None,
+            Event::Bell => outbox.bells += 1,
+            Event::ColorRequest(index, format) => {
+                let rgb = match index as u16 {
+                    FOREGROUND_INDEX => self.theme.foreground,
+                    BACKGROUND_INDEX => self.theme.background,
+                    i if i < 256 => self.theme.indexed(i as u8),
+                    _ => self.theme.cursor,
+                };
+                let reply = format(ansi::Rgb {
+                    r: rgb.r,
+                    g: rgb.g,
+                    b: rgb.b,
+                });
+                outbox.replies.extend_from_slice(reply.as_bytes());
+            }
+            Event::TextAreaSizeRequest(format) => {
+                let size = self.size.lock().map(|s| *s).unwrap_or_default();
+                let reply = format(WindowSize {
+                    num_lines: size.rows,
+                    num_cols: size.cols,
+                    cell_width: NOMINAL_CELL_PIXELS.0,
+                    cell_height: NOMINAL_CELL_PIXELS.1,
+                });
+                outbox.replies.extend_from_slice(reply.as_bytes());
+            }
+            // No clipboard is shared with applications: answer reads with an empty clipboard.
+            Event::ClipboardLoad(_, format) => {
+                outbox.replies.extend_from_slice(format("").as_bytes())
+            }
+            _ => {}
+        }
+    }
+}
+
+struct TermDims(Size);
+
+impl Dimensions for TermDims {
+    fn total_lines(&self) -> usize {
+        self.0.rows as usize
+    }
+    fn screen_lines(&self) -> usize {
+        self.0.rows as usize
+    }
+    fn columns(&self) -> usize {
+        self.0.cols as usize
+    }
+}
+
+/// A terminal screen: feed it bytes, read what a person would see.
+pub struct Screen {
+    term: Term<Listener>,
+    parser: Processor<StdSyncHandler>,
+    outbox: Arc<Mutex<Outbox>>,
+    size: Arc<Mutex<Size>>,
+    title: Option<String>,
+    /// Counts every feed, resize and sync flush; cached text is valid for one generation.
+    generation: u64,
+    cache: Option<(u64, String)>,
+}
+
+impl Screen {
+    /// A blank screen of `size` keeping at most `scrollback` lines of history.
+    pub fn new(size: Size, scrollback: usize) -> Screen {
+        Screen::with_theme(size, scrollback, Theme::dark())
+    }
+
+    /// Like [`Screen::new`], answering colour queries from `theme`.
+    pub fn with_theme(size: Size, scrollback: usize, theme: Theme) -> Screen {
+        let outbox = Arc::new(Mutex::new(Outbox::default()));
+        let shared_size = Arc::new(Mutex::new(size));
+        let listener = Listener {
+            outbox: outbox.clone(),
+            theme: Arc::new(theme),
+            size: shared_size.clone(),
+        };
+        let config = Config {
+            scrolling_history: scrollback,
+            kitty_keyboard: true,
+            ..Config::default()
+        };
+        Screen {
+            term: Term::new(config, &TermDims(size), listener),
+            parser: Processor::new(),
+            outbox,
+            size: shared_size,
+            title: None,
+            generation: 0,
+            cache: None,
+        }
+    }
+
+    /// Parse bytes written by the application. Returns the bytes the terminal must answer with
+    /// (empty when there is nothing to answer); the caller writes them to the pty.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.parser.advance(&mut self.term, bytes);
+        self.generation += 1;
+        self.drain_outbox()
+    }
+
+    fn drain_outbox(&mut self) -> Vec<u8> {
+        let Ok(mut outbox) = self.outbox.lock() else {
+            return Vec::new();
+        };
+        if let Some(title) = outbox.title.take() {
+            self.title = Some(title);
+        }
+        std::mem::take(&mut outbox.replies)
+    }
+
+    /// While the application holds a synchronized update (mode 2026) open, the screen keeps showing the
+    /// previous frame. This is when that update is given up on if it is never closed.
+    pub fn sync_deadline(&self) -> Option<Instant> {
+        self.parser.sync_timeout().sync_timeout()
+    }
+
+    /// Apply a synchronized update whose deadline passed. Returns replies like [`Screen::feed`].
+    pub fn flush_sync(&mut self) -> Vec<u8> {
+        self.parser.stop_sync(&mut self.term);
+        self.generation += 1;
+        self.drain_outbox()
+    }
+
+    pub fn size(&self) -> Size {
+        Size::new(self.term.columns() as u16, self.term.screen_lines() as u16)
+    }
+
+    pub fn resize(&mut self, size: Size) {
+        self.term.resize(TermDims(size));
+        if let Ok(mut shared) = self.size.lock() {
+            *shared = size;
+        }
+        self.generation += 1;
+    }
+
+    /// Increases whenever the screen may have changed.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Number of bells rung so far.
+    pub fn bells(&self) -> u64 {
+        self.outbox.lock().map(|o| o.bells).unwrap_or(0)
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// True while a full-screen program owns the alternate screen.
+    pub fn alt_screen(&self) -> bool {
+        self.term.mode().contains(TermMode::ALT_SCREEN)
+    }
+
+    pub fn modes(&self) -> InputModes {
+        let mode = *self.term.mode();
+        let mouse_tracking = if mode.contains(TermMode::MOUSE_MOTION) {
+            MouseTracking::Motion
+        } else if mode.contains(TermMode::MOUSE_DRAG) {
+            MouseTracking::Drag
+        } else if mode.contains(TermMode::MOUSE_REPORT_CLICK) {
+            MouseTracking::Click
+        } else {
+            MouseTracking::Off
+        };
+        let mouse_encoding = if mode.contains(TermMode::SGR_MOUSE) {
+            MouseEncoding::Sgr
+        } else if mode.contains(TermMode::UTF8_MOUSE) {
+            MouseEncoding::Utf8
+        } else {
+            MouseEncoding::X10
+        };
+        let kitty_bits = [
+            TermMode::DISAMBIGUATE_ESC_CODES,
+            TermMode::REPORT_EVENT_TYPES,
+            TermMode::REPORT_ALTERNATE_KEYS,
+            TermMode::REPORT_ALL_KEYS_AS_ESC,
+            TermMode::REPORT_ASSOCIATED_TEXT,
+        ];
+        let kitty_keyboard = kitty_bits
+            .iter()
+            .enumerate()
+            .filter(|(_, bit)| mode.contains(**bit))
+            .fold(0u8, |acc, (i, _)| acc | (1 << i));
+        InputModes {
+            app_cursor: mode.contains(TermMode::APP_CURSOR),
+            app_keypad: mode.contains(TermMode::APP_KEYPAD),
+            bracketed_paste: mode.contains(TermMode::BRACKETED_PASTE),
+            mouse_tracking,
+            mouse_encoding,
+            focus_events: mode.contains(TermMode::FOCUS_IN_OUT),
+            alternate_scroll: mode.contains(TermMode::ALTERNATE_SCROLL),
+            kitty_keyboard,
+        }
+    }
+
+    pub fn cursor(&self) -> Cursor {
+        let point = self.term.grid().cursor.point;
+        let style = self.term.cursor_style();
+        let shape = match style.shape {
+            AnsiCursorShape::Underline => CursorShape::Underline,
+            AnsiCursorShape::Beam => CursorShape::Beam,
+            AnsiCursorShape::HollowBlock => CursorShape::HollowBlock,
+            AnsiCursorShape::Block | AnsiCursorShape::Hidden => CursorShape::Block,
+        };
+        Cursor {
+            row: point.line.0.max(0) as u16,
+            col: point.column.0 as u16,
+            visible: self.term.mode().contains(TermMode::SHOW_CURSOR)
+                && style.shape != AnsiCursorShape::Hidden,
+            shape,
+        }
+    }
+
+    /// The visible screen as text: one line per row, joined by `\n`, with no trailing spaces on any
+    /// line (so `$`-anchored patterns work). Wide characters appear once.
+    pub fn text(&mut self) -> &str {
+        if self
+            .cache
+            .as_ref()
+            .is_none_or(|(generation, _)| *generation != self.generation)
+        {
+            let rows = self.term.screen_lines() as i32;
+            let text = self.lines_text(0, rows);
+            self.cache = Some((self.generation, text));
+        }
+        self.cache
+            .as_ref()
+            .map(|(_, text)| text.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Up to `max_lines` lines of history above the visible screen, oldest first, in the same form as
+    /// [`Screen::text`]. Empty on the alternate screen, which has no history.
+    pub fn scrollback_text(&self, max_lines: usize) -> String {
+        let history = self.term.grid().history_size().min(max_lines) as i32;
+        self.lines_text(-history, 0)
+    }
+
+    /// Lines in `[from, to)`, where 0 is the top visible row and negative lines are history.
+    fn lines_text(&self, from: i32, to: i32) -> String {
+        let grid = self.term.grid();
+        let mut out =
+            String::with_capacity(((to - from).max(0) as usize) * (self.term.columns() + 1));
+        for line in from..to {
+            if line != from {
+                out.push('\n');
+            }
+            let row = &grid[Line(line)];
+            let start = out.len();
+            for col in 0..self.term.columns() {
+                let cell = &row[Column(col)];
+                if cell
+                    .flags
+                    .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+                {
+                    continue;
+                }
+                out.push(if cell.c == '\0' { ' ' } else { cell.c });
+                if let Some(marks) = cell.zerowidth() {
+                    out.extend(marks.iter());
+                }
+            }
+            let trimmed = out[start..].trim_end_matches(' ').len();
+            out.truncate(start + trimmed);
+        }
+        out
+    }
+
+    /// xxh3 of the screen text: changes exactly when the text does.
+    pub fn hash(&mut self) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(self.text().as_bytes())
+    }
+
+    /// xxh3 over text, colours, attributes, the cursor (position, shape, visibility) and the title:
+    /// changes when anything a person would see changes, such as a selection bar moving.
+    pub fn visual_hash(&self) -> u64 {
+        let mut hasher = Xxh3::new();
+        let grid = self.term.grid();
+        for line in 0..self.term.screen_lines() as i32 {
+            let row = &grid[Line(line)];
+            for col in 0..self.term.columns() {
+                let cell = &row[Column(col)];
+                let mut buf = [0u8; 4];
+                hasher.update(cell.c.encode_utf8(&mut buf).as_bytes());
+                if let Some(marks) = cell.zerowidth() {
+                    for mark in marks {
+                        hasher.update(mark.encode_utf8(&mut buf).as_bytes());
+                    }
+                }
+                hasher.update(&color_key(cell.fg));
+                hasher.update(&color_key(cell.bg));
+                hasher.update(&cell.flags.bits().to_le_bytes());
+            }
+        }
+        let cursor = self.cursor();
+        hasher.update(&[cursor.visible as u8, cursor.shape as u8]);
+        hasher.update(&cursor.row.to_le_bytes());
+        hasher.update(&cursor.col.to_le_bytes());
+        hasher.update(self.title.as_deref().unwrap_or("").as_bytes());
+        hasher.digest()
+    }
+
+    /// The whole visible screen as cells.
+    pub fn cells(&self) -> CellGrid {
+        let grid = self.term.grid();
+        let rows = (0..self.term.screen_lines() as i32)
+            .map(|line| {
+                let row = &grid[Line(line)];
+                (0..self.term.columns())
+                    .map(|col| convert_cell(&row[Column(col)]))
+                    .collect()
+            })
+            .collect();
+        let colors = self.term.colors();
+        let mut palette_overrides = Vec::new();
+        for index in 0..256usize {
+            if let Some(rgb) = colors[index] {
+                palette_overrides.push((index as u16, Rgb::new(rgb.r, rgb.g, rgb.b)));
+            }
+        }
+        for (named, index) in [
+            (NamedColor::Foreground, FOREGROUND_INDEX),
+            (NamedColor::Background, BACKGROUND_INDEX),
+        ] {
+            if let Some(rgb) = colors[named] {
+                palette_overrides.push((index, Rgb::new(rgb.r, rgb.g, rgb.b)));
+            }
+        }
+        CellGrid {
+            size: self.size(),
+            rows,
+            cursor: self.cursor(),
+            palette_overrides,
+            title: self.title.clone(),
+        }
+    }
+}
+
+fn color_key(color: AnsiColor) -> [u8; 4] {
+    match color {
+        AnsiColor::Named(named) => {
+            let [a, b] = (named as u16).to_le_bytes();
+            [0, a, b, 0]
+        }
+        AnsiColor::Spec(rgb) => [1, rgb.r, rgb.g, rgb.b],
+        AnsiColor::Indexed(i) => [2, i, 0, 0],
+    }
+}
+
+fn convert_color(color: AnsiColor) -> Color {
+    match color {
+        AnsiColor::Spec(rgb) => Color::Rgb(Rgb::new(rgb.r, rgb.g, rgb.b)),
+        AnsiColor::Indexed(i) => Color::Indexed(i),
+        AnsiColor::Named(named) => {
+            let index = named as usize;
+            if index < 16 {
+                Color::Indexed(index as u8)
+            } else if let Some(normal) = dim_to_normal(named) {
+                // Dim colours are normal colours drawn with the dim attribute, which the cell carries.
+                Color::Indexed(normal)
+            } else {
+                Color::Default
+            }
+        }
+    }
+}
+
+fn dim_to_normal(named: NamedColor) -> Option<u8> {
+    let dims = [
+        NamedColor::DimBlack,
+        NamedColor::DimRed,
+        NamedColor::DimGreen,
+        NamedColor::DimYellow,
+        NamedColor::DimBlue,
+        NamedColor::DimMagenta,
+        NamedColor::DimCyan,
+        NamedColor::DimWhite,
+    ];
+    dims.iter().position(|d| *d == named).map(|i| i as u8)
+}
+
+fn convert_cell(cell: &TermCell) -> Cell {
+    let flags = cell.flags;
+    let mut text = String::new();
+    text.push(if cell.c == '\0' { ' ' } else { cell.c });
+    if let Some(marks) = cell.zerowidth() {
+        text.extend(marks.iter());
+    }
+    let pairs = [
+        (Flags::BOLD, Attrs::BOLD),
+        (Flags::DIM, Attrs::DIM),
+        (Flags::ITALIC, Attrs::ITALIC),
+        (Flags::UNDERLINE, Attrs::UNDERLINE),
+        (Flags::DOUBLE_UNDERLINE, Attrs::DOUBLE_UNDERLINE),
+        (Flags::UNDERCURL, Attrs::UNDERCURL),
+        (Flags::DOTTED_UNDERLINE, Attrs::DOTTED_UNDERLINE),
+        (Flags::DASHED_UNDERLINE, Attrs::DASHED_UNDERLINE),
+        (Flags::STRIKEOUT, Attrs::STRIKEOUT),
+        (Flags::INVERSE, Attrs::INVERSE),
+        (Flags::HIDDEN, Attrs::HIDDEN),
+    ];
+    let attrs = pairs
+        .iter()
+        .filter(|(f, _)| flags.contains(*f))
+        .fold(0u16, |acc, (_, a)| acc | a);
+    let width = if flags.contains(Flags::WIDE_CHAR) {
+        CellWidth::Wide
+    } else if flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+        CellWidth::Spacer
+    } else {
+        CellWidth::Single
+    };
+    Cell {
+        text,
+        fg: convert_color(cell.fg),
+        bg: convert_color(cell.bg),
+        attrs: Attrs(attrs),
+        width,
+    }
+}

@@ -1,0 +1,17 @@
+//! The screen model of screenpilot.
+//!
+//! A pure library: it parses what a program writes to its terminal ([`Screen`]), tells what a person
+//! would see (text, hashes, cells, cursor, title, input modes), encodes keys and mouse events for the
+//! application's current modes, and renders the screen to PNG and SVG. It performs no I/O.
+
+pub mod emulator;
+pub mod geometry;
+pub mod grid;
+pub mod modes;
+pub mod palette;
+
+pub use emulator::Screen;
+pub use geometry::{CellPos, Col, PixelSize, Row, Size};
+pub use grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
+pub use modes::{InputModes, MouseEncoding, MouseTracking};
+pub use palette::{Rgb, Theme, ThemeName};
