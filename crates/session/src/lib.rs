@@ -1,1 +1,17 @@
+//! Live terminal sessions: programs on pseudo-terminals, their screens, input, event-driven waits,
+//! recording and limits. The daemon owns one [`Registry`]; everything else is reached through it.
 
+pub mod error;
+pub mod process;
+pub mod record;
+pub mod registry;
+pub mod session;
+pub mod spec;
+pub mod wait;
+
+pub use error::{Result, SessionError};
+pub use process::ExitInfo;
+pub use registry::Registry;
+pub use session::{hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo};
+pub use spec::{Limits, SessionId, SpawnSpec};
+pub use wait::{Condition, Outcome, Reason, WaitOptions};

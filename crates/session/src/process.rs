@@ -1,0 +1,247 @@
+//! Child processes: starting a program on a pty, learning how it ended, and ending a whole session's
+//! processes.
+//!
+//! One reaper per process owns `waitpid(-1)`. The daemon makes itself a child subreaper, so processes
+//! orphaned inside a session are reparented to it and reaped here too: no zombies are left behind. The
+//! reaper runs on its own thread so it outlives any single tokio runtime (tests start many).
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, WaitOptions};
+use serde::Serialize;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::watch;
+
+use crate::error::{Result, SessionError};
+use crate::spec::SpawnSpec;
+
+/// How a program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ExitInfo {
+    /// The exit status, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal number, when a signal killed it.
+    pub signal: Option<i32>,
+}
+
+type ExitSender = watch::Sender<Option<ExitInfo>>;
+
+struct Reaper {
+    /// Children we wait for, by pid. Held locked across fork so a child cannot be reaped before it is
+    /// registered.
+    waiting: Mutex<HashMap<i32, ExitSender>>,
+}
+
+fn reaper() -> &'static Reaper {
+    static REAPER: OnceLock<&'static Reaper> = OnceLock::new();
+    REAPER.get_or_init(|| {
+        let reaper: &'static Reaper = Box::leak(Box::new(Reaper {
+            waiting: Mutex::new(HashMap::new()),
+        }));
+        // Subreaper: orphans of our sessions come to us instead of an init that may not reap them.
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("screenpilot-reaper".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    let _ = ready_tx.send(());
+                    return;
+                };
+                runtime.block_on(async move {
+                    let signals =
+                        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child());
+                    let _ = ready_tx.send(());
+                    let Ok(mut signals) = signals else { return };
+                    loop {
+                        reaper.reap_all();
+                        if signals.recv().await.is_none() {
+                            return;
+                        }
+                    }
+                });
+            });
+        if spawned.is_ok() {
+            // The SIGCHLD handler must be installed before the first child can exit.
+            let _ = ready_rx.recv();
+        }
+        reaper
+    })
+}
+
+impl Reaper {
+    fn reap_all(&self) {
+        let Ok(mut waiting) = self.waiting.lock() else {
+            return;
+        };
+        while let Ok(Some((pid, status))) = rustix::process::waitpid(None, WaitOptions::NOHANG) {
+            let info = ExitInfo {
+                exit_code: status.exit_status(),
+                signal: status.terminating_signal(),
+            };
+            if let Some(sender) = waiting.remove(&pid.as_raw_nonzero().get()) {
+                sender.send_replace(Some(info));
+            }
+        }
+    }
+}
+
+/// A program running on a pty.
+pub struct Spawned {
+    pub pid: i32,
+    pub pty: pty_process::Pty,
+    /// Becomes `Some` when the program has ended and been reaped.
+    pub exit: watch::Receiver<Option<ExitInfo>>,
+}
+
+/// Start the program of `spec` on a new pty, as the leader of a new session and process group.
+pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
+    let io_err = |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn {
+        field: "cmd",
+        message: format!("{what}: {e}"),
+    };
+    let (pty, pts) =
+        pty_process::open().map_err(|e| io_err("cannot open a pseudo-terminal", &e))?;
+    pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
+        .map_err(|e| io_err("cannot size the pseudo-terminal", &e))?;
+    let program = &spec.argv[0];
+    let mut command = pty_process::Command::new(program)
+        .args(&spec.argv[1..])
+        .current_dir(&spec.cwd)
+        .env("TERM", "xterm-256color")
+        .env("COLORTERM", "truecolor")
+        .env_remove("SCREENPILOT_DAEMON");
+    for (key, value) in &spec.env {
+        command = command.env(key, value);
+    }
+    let reaper = reaper();
+    let mut waiting = reaper
+        .waiting
+        .lock()
+        .map_err(|_| io_err("internal error", &"reaper lock poisoned"))?;
+    let child = command
+        .spawn(pts)
+        .map_err(|e| spawn_error(program, &spec.cwd, &e))?;
+    let Some(pid) = child.id() else {
+        return Err(io_err(
+            "the program ended before it could be tracked",
+            &program,
+        ));
+    };
+    // We reap through waitpid(-1) ourselves; tokio must never wait on this child, so its handle is
+    // forgotten rather than dropped (dropping would queue it for tokio's own reaping).
+    std::mem::forget(child);
+    let (sender, exit) = watch::channel(None);
+    waiting.insert(pid as i32, sender);
+    drop(waiting);
+    Ok(Spawned {
+        pid: pid as i32,
+        pty,
+        exit,
+    })
+}
+
+fn spawn_error(program: &str, cwd: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
+    let text = e.to_string();
+    let message = if text.contains("No such file") || text.contains("os error 2") {
+        format!(
+            "program {program:?} was not found (searched PATH from {})",
+            cwd.display()
+        )
+    } else if text.contains("ermission denied") {
+        format!("program {program:?} is not executable: {text}")
+    } else {
+        format!("cannot start {program:?}: {text}")
+    };
+    SessionError::Spawn {
+        field: "cmd",
+        message,
+    }
+}
+
+/// Every live (non-zombie) process whose session id is `leader`'s pid.
+pub fn session_members(leader: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the command name, which may itself contain spaces and parentheses.
+            let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.first().is_some_and(|state| *state != "Z")
+                && fields.get(3) == Some(&leader.to_string().as_str())
+        })
+        .collect()
+}
+
+fn signal_all(pids: &[i32], signal: Signal) {
+    for pid in pids {
+        if let Some(pid) = Pid::from_raw(*pid) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+/// Wait until every process in `pids` has terminated, or `limit` passes. Woken by pidfds becoming
+/// readable, not by polling. Returns true when all are gone.
+async fn wait_gone(pids: &[i32], limit: Duration) -> bool {
+    let waits = pids.iter().filter_map(|pid| {
+        let fd: OwnedFd =
+            rustix::process::pidfd_open(Pid::from_raw(*pid)?, rustix::process::PidfdFlags::empty())
+                .ok()?;
+        // SAFETY: an OwnedFd owned by the AsyncFd always reports the same descriptor.
+        let fd =
+            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.ok()?;
+        Some(async move {
+            let _ = fd.readable().await;
+        })
+    });
+    let all: Vec<_> = waits.collect();
+    tokio::time::timeout(limit, async {
+        for wait in all {
+            wait.await;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// End every process of the session led by `leader`: HUP, then TERM, then KILL, each step only for what
+/// is still running after `grace`. Returns once they are all gone (or after the KILL step's limit).
+pub async fn end_session(leader: i32, grace: Duration) {
+    let steps = [
+        (Signal::HUP, grace),
+        (Signal::TERM, grace),
+        (Signal::KILL, Duration::from_secs(5)),
+    ];
+    for (signal, limit) in steps {
+        let mut members = session_members(leader);
+        if members.is_empty() {
+            return;
+        }
+        // The process group too, in case a member is between fork and exec.
+        if let Some(pgid) = Pid::from_raw(leader) {
+            let _ = rustix::process::kill_process_group(pgid, signal);
+        }
+        signal_all(&members, signal);
+        // A continued process can act on the signal; a stopped one would not.
+        signal_all(&members, Signal::CONT);
+        members.retain(|pid| Pid::from_raw(*pid).is_some());
+        if wait_gone(&members, limit).await && session_members(leader).is_empty() {
+            return;
+        }
+    }
+}

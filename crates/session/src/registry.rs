@@ -1,0 +1,124 @@
+//! The registry of live sessions: creation within limits, lookup, listing, closing, idle expiry.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Result, SessionError};
+use crate::session::{Session, SessionInfo};
+use crate::spec::{Limits, SessionId, SpawnSpec};
+
+pub struct Registry {
+    sessions: Mutex<BTreeMap<SessionId, Arc<Session>>>,
+    limits: Arc<Limits>,
+    counter: AtomicU64,
+}
+
+impl Registry {
+    pub fn new(limits: Limits) -> Arc<Registry> {
+        Arc::new(Registry {
+            sessions: Mutex::new(BTreeMap::new()),
+            limits: Arc::new(limits),
+            counter: AtomicU64::new(0),
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, BTreeMap<SessionId, Arc<Session>>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Start a session. Checks the session limit and sid uniqueness before anything runs.
+    pub fn spawn(&self, spec: SpawnSpec) -> Result<Arc<Session>> {
+        self.limits.check_size(spec.size, "cols/rows")?;
+        let mut sessions = self.sessions();
+        let running: Vec<String> = sessions
+            .values()
+            .filter(|s| s.alive())
+            .map(|s| s.sid.to_string())
+            .collect();
+        if running.len() >= self.limits.max_sessions {
+            return Err(SessionError::Limit(format!(
+                "limit: {} sessions are running, the most allowed (running: {}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
+                running.len(),
+                running.join(", ")
+            )));
+        }
+        let sid = match &spec.sid {
+            Some(sid) if sessions.contains_key(sid) => {
+                return Err(SessionError::DuplicateSession(sid.to_string()))
+            }
+            Some(sid) => sid.clone(),
+            None => loop {
+                let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+                let candidate = SessionId::generate(&spec.argv[0], n);
+                if !sessions.contains_key(&candidate) {
+                    break candidate;
+                }
+            },
+        };
+        let session = Session::start(sid.clone(), spec, self.limits.clone())?;
+        sessions.insert(sid, session.clone());
+        Ok(session)
+    }
+
+    /// The session named `sid`; a malformed sid and an unknown one are different errors.
+    pub fn get(&self, sid: &str) -> Result<Arc<Session>> {
+        let id = SessionId::parse(sid)?;
+        self.sessions()
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))
+    }
+
+    pub fn list(&self) -> Vec<SessionInfo> {
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        sessions.iter().map(|s| s.info()).collect()
+    }
+
+    /// Close a session: end its processes and forget it. Returns its final state.
+    pub async fn close(&self, sid: &str) -> Result<SessionInfo> {
+        let id = SessionId::parse(sid)?;
+        let session = self
+            .sessions()
+            .remove(&id)
+            .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))?;
+        session.close().await;
+        Ok(session.info())
+    }
+
+    /// Close every session (daemon shutdown).
+    pub async fn close_all(&self) {
+        let all: Vec<Arc<Session>> = std::mem::take(&mut *self.sessions())
+            .into_values()
+            .collect();
+        let closing = all.iter().map(|s| s.close());
+        for close in closing {
+            close.await;
+        }
+    }
+
+    /// Close sessions idle for longer than the limit, forever. The task sleeps until the next session
+    /// could expire; a session touched meanwhile just moves its deadline.
+    pub async fn expire_idle(self: Arc<Self>) {
+        loop {
+            let idle_limit = self.limits.idle_timeout;
+            let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+            let mut next = idle_limit;
+            for session in sessions {
+                let idle = session.idle_for();
+                if idle >= idle_limit {
+                    let _ = self.close(session.sid.as_str()).await;
+                } else {
+                    next = next.min(idle_limit - idle);
+                }
+            }
+            tokio::time::sleep(next).await;
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! One live session: a program on a pty, the screen its output draws, and the input sent to it.
+//!
+//! A pump task reads the pty, feeds the emulator, answers terminal queries and announces every screen
+//! update on a watch channel. Waits subscribe to that channel, so they wake on output itself.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use screenpilot_screen::{CellGrid, Cursor, InputModes, Screen, Size};
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::error::{Result, SessionError};
+use crate::process::{self, ExitInfo};
+use crate::record::Recorder;
+use crate::spec::{Limits, SessionId, SpawnSpec};
+
+/// What `list` shows about a session.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SessionInfo {
+    pub sid: String,
+    /// Always "terminal" for pty sessions.
+    pub kind: &'static str,
+    pub pid: i32,
+    /// The program and its arguments.
+    pub cmd: Vec<String>,
+    pub cwd: PathBuf,
+    pub cols: u16,
+    pub rows: u16,
+    /// Seconds since the Unix epoch.
+    pub started: u64,
+    pub alive: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub detect_child_exit: bool,
+    pub title: Option<String>,
+    /// Seconds since the last request touched this session.
+    pub idle_secs: u64,
+}
+
+/// Options for reading the screen.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Include up to this many lines of history above the screen.
+    pub scrollback: Option<usize>,
+    /// Include the cell model.
+    pub cells: bool,
+}
+
+/// What a person would see, at one moment.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ScreenState {
+    pub alive: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    pub alt_screen: bool,
+    /// The screen, one line per row, no trailing spaces.
+    pub text: String,
+    /// xxh3 of `text`, 16 hex digits.
+    pub hash: String,
+    /// xxh3 of text, colours, attributes, cursor and title, 16 hex digits.
+    pub visual_hash: String,
+    pub cursor: Cursor,
+    pub title: Option<String>,
+    pub modes: InputModes,
+    pub cols: u16,
+    pub rows: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scrollback: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells: Option<CellGrid>,
+}
+
+/// Format a hash the way every result shows it.
+pub fn hash_hex(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
+/// Parse a hash given back by a client; `field` names the argument in errors.
+pub fn parse_hash(text: &str, field: &'static str) -> Result<u64> {
+    u64::from_str_radix(text.trim(), 16).map_err(|_| {
+        SessionError::invalid(
+            field,
+            format!("{text:?} is not a hash from a snapshot (16 hex digits)"),
+        )
+    })
+}
+
+pub struct Session {
+    pub sid: SessionId,
+    pub pid: i32,
+    argv: Vec<String>,
+    cwd: PathBuf,
+    started: SystemTime,
+    pub detect_child_exit: bool,
+    screen: Mutex<Screen>,
+    writer: tokio::sync::Mutex<pty_process::OwnedWritePty>,
+    /// Bumped on every screen update and when the program's end is known.
+    updates: watch::Sender<u64>,
+    exit: watch::Receiver<Option<ExitInfo>>,
+    /// The program has ended and its last output has been read.
+    finished: watch::Sender<bool>,
+    last_used: Mutex<Instant>,
+    recorder: Mutex<Option<Recorder>>,
+    pump: Mutex<Option<JoinHandle<()>>>,
+    closed: std::sync::atomic::AtomicBool,
+    limits: Arc<Limits>,
+}
+
+/// Lock a std mutex, recovering the data if a panicking thread poisoned it: the screen stays usable.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Session {
+    /// Start the program and the pump that watches it.
+    pub fn start(sid: SessionId, spec: SpawnSpec, limits: Arc<Limits>) -> Result<Arc<Session>> {
+        let recorder = match &spec.record {
+            Some(path) => Some(Recorder::create(path, spec.size, &spec.argv)?),
+            None => None,
+        };
+        let spawned = process::spawn(&spec)?;
+        let (reader, writer) = spawned.pty.into_split();
+        let session = Arc::new(Session {
+            sid,
+            pid: spawned.pid,
+            argv: spec.argv,
+            cwd: spec.cwd,
+            started: SystemTime::now(),
+            detect_child_exit: spec.detect_child_exit,
+            screen: Mutex::new(Screen::new(spec.size, limits.scrollback_lines)),
+            writer: tokio::sync::Mutex::new(writer),
+            updates: watch::Sender::new(0),
+            exit: spawned.exit.clone(),
+            finished: watch::Sender::new(false),
+            last_used: Mutex::new(Instant::now()),
+            recorder: Mutex::new(recorder),
+            pump: Mutex::new(None),
+            closed: std::sync::atomic::AtomicBool::new(false),
+            limits,
+        });
+        let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
+        *lock(&session.pump) = Some(handle);
+        Ok(session)
+    }
+
+    /// Apply program output to the screen and answer any terminal queries in it.
+    async fn absorb(&self, bytes: &[u8]) {
+        let replies = {
+            let mut screen = lock(&self.screen);
+            if let Some(recorder) = lock(&self.recorder).as_mut() {
+                recorder.output(bytes);
+            }
+            screen.feed(bytes)
+        };
+        self.answer(&replies).await;
+        self.updates.send_modify(|g| *g += 1);
+    }
+
+    async fn answer(&self, replies: &[u8]) {
+        if replies.is_empty() {
+            return;
+        }
+        let mut writer = self.writer.lock().await;
+        // A program that never reads its input must not stall the pump.
+        let _ = tokio::time::timeout(self.limits.write_timeout, writer.write_all(replies)).await;
+    }
+
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        lock(&self.last_used).elapsed()
+    }
+
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        *self.exit.borrow()
+    }
+
+    pub fn alive(&self) -> bool {
+        self.exit_info().is_none()
+    }
+
+    /// The program has ended and all it wrote has reached the screen.
+    pub fn finished(&self) -> bool {
+        *self.finished.borrow()
+    }
+
+    /// A receiver that wakes on every screen update and on the program's end.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.updates.subscribe()
+    }
+
+    /// Run `f` with the screen locked. Keep `f` short: the pump waits for the lock.
+    pub fn with_screen<R>(&self, f: impl FnOnce(&mut Screen) -> R) -> R {
+        f(&mut lock(&self.screen))
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let exit = self.exit_info();
+        let (size, title) = self.with_screen(|s| (s.size(), s.title().map(str::to_owned)));
+        SessionInfo {
+            sid: self.sid.to_string(),
+            kind: "terminal",
+            pid: self.pid,
+            cmd: self.argv.clone(),
+            cwd: self.cwd.clone(),
+            cols: size.cols,
+            rows: size.rows,
+            started: self
+                .started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            alive: exit.is_none(),
+            exit_code: exit.and_then(|e| e.exit_code),
+            signal: exit.and_then(|e| e.signal),
+            detect_child_exit: self.detect_child_exit,
+            title,
+            idle_secs: self.idle_for().as_secs(),
+        }
+    }
+
+    /// The screen as it is now.
+    pub fn read(&self, options: ReadOptions) -> ScreenState {
+        self.touch();
+        let exit = self.exit_info();
+        self.with_screen(|screen| {
+            let hash = hash_hex(screen.hash());
+            let size = screen.size();
+            ScreenState {
+                alive: exit.is_none(),
+                exit_code: exit.and_then(|e| e.exit_code),
+                signal: exit.and_then(|e| e.signal),
+                alt_screen: screen.alt_screen(),
+                text: screen.text().to_owned(),
+                hash,
+                visual_hash: hash_hex(screen.visual_hash()),
+                cursor: screen.cursor(),
+                title: screen.title().map(str::to_owned),
+                modes: screen.modes(),
+                cols: size.cols,
+                rows: size.rows,
+                scrollback: options.scrollback.map(|n| screen.scrollback_text(n)),
+                cells: options.cells.then(|| screen.cells()),
+            }
+        })
+    }
+
+    pub fn modes(&self) -> InputModes {
+        self.with_screen(|s| s.modes())
+    }
+
+    /// Send input, one write per chunk, in order. Fails if the program has ended or stops reading.
+    pub async fn write(&self, chunks: &[Vec<u8>]) -> Result<()> {
+        self.touch();
+        if !self.alive() {
+            return Err(SessionError::Exited(self.sid.to_string()));
+        }
+        let mut writer = self.writer.lock().await;
+        for chunk in chunks.iter().filter(|c| !c.is_empty()) {
+            let written = tokio::time::timeout(self.limits.write_timeout, async {
+                writer.write_all(chunk).await?;
+                writer.flush().await
+            })
+            .await;
+            match written {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(SessionError::Io(format!("writing to session '{}': {e}", self.sid))),
+                Err(_) => {
+                    return Err(SessionError::Io(format!(
+                        "session '{}': the program has not read its input for {} s; input may be partly delivered",
+                        self.sid,
+                        self.limits.write_timeout.as_secs()
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Change the terminal size: the kernel tells the program with SIGWINCH.
+    pub async fn resize(&self, size: Size) -> Result<()> {
+        self.limits.check_size(size, "cols/rows")?;
+        self.touch();
+        {
+            let writer = self.writer.lock().await;
+            writer
+                .resize(pty_process::Size::new(size.rows, size.cols))
+                .map_err(|e| SessionError::Io(format!("resizing session '{}': {e}", self.sid)))?;
+        }
+        self.with_screen(|s| s.resize(size));
+        if let Some(recorder) = lock(&self.recorder).as_mut() {
+            recorder.resize(size);
+        }
+        self.updates.send_modify(|g| *g += 1);
+        Ok(())
+    }
+
+    /// True once `close` has begun: every wait on the session ends.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// End every process of the session and stop watching it.
+    pub async fn close(&self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.updates.send_modify(|g| *g += 1);
+        if self.alive() || !process::session_members(self.pid).is_empty() {
+            process::end_session(self.pid, self.limits.close_grace).await;
+        }
+        // The leader has been signalled; give the reaper a moment to record its status, bounded.
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(|e| e.is_some())).await;
+        if let Some(pump) = lock(&self.pump).take() {
+            pump.abort();
+        }
+        self.finished.send_replace(true);
+        self.updates.send_modify(|g| *g += 1);
+    }
+}
+
+/// Read the pty until the program is gone, feeding the screen and waking waiters.
+async fn pump(
+    session: Arc<Session>,
+    mut reader: pty_process::OwnedReadPty,
+    mut exit: watch::Receiver<Option<ExitInfo>>,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut reading = true;
+    let mut exited = exit.borrow().is_some();
+    // Output still buffered in the pty when the program ends is read before the end is announced, unless
+    // another process keeps the pty open; then the end is announced after this long.
+    const DRAIN_LIMIT: Duration = Duration::from_millis(250);
+    let mut drain_deadline: Option<tokio::time::Instant> = None;
+    loop {
+        let sync_deadline = session
+            .with_screen(|s| s.sync_deadline())
+            .map(tokio::time::Instant::from_std);
+        tokio::select! {
+            read = reader.read(&mut buf), if reading => match read {
+                Ok(0) | Err(_) => reading = false,
+                Ok(n) => session.absorb(&buf[..n]).await,
+            },
+            _ = exit.changed(), if !exited => {
+                exited = true;
+                drain_deadline = Some(tokio::time::Instant::now() + DRAIN_LIMIT);
+            },
+            _ = sleep_until_opt(sync_deadline), if sync_deadline.is_some() => {
+                let replies = session.with_screen(|s| s.flush_sync());
+                session.answer(&replies).await;
+                session.updates.send_modify(|g| *g += 1);
+            },
+            _ = sleep_until_opt(drain_deadline), if drain_deadline.is_some() && reading => {
+                drain_deadline = None;
+                session.finished.send_replace(true);
+                session.updates.send_modify(|g| *g += 1);
+            },
+            else => break,
+        }
+        if exited && !reading && !*session.finished.borrow() {
+            session.finished.send_replace(true);
+            session.updates.send_modify(|g| *g += 1);
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,187 @@
+//! Event-driven waits: each is woken by the screen updates the pump announces, never by a polling
+//! timer. The only timers are the caller's timeout and, for a quiet-screen wait, one deadline that every
+//! change pushes back.
+
+use std::time::{Duration, Instant};
+
+use regex::{Regex, RegexBuilder};
+use serde::Serialize;
+
+use crate::error::{Result, SessionError};
+use crate::session::Session;
+use crate::spec::Limits;
+
+/// What to wait for.
+#[derive(Debug, Clone)]
+pub enum Condition {
+    /// A regex matches the screen.
+    Regex(Regex),
+    /// Any of several regexes; the first in list order wins when several match one screen.
+    Any(Vec<Regex>),
+    /// The screen text hash differs from this one.
+    Change(u64),
+    /// The visual hash (text, styles, cursor) differs from this one.
+    VisualChange(u64),
+    /// A marker regex appears, or the screen text stays unchanged for `stable`.
+    Ready {
+        marker: Option<Regex>,
+        stable: Duration,
+    },
+    /// The program ends.
+    Exit,
+}
+
+/// Why a wait returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Reason {
+    /// The regex (or one of them) matched.
+    Matched,
+    /// The screen changed.
+    Changed,
+    /// wait_ready: the marker appeared.
+    Marker,
+    /// wait_ready: the screen was quiet for stable_ms.
+    Stable,
+    /// The program ended (wait_exit; or any wait on a detect_child_exit session).
+    Exited,
+    Timeout,
+}
+
+/// The result of a wait; a timeout is an ordinary outcome.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub reason: Reason,
+    /// For `Any`: which pattern matched.
+    pub index: Option<usize>,
+    /// The text the regex matched.
+    pub matched_text: Option<String>,
+    pub elapsed: Duration,
+}
+
+/// Compile a user regex with multi-line mode (so `^`/`$` work per line) and a size cap.
+pub fn compile(pattern: &str, field: &'static str, limits: &Limits) -> Result<Regex> {
+    if pattern.len() > limits.max_pattern_len {
+        return Err(SessionError::invalid(
+            field,
+            format!(
+                "pattern is {} bytes; the limit is {}",
+                pattern.len(),
+                limits.max_pattern_len
+            ),
+        ));
+    }
+    RegexBuilder::new(pattern)
+        .multi_line(true)
+        .size_limit(1 << 20)
+        .dfa_size_limit(1 << 22)
+        .build()
+        .map_err(|e| SessionError::invalid(field, format!("invalid regex {pattern:?}: {e}")))
+}
+
+/// Options shared by every wait.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitOptions {
+    pub timeout: Duration,
+    /// Search the scrollback too (up to this many lines), not only the visible screen.
+    pub scrollback: Option<usize>,
+}
+
+/// Wait on `session` until `condition` holds, the program ends (on detect_child_exit sessions), or the
+/// timeout passes.
+pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions) -> Outcome {
+    let start = Instant::now();
+    let deadline = tokio::time::Instant::now() + options.timeout;
+    let mut updates = session.subscribe();
+    let mut quiet = match condition {
+        Condition::Ready { stable, .. } => {
+            Some((tokio::time::Instant::now() + *stable, None::<u64>))
+        }
+        _ => None,
+    };
+    let done = |reason, index, matched_text| Outcome {
+        reason,
+        index,
+        matched_text,
+        elapsed: start.elapsed(),
+    };
+    loop {
+        // Mark the current update as seen before looking, so any later one wakes us.
+        updates.borrow_and_update();
+        let finished = session.finished();
+        let found = session.with_screen(|screen| {
+            let hash = screen.hash();
+            if let (Some((stable_until, last)), Condition::Ready { stable, .. }) =
+                (quiet.as_mut(), condition)
+            {
+                if last.is_some_and(|h| h != hash) {
+                    *stable_until = tokio::time::Instant::now() + *stable;
+                }
+                *last = Some(hash);
+            }
+            let mut text = || match options.scrollback {
+                Some(lines) => {
+                    let history = screen.scrollback_text(lines);
+                    let mut all = history;
+                    if !all.is_empty() {
+                        all.push('\n');
+                    }
+                    all.push_str(screen.text());
+                    all
+                }
+                None => screen.text().to_owned(),
+            };
+            match condition {
+                Condition::Regex(re) => {
+                    let text = text();
+                    re.find(&text)
+                        .map(|m| (Reason::Matched, None, Some(m.as_str().to_owned())))
+                }
+                Condition::Any(res) => {
+                    let text = text();
+                    res.iter().enumerate().find_map(|(i, re)| {
+                        re.find(&text)
+                            .map(|m| (Reason::Matched, Some(i), Some(m.as_str().to_owned())))
+                    })
+                }
+                Condition::Change(from) => (hash != *from).then_some((Reason::Changed, None, None)),
+                Condition::VisualChange(from) => {
+                    (screen.visual_hash() != *from).then_some((Reason::Changed, None, None))
+                }
+                Condition::Ready {
+                    marker: Some(re), ..
+                } => {
+                    let text = text();
+                    re.find(&text)
+                        .map(|m| (Reason::Marker, None, Some(m.as_str().to_owned())))
+                }
+                Condition::Ready { marker: None, .. } => None,
+                Condition::Exit => finished.then_some((Reason::Exited, None, None)),
+            }
+        });
+        if let Some((reason, index, matched)) = found {
+            return done(reason, index, matched);
+        }
+        if session.is_closed() || (finished && session.detect_child_exit) {
+            return done(Reason::Exited, None, None);
+        }
+        let stable_until = quiet.map(|(until, _)| until);
+        tokio::select! {
+            changed = updates.changed() => {
+                if changed.is_err() {
+                    // The session is gone (closed while we waited).
+                    return done(if session.detect_child_exit { Reason::Exited } else { Reason::Timeout }, None, None);
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => return done(Reason::Timeout, None, None),
+            _ = sleep_until_opt(stable_until), if stable_until.is_some() => return done(Reason::Stable, None, None),
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
