@@ -7,11 +7,13 @@
 pub mod emulator;
 pub mod geometry;
 pub mod grid;
+pub mod keys;
 pub mod modes;
 pub mod palette;
 
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};
 pub use grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
+pub use keys::{KeyToken, Modifiers, NamedKey};
 pub use modes::{InputModes, MouseEncoding, MouseTracking};
 pub use palette::{Rgb, Theme, ThemeName};
