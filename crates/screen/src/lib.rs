@@ -9,6 +9,7 @@ pub mod geometry;
 pub mod grid;
 pub mod keys;
 pub mod modes;
+pub mod mouse;
 pub mod palette;
 
 pub use emulator::Screen;
@@ -16,4 +17,5 @@ pub use geometry::{CellPos, Col, PixelSize, Row, Size};
 pub use grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
 pub use keys::{KeyToken, Modifiers, NamedKey};
 pub use modes::{InputModes, MouseEncoding, MouseTracking};
+pub use mouse::{MouseAction, MouseButton, MouseError, MouseEvent, TextMatch};
 pub use palette::{Rgb, Theme, ThemeName};
