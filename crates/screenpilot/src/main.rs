@@ -1,1 +1,128 @@
-fn main() {}
+//! The `screenpilot` binary: parse the command line, run one verb, report errors in one place.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use serde_json::json;
+
+use screenpilot::cli::{self, Cli, DaemonAction, Verb};
+use screenpilot::{daemon, Client, OpError, Paths};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return fail(
+                &OpError::new("runtime", format!("cannot start the async runtime: {e}")),
+                cli.json,
+            )
+        }
+    };
+    let outcome = runtime.block_on(run(&cli));
+    match outcome {
+        Ok(status) => ExitCode::from(status as u8),
+        Err(error) => fail(&error, cli.json),
+    }
+}
+
+/// Print an error: to stderr for people, and as the one JSON object with --json. Exit status 2.
+fn fail(error: &OpError, as_json: bool) -> ExitCode {
+    if as_json {
+        println!("{}", json!({ "ok": false, "error": error }));
+    }
+    eprintln!("screenpilot: {}", error.message);
+    ExitCode::from(2)
+}
+
+/// Run one verb; returns the exit status.
+async fn run(cli: &Cli) -> Result<i32, OpError> {
+    let paths = Paths::from_env();
+    if let Verb::Daemon { action } = &cli.verb {
+        return run_daemon(*action, &paths, cli.json).await;
+    }
+    let plan = cli::plan(&cli.verb)?;
+    let client = Client::connect_or_start(&paths).await?;
+    let result = client.call(&plan.op, plan.params).await?;
+    cli::present(&cli.verb, &result, cli.json)
+}
+
+/// The daemon verbs: run in the foreground, start in the background, stop, status.
+async fn run_daemon(
+    action: Option<DaemonAction>,
+    paths: &Paths,
+    as_json: bool,
+) -> Result<i32, OpError> {
+    let report = |value: serde_json::Value, text: String| {
+        if as_json {
+            println!("{value}");
+        } else {
+            println!("{text}");
+        }
+    };
+    match action.unwrap_or(DaemonAction::Run) {
+        DaemonAction::Run => {
+            let limits = daemon::limits_from_env()
+                .map_err(|e| OpError::new("daemon_config", e.to_string()))?;
+            match daemon::run(paths.clone(), limits, std::io::stdout()).await {
+                Ok(()) => Ok(0),
+                Err(daemon::DaemonError::AlreadyRunning(_)) => Ok(0),
+                Err(e) => Err(OpError::new("daemon_failed", e.to_string())),
+            }
+        }
+        DaemonAction::Start => {
+            let client = Client::connect_or_start(paths).await?;
+            let status = client.call("status", json!({})).await?;
+            report(
+                status.clone(),
+                format!(
+                    "screenpilot daemon running (pid {}) on {}",
+                    status["pid"],
+                    paths.socket.display()
+                ),
+            );
+            Ok(0)
+        }
+        DaemonAction::Status => match Client::connect_existing(paths).await {
+            Some(client) => {
+                let status = client.call("status", json!({})).await?;
+                report(
+                    status.clone(),
+                    format!(
+                        "running: pid {}, {} session(s), up {} s, socket {}",
+                        status["pid"],
+                        status["sessions"],
+                        status["uptime_secs"],
+                        paths.socket.display()
+                    ),
+                );
+                Ok(0)
+            }
+            None => {
+                report(
+                    json!({"ok": true, "running": false}),
+                    format!("not running (socket {})", paths.socket.display()),
+                );
+                Ok(1)
+            }
+        },
+        DaemonAction::Stop => match Client::connect_existing(paths).await {
+            Some(client) => {
+                client.call("shutdown", json!({})).await?;
+                // Return only once it has closed its sessions and exited, so a next command starts afresh.
+                let _ =
+                    tokio::time::timeout(std::time::Duration::from_secs(60), client.closed()).await;
+                report(json!({"ok": true, "stopped": true}), "stopped".into());
+                Ok(0)
+            }
+            None => {
+                report(json!({"ok": true, "stopped": false}), "not running".into());
+                Ok(0)
+            }
+        },
+    }
+}

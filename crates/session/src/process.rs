@@ -1,7 +1,7 @@
 //! Child processes: starting a program on a pty, learning how it ended, and ending a whole session's
 //! processes.
 //!
-//! One reaper per process owns `waitpid(-1)`. The daemon makes itself a child subreaper, so processes
+//! One reaper per process owns `wait()` for any child. The daemon makes itself a child subreaper, so processes
 //! orphaned inside a session are reparented to it and reaped here too: no zombies are left behind. The
 //! reaper runs on its own thread so it outlives any single tokio runtime (tests start many).
 
@@ -80,7 +80,7 @@ impl Reaper {
         let Ok(mut waiting) = self.waiting.lock() else {
             return;
         };
-        while let Ok(Some((pid, status))) = rustix::process::waitpid(None, WaitOptions::NOHANG) {
+        while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
             let info = ExitInfo {
                 exit_code: status.exit_status(),
                 signal: status.terminating_signal(),

@@ -1,0 +1,321 @@
+//! A client of the daemon, starting it when it is not running. Many requests may be in flight on one
+//! connection; answers are routed back by request id.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+use crate::ops::OpError;
+use crate::paths::Paths;
+use crate::protocol::{Request, Response};
+
+/// How long a client waits for a daemon it started to say it is ready.
+const DAEMON_START_LIMIT: Duration = Duration::from_secs(20);
+
+type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Response>>>>;
+
+/// A connection to the daemon.
+pub struct Client {
+    /// Becomes true when the daemon closes the connection.
+    closed: tokio::sync::watch::Receiver<bool>,
+    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    pending: Pending,
+    next_id: AtomicU64,
+}
+
+/// The answers to one request: progress lines, then the final answer.
+pub struct Call {
+    id: u64,
+    answers: mpsc::UnboundedReceiver<Response>,
+    pending: Pending,
+}
+
+impl Call {
+    /// The next progress line, or the final answer (then the call is over).
+    pub async fn next(&mut self) -> Result<Response, OpError> {
+        self.answers.recv().await.ok_or_else(|| {
+            OpError::new(
+                "daemon_gone",
+                "the screenpilot daemon closed the connection before answering",
+            )
+        })
+    }
+
+    /// Wait for the final answer, passing progress lines to `on_progress`.
+    pub async fn finish(mut self, mut on_progress: impl FnMut(&Value)) -> Result<Value, OpError> {
+        loop {
+            let response = self.next().await?;
+            if let Some(progress) = &response.progress {
+                on_progress(progress);
+                continue;
+            }
+            return match (response.result, response.error) {
+                (_, Some(error)) => Err(error),
+                (Some(result), None) => Ok(result),
+                (None, None) => Ok(Value::Null),
+            };
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.remove(&self.id);
+        }
+    }
+}
+
+impl Client {
+    /// Connect to the daemon of `paths`, starting it if none answers.
+    pub async fn connect_or_start(paths: &Paths) -> Result<Arc<Client>, OpError> {
+        if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+            return Ok(Client::over(stream));
+        }
+        paths.ensure_private_dir().map_err(|e| {
+            OpError::new(
+                "daemon_unavailable",
+                format!("cannot prepare the daemon directory: {e}"),
+            )
+        })?;
+        let starting = crate::paths::lock_file(&paths.start_lock, DAEMON_START_LIMIT)
+            .await
+            .map_err(|e| {
+                OpError::new(
+                    "daemon_unavailable",
+                    format!("cannot start the screenpilot daemon: {e}"),
+                )
+            })?;
+        // Another client may have started it while we waited for the lock.
+        if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+            return Ok(Client::over(stream));
+        }
+        start_daemon(paths).await?;
+        drop(starting);
+        let stream = UnixStream::connect(&paths.socket).await.map_err(|e| {
+            OpError::new(
+                "daemon_unavailable",
+                format!(
+                    "the screenpilot daemon started but its socket {} refuses connections: {e}",
+                    paths.socket.display()
+                ),
+            )
+        })?;
+        Ok(Client::over(stream))
+    }
+
+    /// Connect only if a daemon is running.
+    pub async fn connect_existing(paths: &Paths) -> Option<Arc<Client>> {
+        UnixStream::connect(&paths.socket)
+            .await
+            .ok()
+            .map(Client::over)
+    }
+
+    fn over(stream: UnixStream) -> Arc<Client> {
+        let (read, write) = stream.into_split();
+        let pending: Pending = Arc::default();
+        let routes = pending.clone();
+        let (closed_tx, closed) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(response) = serde_json::from_str::<Response>(&line) else {
+                    continue;
+                };
+                let Some(id) = response.id.as_u64() else {
+                    continue;
+                };
+                let Ok(mut routes) = routes.lock() else {
+                    return;
+                };
+                let is_final = response.is_final();
+                if let Some(route) = routes.get(&id) {
+                    let _ = route.send(response);
+                }
+                if is_final {
+                    routes.remove(&id);
+                }
+            }
+            // The daemon went away: every waiting call learns it.
+            if let Ok(mut routes) = routes.lock() {
+                routes.clear();
+            }
+            closed_tx.send_replace(true);
+        });
+        Arc::new(Client {
+            closed,
+            writer: tokio::sync::Mutex::new(write),
+            pending,
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// Send a request; its answers arrive on the returned call.
+    pub async fn start(&self, op: &str, params: Value) -> Result<Call, OpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(id, tx);
+        }
+        let call = Call {
+            id,
+            answers: rx,
+            pending: self.pending.clone(),
+        };
+        let request = Request {
+            id: json!(id),
+            op: op.to_owned(),
+            params,
+        };
+        let mut line =
+            serde_json::to_vec(&request).map_err(|e| OpError::new("bad_request", e.to_string()))?;
+        line.push(b'\n');
+        self.writer
+            .lock()
+            .await
+            .write_all(&line)
+            .await
+            .map_err(|e| {
+                OpError::new(
+                    "daemon_gone",
+                    format!("cannot send to the screenpilot daemon: {e}"),
+                )
+            })?;
+        Ok(call)
+    }
+
+    /// Send a request and wait for its final answer.
+    pub async fn call(&self, op: &str, params: Value) -> Result<Value, OpError> {
+        self.start(op, params).await?.finish(|_| {}).await
+    }
+
+    /// Resolves when the daemon has closed this connection (for example, after it shut down).
+    pub async fn closed(&self) {
+        let mut closed = self.closed.clone();
+        let _ = closed.wait_for(|c| *c).await;
+    }
+
+    /// Ask the daemon to stop the request `id`.
+    pub async fn cancel(&self, id: u64) -> Result<(), OpError> {
+        self.call("cancel", json!({"id": id})).await.map(|_| ())
+    }
+}
+
+/// Start `screenpilot daemon run` in the background, detached from our terminal and process group, and
+/// wait for its one line saying it is ready (or that another daemon already is).
+async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
+    let exe = daemon_executable()?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&paths.log)
+        .map_err(|e| {
+            OpError::new(
+                "daemon_unavailable",
+                format!("cannot open the daemon log {}: {e}", paths.log.display()),
+            )
+        })?;
+    let mut command = std::process::Command::new(&exe);
+    command
+        .args(["daemon", "run"])
+        .env("SCREENPILOT_DIR", &paths.dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from our terminal and signals.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|e| {
+        OpError::new(
+            "daemon_unavailable",
+            format!(
+                "cannot start the screenpilot daemon ({}): {e}",
+                exe.display()
+            ),
+        )
+    })?;
+    let stdout = child.stdout.take();
+    // Reap the daemon if it ever exits while we still run.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    let Some(stdout) = stdout else {
+        return Err(OpError::new(
+            "daemon_unavailable",
+            "the screenpilot daemon has no output pipe",
+        ));
+    };
+    let log_path = paths.log.clone();
+    let line = tokio::time::timeout(
+        DAEMON_START_LIMIT,
+        tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            line
+        }),
+    )
+    .await;
+    match line {
+        Ok(Ok(line)) if line.contains("ready") || line.contains("already running") => Ok(()),
+        Ok(Ok(_)) | Ok(Err(_)) => Err(daemon_failed(&log_path, "it exited before becoming ready")),
+        Err(_) => Err(daemon_failed(
+            &log_path,
+            &format!("it was not ready within {} s", DAEMON_START_LIMIT.as_secs()),
+        )),
+    }
+}
+
+fn daemon_failed(log: &Path, why: &str) -> OpError {
+    let tail = std::fs::read_to_string(log)
+        .map(|text| {
+            text.lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    OpError::new(
+        "daemon_unavailable",
+        format!(
+            "the screenpilot daemon could not start: {why}. Log {}:\n{tail}",
+            log.display()
+        ),
+    )
+}
+
+/// The binary to run as the daemon: `$SCREENPILOT_BIN`, else this executable.
+fn daemon_executable() -> Result<std::path::PathBuf, OpError> {
+    if let Some(bin) = std::env::var_os("SCREENPILOT_BIN") {
+        return Ok(bin.into());
+    }
+    std::env::current_exe().map_err(|e| {
+        OpError::new(
+            "daemon_unavailable",
+            format!("cannot find the screenpilot executable: {e}"),
+        )
+    })
+}

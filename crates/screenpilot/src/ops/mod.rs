@@ -1,0 +1,185 @@
+//! Every operation screenpilot offers, defined once.
+//!
+//! Each operation has a parameter type (serde + JSON Schema) and an implementation over the session
+//! registry. The daemon executes them; the CLI and the MCP server only build parameters, send them to
+//! the daemon and present the result. [`OPERATIONS`] lists them with the descriptions the MCP server
+//! publishes.
+
+mod input;
+mod lifecycle;
+mod mouse;
+mod observe;
+mod waits;
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use screenpilot_session::{Registry, ScreenState, SessionError};
+
+pub use input::{SendKeysParams, TextParams};
+pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
+pub use mouse::MouseParams;
+pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
+pub use waits::{
+    ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
+    WaitVisualChangeParams,
+};
+
+/// What an operation needs from the daemon.
+#[derive(Clone)]
+pub struct Context {
+    pub registry: Arc<Registry>,
+}
+
+/// Why an operation failed: a stable code, a message for people and models, and the field at fault.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OpError {
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub field: Option<String>,
+}
+
+impl OpError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        OpError {
+            code: code.to_owned(),
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        OpError {
+            code: "invalid_argument".into(),
+            message: format!("{field}: {message}"),
+            field: Some(field.into()),
+        }
+    }
+}
+
+impl From<SessionError> for OpError {
+    fn from(e: SessionError) -> Self {
+        OpError {
+            code: e.code().to_owned(),
+            message: e.to_string(),
+            field: e.field().map(str::to_owned),
+        }
+    }
+}
+
+pub type OpResult = Result<Value, OpError>;
+
+/// One operation as the outside world sees it.
+pub struct OperationDef {
+    /// The MCP tool name, and the daemon op name.
+    pub name: &'static str,
+    /// What a model reading it cold needs: what it does, what comes back, an example.
+    pub description: &'static str,
+    /// JSON Schema of the parameters.
+    pub schema: fn() -> Value,
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// Parse parameters, naming the operation and the field in errors.
+fn params<T: DeserializeOwned>(op: &str, value: Value) -> Result<T, OpError> {
+    let value = if value.is_null() {
+        Value::Object(Map::new())
+    } else {
+        value
+    };
+    serde_json::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        let field = text
+            .split('`')
+            .nth(1)
+            .filter(|_| text.contains("field"))
+            .map(str::to_owned);
+        OpError {
+            code: "invalid_argument".into(),
+            message: format!("{op}: {text}"),
+            field,
+        }
+    })
+}
+
+/// The result object every session operation starts from.
+fn base(sid: &str) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("ok".into(), Value::Bool(true));
+    map.insert("sid".into(), Value::String(sid.to_owned()));
+    map
+}
+
+/// `base` plus the screen state fields, flattened.
+fn with_state(sid: &str, state: &ScreenState) -> Map<String, Value> {
+    let mut map = base(sid);
+    if let Ok(Value::Object(fields)) = serde_json::to_value(state) {
+        map.extend(fields);
+    }
+    map
+}
+
+/// Run operation `name` with JSON parameters.
+pub async fn execute(ctx: &Context, name: &str, params_json: Value) -> OpResult {
+    match name {
+        "spawn" => lifecycle::spawn(ctx, params(name, params_json)?).await,
+        "list" => lifecycle::list(ctx, params(name, params_json)?),
+        "alive" => lifecycle::alive(ctx, params(name, params_json)?),
+        "close" => lifecycle::close(ctx, params(name, params_json)?).await,
+        "resize" => lifecycle::resize(ctx, params(name, params_json)?).await,
+        "send_keys" => input::send_keys(ctx, params(name, params_json)?).await,
+        "send_line" => input::send_line(ctx, params(name, params_json)?).await,
+        "type" => input::type_text(ctx, params(name, params_json)?).await,
+        "mouse" => mouse::mouse(ctx, params(name, params_json)?).await,
+        "snapshot" => observe::snapshot(ctx, params(name, params_json)?),
+        "screenshot" => observe::screenshot(ctx, params(name, params_json)?),
+        "wait_for" => waits::wait_for(ctx, params(name, params_json)?).await,
+        "expect" => waits::expect(ctx, params(name, params_json)?).await,
+        "wait_change" => waits::wait_change(ctx, params(name, params_json)?).await,
+        "wait_visual_change" => waits::wait_visual_change(ctx, params(name, params_json)?).await,
+        "wait_ready" => waits::wait_ready(ctx, params(name, params_json)?).await,
+        "wait_exit" => waits::wait_exit(ctx, params(name, params_json)?).await,
+        other => Err(OpError::new(
+            "unknown_operation",
+            format!(
+                "op: unknown operation {other:?}; known: {}",
+                OPERATIONS
+                    .iter()
+                    .map(|o| o.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+/// Every operation, in the order tools are listed.
+pub const OPERATIONS: &[OperationDef] = &[
+    lifecycle::SPAWN,
+    lifecycle::LIST,
+    lifecycle::ALIVE,
+    lifecycle::CLOSE,
+    lifecycle::RESIZE,
+    input::SEND_KEYS,
+    input::SEND_LINE,
+    input::TYPE,
+    mouse::MOUSE,
+    observe::SNAPSHOT,
+    observe::SCREENSHOT,
+    waits::WAIT_FOR,
+    waits::EXPECT,
+    waits::WAIT_CHANGE,
+    waits::WAIT_VISUAL_CHANGE,
+    waits::WAIT_READY,
+    waits::WAIT_EXIT,
+];
