@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Install what the tests need, then run every check and test. This is the README's test command and
+# what CI runs (.ci/run). Safe to run again: each step skips what is already there.
+#
+#   scripts/test.sh            everything: deps, fmt, clippy, all tests
+#   SKIP_DEPS=1 scripts/test.sh   skip the apt/pip step
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+say() { printf '\n== %s\n' "$*"; }
+
+# Debian packages: real programs the tests drive, and fonts for screenshots.
+APT_PACKAGES=(tmux vim less htop dialog xvfb xterm x11-utils python3-venv fonts-dejavu-core fonts-noto-cjk)
+
+install_deps() {
+  local missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+      say "apt-get install ${missing[*]}"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+      echo "missing Debian packages (run as root to install): ${missing[*]}" >&2
+    fi
+  fi
+  # A Python venv with Textual, the official MCP SDK (a real MCP client) and pexpect (benchmarks).
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, pexpect' 2>/dev/null; then
+    say "python venv (.venv) with textual, mcp, pexpect"
+    python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+  fi
+}
+
+[ "${SKIP_DEPS:-}" = 1 ] || install_deps
+export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
+
+say "cargo fmt --check"
+cargo fmt --all --check
+
+say "cargo clippy (warnings are errors)"
+cargo clippy --locked --workspace --all-targets -- -D warnings
+
+say "cargo test"
+# A run that executes no test is a failure, not a pass.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked --workspace 2>&1 | tee "$log"
+passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
+if [ "$passed" -eq 0 ]; then
+  echo "no tests ran" >&2
+  exit 1
+fi
+say "all checks passed: $passed tests"
