@@ -473,3 +473,105 @@ fn convert_cell(cell: &TermCell) -> Cell {
         width,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen() -> Screen {
+        Screen::new(Size::new(20, 5), 100)
+    }
+
+    #[test]
+    fn text_has_no_trailing_padding_and_one_line_per_row() {
+        let mut s = screen();
+        s.feed(b"hello   \r\nworld");
+        assert_eq!(s.text(), "hello\nworld\n\n\n");
+    }
+
+    #[test]
+    fn wide_characters_appear_once() {
+        let mut s = screen();
+        s.feed("日本語 ok".as_bytes());
+        assert_eq!(s.text().lines().next(), Some("日本語 ok"));
+        assert_eq!(s.cells().rows[0][1].width, CellWidth::Spacer);
+    }
+
+    #[test]
+    fn hash_tracks_text_and_visual_hash_tracks_style() {
+        let mut s = screen();
+        s.feed(b"abc");
+        let (hash, visual) = (s.hash(), s.visual_hash());
+        // Same text, now red: text hash unchanged, visual hash changed.
+        s.feed(b"\r\x1b[31mabc\x1b[0m");
+        assert_eq!(s.hash(), hash);
+        assert_ne!(s.visual_hash(), visual);
+        s.feed(b"d");
+        assert_ne!(s.hash(), hash);
+    }
+
+    #[test]
+    fn queries_are_answered() {
+        let mut s = screen();
+        assert_eq!(s.feed(b"ab\x1b[6n"), b"\x1b[1;3R");
+        assert_eq!(s.feed(b"\x1b[c"), b"\x1b[?6c");
+        assert!(s.feed(b"\x1b[>c").starts_with(b"\x1b[>0;"));
+        // DECRQM: synchronized output is supported (reset), in-band resize (2048) is not.
+        assert_eq!(s.feed(b"\x1b[?2026$p"), b"\x1b[?2026;2$y");
+        assert_eq!(s.feed(b"\x1b[?2048$p"), b"\x1b[?2048;0$y");
+        let reply = String::from_utf8(s.feed(b"\x1b]11;?\x07")).unwrap();
+        assert!(reply.starts_with("\x1b]11;rgb:"), "{reply:?}");
+    }
+
+    #[test]
+    fn modes_follow_the_application() {
+        let mut s = screen();
+        assert_eq!(
+            s.modes(),
+            InputModes {
+                alternate_scroll: true,
+                ..InputModes::default()
+            }
+        );
+        s.feed(b"\x1b[?1h\x1b[?2004h\x1b[?1002h\x1b[?1006h\x1b[?1049h\x1b[>1u");
+        let m = s.modes();
+        assert!(m.app_cursor && m.bracketed_paste);
+        assert_eq!(m.mouse_tracking, MouseTracking::Drag);
+        assert_eq!(m.mouse_encoding, MouseEncoding::Sgr);
+        assert_eq!(m.kitty_keyboard, 1);
+        assert!(s.alt_screen());
+        s.feed(b"\x1b[?1049l");
+        assert!(!s.alt_screen());
+    }
+
+    #[test]
+    fn synchronized_update_shows_no_half_frame() {
+        let mut s = screen();
+        s.feed(b"old");
+        s.feed(b"\x1b[?2026h\x1b[2J\x1b[Hnew fr");
+        assert_eq!(
+            s.text().lines().next(),
+            Some("old"),
+            "mid-update the previous frame stays"
+        );
+        assert!(s.sync_deadline().is_some());
+        s.feed(b"ame\x1b[?2026l");
+        assert_eq!(s.text().lines().next(), Some("new frame"));
+        assert!(s.sync_deadline().is_none());
+    }
+
+    #[test]
+    fn title_cursor_and_scrollback() {
+        let mut s = screen();
+        s.feed(b"\x1b]2;my title\x07");
+        assert_eq!(s.title(), Some("my title"));
+        for i in 0..10 {
+            s.feed(format!("line {i}\r\n").as_bytes());
+        }
+        assert_eq!(s.scrollback_text(3), "line 3\nline 4\nline 5");
+        let cursor = s.cursor();
+        assert_eq!((cursor.row, cursor.col, cursor.visible), (4, 0, true));
+        s.feed(b"\x1b[?25l");
+        assert!(!s.cursor().visible);
+    }
+}
