@@ -11,6 +11,7 @@ pub mod keys;
 pub mod modes;
 pub mod mouse;
 pub mod palette;
+pub mod render;
 
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};
@@ -19,3 +20,4 @@ pub use keys::{KeyToken, Modifiers, NamedKey};
 pub use modes::{InputModes, MouseEncoding, MouseTracking};
 pub use mouse::{MouseAction, MouseButton, MouseError, MouseEvent, TextMatch};
 pub use palette::{Rgb, Theme, ThemeName};
+pub use render::{render_png, render_svg, Layout, RenderError, RenderOptions};
