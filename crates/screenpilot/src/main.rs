@@ -10,11 +10,22 @@ use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    // The daemon (and the MCP server) serve many requests at once; a one-shot verb is a single
+    // request, and a single-threaded runtime starts faster.
+    let serving = matches!(
+        cli.verb,
+        Verb::Daemon {
+            action: None | Some(DaemonAction::Run)
+        }
+    );
+    let mut builder = if serving {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(2);
+        builder
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             return fail(
@@ -44,6 +55,11 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
     let paths = Paths::from_env();
     if let Verb::Daemon { action } = &cli.verb {
         return run_daemon(*action, &paths, cli.json).await;
+    }
+    if let Verb::Mcp { http, token_file } = &cli.verb {
+        return screenpilot::mcp::run(paths, http.as_deref(), token_file.as_deref())
+            .await
+            .map(|()| 0);
     }
     let plan = cli::plan(&cli.verb)?;
     let client = Client::connect_or_start(&paths).await?;
