@@ -1,0 +1,115 @@
+//! Emulator ingest: screenpilot's `Screen::feed` against raw alacritty_terminal on the same streams.
+//!
+//! Run: cargo bench -p screenpilot-screen --bench ingest
+
+use alacritty_terminal::event::VoidListener;
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::term::{Config, Term};
+use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use screenpilot_screen::{Screen, Size};
+
+const COLS: u16 = 120;
+const ROWS: u16 = 40;
+
+/// About 1 MiB of ordinary text lines, like a build log.
+fn plain_stream() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0u64;
+    while out.len() < 1 << 20 {
+        out.extend_from_slice(
+            format!(
+                "line {i:6}: compiling crate number {} with some ordinary words in it\r\n",
+                i * 7 % 1000
+            )
+            .as_bytes(),
+        );
+        i += 1;
+    }
+    out
+}
+
+/// About 1 MiB of full-screen redraws with colours and cursor moves, like htop.
+fn escape_heavy_stream() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut frame = 0u32;
+    while out.len() < 1 << 20 {
+        out.extend_from_slice(b"\x1b[?2026h\x1b[H");
+        for row in 1..=ROWS as u32 {
+            out.extend_from_slice(format!("\x1b[{row};1H\x1b[2K").as_bytes());
+            for col in 0..12u32 {
+                let color = (row * 7 + col * 13 + frame) % 256;
+                out.extend_from_slice(
+                    format!(
+                        "\x1b[38;5;{color};48;2;{};{};{}m{:>8}\x1b[0m ",
+                        row * 3,
+                        col * 9,
+                        frame % 256,
+                        row * col + frame
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+        out.extend_from_slice(b"\x1b[?2026l");
+        frame += 1;
+    }
+    out
+}
+
+struct Dims;
+
+impl Dimensions for Dims {
+    fn total_lines(&self) -> usize {
+        ROWS as usize
+    }
+    fn screen_lines(&self) -> usize {
+        ROWS as usize
+    }
+    fn columns(&self) -> usize {
+        COLS as usize
+    }
+}
+
+fn ingest(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ingest");
+    for (name, stream) in [
+        ("plain", plain_stream()),
+        ("escape_heavy", escape_heavy_stream()),
+    ] {
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        // Programs' output arrives in pty-sized reads.
+        let chunks: Vec<&[u8]> = stream.chunks(4096).collect();
+        group.bench_with_input(
+            BenchmarkId::new("alacritty_terminal", name),
+            &chunks,
+            |b, chunks| {
+                b.iter(|| {
+                    let mut term = Term::new(Config::default(), &Dims, VoidListener);
+                    let mut parser: Processor<StdSyncHandler> = Processor::new();
+                    for chunk in chunks {
+                        parser.advance(&mut term, chunk);
+                    }
+                    term
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("screenpilot", name),
+            &chunks,
+            |b, chunks| {
+                b.iter(|| {
+                    let mut screen = Screen::new(Size::new(COLS, ROWS), 10_000);
+                    for chunk in chunks {
+                        screen.feed(chunk);
+                    }
+                    screen
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ingest);
+criterion_main!(benches);
