@@ -1,9 +1,11 @@
 //! Reading the screen: as text and state (`snapshot`) or as a picture (`screenshot`).
 
+use base64::Engine;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use screenpilot_screen::render::{render_png, render_svg, RenderOptions};
 use screenpilot_screen::{CellGrid, ThemeName};
 use screenpilot_session::ReadOptions;
 
@@ -102,20 +104,30 @@ pub fn screenshot(ctx: &Context, p: ScreenshotParams) -> OpResult {
     Ok(Value::Object(out))
 }
 
-#[derive(Default)]
-pub struct RenderOptions {
-    font_px: f32,
-    theme: ThemeName,
-    frame: bool,
-}
 fn add_image(
-    _out: &mut Map<String, Value>,
-    _grid: &CellGrid,
-    _format: ImageFormat,
-    _options: &RenderOptions,
+    out: &mut Map<String, Value>,
+    grid: &CellGrid,
+    format: ImageFormat,
+    options: &RenderOptions,
 ) -> Result<(), OpError> {
-    Err(OpError::new(
-        "render_failed",
-        "TEMP: renderer not wired yet",
-    ))
+    let layout = screenpilot_screen::render::Layout::new(grid.size, options);
+    let (width, height) = (layout.image.width, layout.image.height);
+    match format {
+        ImageFormat::Png => {
+            let png = render_png(grid, options)
+                .map_err(|e| OpError::new("render_failed", format!("screenshot: {e}")))?;
+            out.insert("format".into(), "png".into());
+            out.insert(
+                "png".into(),
+                base64::engine::general_purpose::STANDARD.encode(png).into(),
+            );
+        }
+        ImageFormat::Svg => {
+            out.insert("format".into(), "svg".into());
+            out.insert("svg".into(), render_svg(grid, options).into());
+        }
+    }
+    out.insert("width".into(), width.into());
+    out.insert("height".into(), height.into());
+    Ok(())
 }
