@@ -67,6 +67,16 @@ pub enum Verb {
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.
     Daemon { action: Option<DaemonAction> },
+    /// Serve MCP on stdio (for agents), or on loopback HTTP with --http 127.0.0.1:PORT.
+    Mcp {
+        /// Serve streamable HTTP on this loopback IP:PORT instead of stdio (port 0: any free port).
+        #[arg(long, value_name = "IP:PORT")]
+        http: Option<String>,
+        /// Bearer token for --http, read from this file; default: a new one, printed to stderr and
+        /// written to $SCREENPILOT_DIR/mcp-http.token.
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -343,7 +353,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 params,
             });
         }
-        Verb::Daemon { .. } => {
+        Verb::Daemon { .. } | Verb::Mcp { .. } => {
             return Err(OpError::new("internal", "daemon verbs are not operations"))
         }
     };

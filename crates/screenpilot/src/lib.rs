@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod client;
 pub mod daemon;
+pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;

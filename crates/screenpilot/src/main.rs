@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         cli.verb,
         Verb::Daemon {
             action: None | Some(DaemonAction::Run)
-        }
+        } | Verb::Mcp { .. }
     );
     let mut builder = if serving {
         let mut builder = tokio::runtime::Builder::new_multi_thread();

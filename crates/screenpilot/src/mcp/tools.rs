@@ -1,0 +1,197 @@
+//! Operations as MCP tools: name, description and input schema straight from [`crate::ops`], with the
+//! schema compacted for models.
+//!
+//! schemars writes what Rust knows (`"format": "uint16"`, `"maximum": 65535`, `["string", "null"]` for an
+//! `Option`, enums behind `$ref`). A model pays tokens for each of them on every session and some clients
+//! reject `$ref` or type lists, so the listed schema keeps only what constrains a call: types, enums,
+//! required fields, defaults, descriptions. The daemon still validates every call with the full rules.
+
+use rmcp::model::Tool;
+use serde_json::{json, Map, Value};
+
+use crate::ops::OperationDef;
+
+/// Numeric formats schemars derives from Rust types; no JSON Schema validator knows them.
+const RUST_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint",
+    "float", "double",
+];
+
+/// An operation as an MCP tool.
+pub fn tool_of(op: &OperationDef) -> Tool {
+    let schema = match (op.schema)() {
+        Value::Object(schema) => compact_schema(schema),
+        _ => Map::from_iter([("type".to_owned(), json!("object"))]),
+    };
+    Tool::new(op.name, op.description, schema)
+}
+
+/// The parameter schema as listed to clients (see the module comment).
+pub fn compact_schema(mut schema: Map<String, Value>) -> Map<String, Value> {
+    schema.remove("$schema");
+    schema.remove("title");
+    // "Parameters of `spawn`." says nothing the tool name does not; longer notes stay.
+    if let Some(Value::String(description)) = schema.get("description") {
+        let rest = description
+            .strip_prefix("Parameters of `")
+            .and_then(|d| d.split_once('`'))
+            .map(|(_, rest)| rest.trim());
+        if matches!(rest, Some(".") | Some("(none).")) {
+            schema.remove("description");
+        }
+    }
+    let defs = match schema.remove("$defs") {
+        Some(Value::Object(defs)) => defs,
+        _ => Map::new(),
+    };
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut() {
+            compact_value(property, &defs);
+        }
+    }
+    schema
+}
+
+fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
+    let Value::Object(map) = value else {
+        return;
+    };
+    // An Option<Enum> is `anyOf: [{$ref}, {type: null}]`: the field is optional anyway.
+    if let Some(Value::Array(any_of)) = map.get("anyOf") {
+        let not_null: Vec<&Value> = any_of
+            .iter()
+            .filter(|v| v.get("type") != Some(&json!("null")))
+            .collect();
+        if let [only] = not_null[..] {
+            let only = only.clone();
+            map.remove("anyOf");
+            merge_under(map, &only);
+        }
+    }
+    // `$ref` to a definition: inline it, keeping the field's own description.
+    if let Some(Value::String(reference)) = map.get("$ref") {
+        let target = reference
+            .strip_prefix("#/$defs/")
+            .and_then(|name| defs.get(name))
+            .cloned();
+        if let Some(target) = target {
+            map.remove("$ref");
+            merge_under(map, &target);
+        }
+    }
+    if let Some(Value::Array(types)) = map.get("type") {
+        let not_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if let [only] = not_null[..] {
+            let only = only.clone();
+            map.insert("type".into(), only);
+        }
+    }
+    let rust_format = map
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| RUST_FORMATS.contains(&f));
+    if rust_format {
+        map.remove("format");
+        // The bounds of the Rust integer type, not of the parameter (the daemon checks the real ones).
+        if map
+            .get("maximum")
+            .and_then(Value::as_f64)
+            .is_some_and(|max| max >= 65535.0)
+        {
+            map.remove("maximum");
+        }
+        if map
+            .get("minimum")
+            .and_then(Value::as_f64)
+            .is_some_and(|min| min <= -32768.0)
+        {
+            map.remove("minimum");
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(inner) = map.get_mut(key) {
+            compact_value(inner, defs);
+        }
+    }
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        for property in properties.values_mut() {
+            compact_value(property, defs);
+        }
+    }
+}
+
+/// Add `from`'s keys to `map` where `map` has none of its own.
+fn merge_under(map: &mut Map<String, Value>, from: &Value) {
+    if let Value::Object(from) = from {
+        for (key, value) in from {
+            map.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compact(schema: Value) -> Value {
+        Value::Object(compact_schema(
+            schema.as_object().cloned().unwrap_or_default(),
+        ))
+    }
+
+    #[test]
+    fn rust_noise_goes_and_constraints_stay() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "ResizeParams",
+            "description": "Parameters of `resize`.",
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["sid", "cols"],
+            "properties": {
+                "sid": {"type": "string"},
+                "cols": {"type": "integer", "format": "uint16", "minimum": 0, "maximum": 65535},
+                "rows": {"type": ["integer", "null"], "format": "uint16", "minimum": 0, "maximum": 65535},
+                "dy": {"type": ["integer", "null"], "format": "int32"}
+            }
+        });
+        assert_eq!(
+            compact(schema),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["sid", "cols"],
+                "properties": {
+                    "sid": {"type": "string"},
+                    "cols": {"type": "integer", "minimum": 0},
+                    "rows": {"type": "integer", "minimum": 0},
+                    "dy": {"type": "integer"}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn enums_are_inlined_with_the_field_description() {
+        let schema = json!({
+            "description": "Parameters of `mouse`. Say where.",
+            "$defs": {"Button": {"description": "A button.", "enum": ["left", "right"], "type": "string"}},
+            "properties": {
+                "action": {"$ref": "#/$defs/Button"},
+                "button": {"anyOf": [{"$ref": "#/$defs/Button"}, {"type": "null"}], "description": "Default left."},
+                "path": {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "integer", "format": "uint16", "maximum": 65535}}}
+            }
+        });
+        assert_eq!(
+            compact(schema),
+            json!({
+                "description": "Parameters of `mouse`. Say where.",
+                "properties": {
+                    "action": {"description": "A button.", "enum": ["left", "right"], "type": "string"},
+                    "button": {"description": "Default left.", "enum": ["left", "right"], "type": "string"},
+                    "path": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}
+                }
+            })
+        );
+    }
+}

@@ -1,0 +1,418 @@
+"""Drive `screenpilot mcp` with the official MCP Python SDK: a real client that nobody here wrote.
+
+Usage: mcp_client.py SCREENPILOT_BINARY [--transport stdio|http|both]
+
+Runs one agent-like flow over stdio and/or loopback streamable HTTP: initialize, list tools, spawn bash,
+send a line, wait for its output, snapshot, screenshot (PNG image content, decoded with the stdlib), tool
+errors, cancellation of a long wait, close. Uses $SCREENPILOT_DIR when set (else a temp dir whose daemon it
+stops at the end). Prints one JSON summary on stdout; exits non-zero on any failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+import zlib
+from pathlib import Path
+
+import anyio
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+TOOLS = {
+    "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
+    "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
+}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_PLACEHOLDER = "<attached as image content>"
+# Bound on every step, so a broken server fails the test instead of hanging it.
+STEP_LIMIT_S = 30
+# A cancelled wait must end at least this fast (the wait itself would run 60 s).
+CANCEL_LIMIT_S = 5
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        raise Failure(what)
+
+
+def texts(result) -> list[str]:
+    return [c.text for c in result.content if getattr(c, "type", None) == "text"]
+
+
+def images(result) -> list:
+    return [c for c in result.content if getattr(c, "type", None) == "image"]
+
+
+def decode_png(data: bytes) -> tuple[int, int]:
+    """Check a PNG end to end with the stdlib (signature, chunk CRCs, IHDR, inflated IDAT size)."""
+    check(data.startswith(PNG_SIGNATURE), "screenshot: image does not start with the PNG signature")
+    pos, width, height, channels, depth, idat = 8, 0, 0, 0, 0, b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        check(zlib.crc32(kind + body) & 0xFFFFFFFF == crc, f"screenshot: bad CRC in chunk {kind!r}")
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(colour, 0)
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    check(width > 0 and height > 0 and channels > 0, f"screenshot: IHDR says {width}x{height}")
+    raw = zlib.decompress(idat)
+    row_bytes = 1 + (width * channels * depth + 7) // 8
+    check(len(raw) == height * row_bytes, "screenshot: image data does not match the IHDR size")
+    return width, height
+
+
+async def call(session: ClientSession, tool: str, args: dict, **kw):
+    with anyio.fail_after(STEP_LIMIT_S):
+        return await session.call_tool(tool, args, **kw)
+
+
+async def call_ok(session: ClientSession, tool: str, args: dict, **kw):
+    result = await call(session, tool, args, **kw)
+    check(not result.is_error, f"{tool}: unexpected tool error: {texts(result)}")
+    check(isinstance(result.structured_content, dict), f"{tool}: no structuredContent")
+    check(result.structured_content.get("ok") is True, f"{tool}: ok is not true")
+    return result
+
+
+async def call_error(session: ClientSession, tool: str, args: dict, must_mention: str) -> str:
+    result = await call(session, tool, args)
+    check(result.is_error is True, f"{tool} {args}: expected isError, got {texts(result)}")
+    text = " ".join(texts(result))
+    check(must_mention in text, f"{tool}: error text does not name {must_mention!r}: {text}")
+    return text
+
+
+def cli_sessions(binary: str, env: dict) -> list[str]:
+    """The sessions the CLI sees: MCP and CLI are clients of one daemon."""
+    out = subprocess.run(
+        [binary, "--json", "list"], env=env, capture_output=True, text=True, timeout=STEP_LIMIT_S
+    )
+    check(out.returncode == 0, f"screenpilot list failed: {out.stderr}")
+    return [s["sid"] for s in json.loads(out.stdout)["sessions"]]
+
+
+async def flow(session: ClientSession, sid: str, binary: str, env: dict, workdir: Path) -> dict:
+    """The agent's loop, with every check the issue asks for. Returns facts for the summary."""
+    facts: dict = {}
+    with anyio.fail_after(STEP_LIMIT_S):
+        init = await session.initialize()
+    check(init.server_info.name == "screenpilot", f"server name is {init.server_info.name!r}")
+    check(bool(init.instructions) and "spawn" in init.instructions, "no instructions")
+    facts["protocol_version"] = init.protocol_version
+
+    with anyio.fail_after(STEP_LIMIT_S):
+        listed = await session.list_tools()
+    names = {t.name for t in listed.tools}
+    check(TOOLS <= names, f"missing tools: {sorted(TOOLS - names)}")
+    for tool in listed.tools:
+        check(bool(tool.description), f"{tool.name}: no description")
+        check(tool.input_schema.get("type") == "object", f"{tool.name}: schema is not an object")
+    listing = listed.model_dump_json(by_alias=True, exclude_none=True)
+    facts["tools"] = len(listed.tools)
+    facts["tools_list_bytes"] = len(listing.encode())
+    facts["tools_list_tokens_est"] = len(listing.encode()) // 4
+
+    # No cwd given: the server fills in its own directory (the daemon needs an absolute one).
+    spawned = await call_ok(
+        session, "spawn", {"cmd": "bash --norc --noprofile", "sid": sid, "env": {"PS1": "$ "}}
+    )
+    check(spawned.structured_content["sid"] == sid, "spawn: wrong sid")
+    listed_sessions = (await call_ok(session, "list", {})).structured_content["sessions"]
+    mine = [s for s in listed_sessions if s["sid"] == sid]
+    check(len(mine) == 1, f"list: {sid} missing")
+    check(mine[0]["cwd"] == str(workdir), f"spawn: cwd {mine[0]['cwd']!r}, expected {workdir}")
+    check(sid in cli_sessions(binary, env), "the CLI does not see the session the MCP client opened")
+
+    await call_ok(session, "send_line", {"sid": sid, "text": "echo $((6*7))"})
+    waited = await call_ok(session, "wait_for", {"sid": sid, "pattern": "^42$", "timeout_ms": 10000})
+    check(waited.structured_content["matched"] is True, "wait_for: not matched")
+    header = texts(waited)[0].splitlines()[0]
+    check(f"sid={sid}" in header and "matched=true" in header, f"wait_for: header is {header!r}")
+
+    snap = await call_ok(session, "snapshot", {"sid": sid})
+    check(re.search(r"^42$", snap.structured_content["text"], re.M) is not None, "snapshot: no 42")
+    check("42" in texts(snap)[0], "snapshot: text content lacks the screen")
+
+    # A timeout is a result, not an error.
+    quiet = await call_ok(session, "wait_for", {"sid": sid, "pattern": "^never$", "timeout_ms": 50})
+    check(quiet.structured_content["matched"] is False, "wait_for timeout: matched is not false")
+
+    shot = await call_ok(session, "screenshot", {"sid": sid})
+    pictures = images(shot)
+    check(len(pictures) == 1, f"screenshot: {len(pictures)} image contents")
+    check(pictures[0].mime_type == "image/png", f"screenshot: mime type {pictures[0].mime_type}")
+    width, height = decode_png(base64.b64decode(pictures[0].data))
+    check(shot.structured_content.get("png") == PNG_PLACEHOLDER, "screenshot: base64 left in structuredContent")
+    check(
+        (shot.structured_content.get("width"), shot.structured_content.get("height")) == (width, height),
+        "screenshot: width/height differ from the PNG",
+    )
+    check(not any("iVBOR" in t for t in texts(shot)), "screenshot: base64 PNG in the text content")
+    facts["screenshot"] = f"{width}x{height}"
+
+    # Tool-level failures are results with isError and the field named, never protocol errors.
+    facts["bad_regex"] = await call_error(session, "wait_for", {"sid": sid, "pattern": "("}, "pattern")
+    facts["unknown_sid"] = await call_error(session, "snapshot", {"sid": "no-such-session"}, "sid")
+    await call_error(session, "no_such_tool", {}, "no_such_tool")
+    await call_error(session, "resize", {"sid": sid, "cols": "wide", "rows": 5}, "resize")
+
+    facts["cancel"] = await cancel_long_wait(session, sid)
+
+    # The daemon is healthy after the cancellation: it answers and still has the session.
+    after = await call_ok(session, "list", {})
+    check(any(s["sid"] == sid for s in after.structured_content["sessions"]), "list after cancel: sid gone")
+    await call_ok(session, "send_line", {"sid": sid, "text": "echo after-$((2*3))"})
+    again = await call_ok(session, "wait_for", {"sid": sid, "pattern": "^after-6$", "timeout_ms": 10000})
+    check(again.structured_content["matched"] is True, "wait_for after cancel: not matched")
+
+    closed = await call_ok(session, "close", {"sid": sid})
+    check(closed.structured_content["sid"] == sid, "close: wrong sid")
+    check(sid not in cli_sessions(binary, env), "close: the CLI still lists the session")
+    return facts
+
+
+async def cancel_long_wait(session: ClientSession, sid: str) -> dict:
+    """Start a 60 s wait, cancel it once the server reports progress, and time how fast it ends."""
+    started = anyio.Event()
+    messages: list[str] = []
+    outcome: dict = {}
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+        started.set()
+
+    scope = anyio.CancelScope()
+
+    async def waiter() -> None:
+        with scope:
+            await session.call_tool(
+                "wait_for",
+                {"sid": sid, "pattern": "^this-never-appears$", "timeout_ms": 60000},
+                progress_callback=on_progress,
+            )
+            outcome["returned"] = True
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(waiter)
+        with anyio.fail_after(STEP_LIMIT_S):
+            await started.wait()
+        cancelled_at = time.monotonic()
+        scope.cancel()
+    took = time.monotonic() - cancelled_at
+    check("returned" not in outcome, "cancel: the wait returned a result instead of being cancelled")
+    check(took < CANCEL_LIMIT_S, f"cancel: took {took:.2f} s")
+    check(any(f"waiting for /^this-never-appears$/ on {sid}" in m for m in messages), f"progress: {messages}")
+    return {"seconds": round(took, 3), "progress": messages[0]}
+
+
+def cancel_logged(log: str) -> bool:
+    """The server's own record that it cancelled the daemon request (so the wait really stopped there)."""
+    return re.search(r"wait_for cancelled by the MCP client; daemon request \d+ cancelled", log) is not None
+
+
+async def run_stdio(binary: str, env: dict, root: Path) -> dict:
+    workdir = root / "stdio-cwd"
+    workdir.mkdir(exist_ok=True)
+    errlog_path = root / "mcp-stdio.stderr"
+    server = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(workdir))
+    with open(errlog_path, "w") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                facts = await flow(session, "mcp-stdio", binary, env, workdir)
+    # The server exits when its stdin closes, after handing running calls' cancellation to the daemon.
+    log = errlog_path.read_text()
+    check(cancel_logged(log), f"stdio: no record that the daemon wait was cancelled; stderr: {log!r}")
+    return facts
+
+
+class HttpServer:
+    """`screenpilot mcp --http 127.0.0.1:0`: the address and token come from its stderr."""
+
+    def __init__(self, binary: str, env: dict, cwd: Path, *extra: str) -> None:
+        self.proc = subprocess.Popen(
+            [binary, "mcp", "--http", "127.0.0.1:0", *extra],
+            env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True,
+        )
+        self.lines: list[str] = []
+        self.url = self.token = None
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:  # blocks on the server's own output, no polling
+            self.lines.append(line)
+            if m := re.search(r"bearer token (\S+)", line):
+                self.token = m.group(1)
+            if m := re.search(r"listening on (http://\S+)", line):
+                self.url = m.group(1)
+                break
+        check(self.url is not None, f"http: server did not say where it listens: {self.lines}")
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=STEP_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("http: server did not stop on SIGTERM")
+        self.reader.join(timeout=STEP_LIMIT_S)
+        return "".join(self.lines)
+
+
+def raw_post(url: str, token: str | None) -> int:
+    """One initialize POST with urllib; returns the HTTP status."""
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=STEP_LIMIT_S) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+async def run_http(binary: str, env: dict, root: Path) -> dict:
+    workdir = root / "http-cwd"
+    workdir.mkdir(exist_ok=True)
+    facts: dict = {}
+    server = HttpServer(binary, env, workdir)
+    try:
+        check(server.token is not None, "http: no generated token on stderr")
+        token_file = Path(env["SCREENPILOT_DIR"]) / "mcp-http.token"
+        check(token_file.read_text().strip() == server.token, "http: token file differs from stderr")
+        check(token_file.stat().st_mode & 0o777 == 0o600, "http: token file is not mode 0600")
+
+        facts["no_token_status"] = raw_post(server.url, None)
+        facts["wrong_token_status"] = raw_post(server.url, "wrong" + server.token)
+        check(facts["no_token_status"] == 401, f"http: no token gave {facts['no_token_status']}")
+        check(facts["wrong_token_status"] == 401, f"http: wrong token gave {facts['wrong_token_status']}")
+        check(raw_post(server.url, server.token) == 200, "http: the right token is refused")
+
+        # The SDK client without the token cannot even initialize.
+        refused = False
+        async with create_mcp_http_client() as bare:
+            async with streamable_http_client(server.url, http_client=bare) as (read, write):
+                async with ClientSession(read, write) as session:
+                    try:
+                        with anyio.fail_after(STEP_LIMIT_S):
+                            await session.initialize()
+                    except Exception:  # the SDK maps the 401 to an error response
+                        refused = True
+        check(refused, "http: the SDK initialized without a token")
+
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with create_mcp_http_client(headers=headers) as authed:
+            async with streamable_http_client(server.url, http_client=authed) as (read, write):
+                async with ClientSession(read, write) as session:
+                    facts.update(await flow(session, "mcp-http", binary, env, workdir))
+    finally:
+        log = server.stop()
+    check(cancel_logged(log), f"http: no record that the daemon wait was cancelled; stderr: {log!r}")
+
+    # A token from --token-file is the one required.
+    token_path = root / "given.token"
+    token_path.write_text("given-token-0123456789\n")
+    given = HttpServer(binary, env, workdir, "--token-file", str(token_path))
+    try:
+        check(given.token is None, "http: a token was generated despite --token-file")
+        check(raw_post(given.url, "given-token-0123456789") == 200, "http: --token-file token refused")
+        check(raw_post(given.url, server.token) == 401, "http: old token accepted with --token-file")
+    finally:
+        given.stop()
+
+    # Never on a non-loopback address.
+    refused_bind = subprocess.run(
+        [binary, "mcp", "--http", "0.0.0.0:0"], env=env, capture_output=True, text=True, timeout=STEP_LIMIT_S
+    )
+    check(refused_bind.returncode != 0, "http: 0.0.0.0 was accepted")
+    check("not a loopback address" in refused_bind.stderr, f"http: refusal says {refused_bind.stderr!r}")
+    return facts
+
+
+def innermost(error: BaseException) -> BaseException:
+    """The first real exception inside the task-group wrappers anyio adds."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary", nargs="?", default=os.environ.get("SCREENPILOT_BIN_PATH"))
+    parser.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
+    args = parser.parse_args()
+    if not args.binary:
+        print("usage: mcp_client.py SCREENPILOT_BINARY [--transport stdio|http|both]", file=sys.stderr)
+        return 2
+
+    args.binary = str(Path(args.binary).resolve())
+    own_dir = "SCREENPILOT_DIR" not in os.environ
+    root = Path(tempfile.mkdtemp(prefix="screenpilot-mcp-test-"))
+    daemon_dir = root / "daemon" if own_dir else Path(os.environ["SCREENPILOT_DIR"])
+    env = {"SCREENPILOT_DIR": str(daemon_dir), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    for key in ("HOME", "USER", "LANG"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+
+    summary: dict = {"ok": False, "binary": args.binary}
+    try:
+        if args.transport in ("stdio", "both"):
+            summary["stdio"] = anyio.run(run_stdio, args.binary, env, root)
+        if args.transport in ("http", "both"):
+            summary["http"] = anyio.run(run_http, args.binary, env, root)
+        summary["ok"] = True
+    except BaseException as e:  # noqa: BLE001 - every failure goes into the summary
+        leaf = innermost(e)
+        summary["error"] = f"{type(leaf).__name__}: {leaf}"
+        summary["traceback"] = "".join(traceback.format_exception(leaf))
+    finally:
+        if own_dir:
+            subprocess.run([args.binary, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps(summary, indent=2))
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

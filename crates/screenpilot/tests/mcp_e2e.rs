@@ -1,0 +1,112 @@
+//! The MCP server end to end, driven by a client nobody here wrote: the official MCP Python SDK runs
+//! `tests/mcp_client.py` against the real binary, over stdio and over loopback HTTP. Each test has its
+//! own daemon directory, and stops its daemon whatever happens.
+//!
+//! Needs the venv from `scripts/test.sh` (Python with the `mcp` package); `SCREENPILOT_TEST_PYTHON`
+//! names another interpreter.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
+
+/// A private daemon directory; on drop, its daemon is stopped and the directory removed.
+struct DaemonDir {
+    path: PathBuf,
+}
+
+impl DaemonDir {
+    fn new(name: &str) -> DaemonDir {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path =
+            std::env::temp_dir().join(format!("sp-mcp-{name}-{}-{nanos}", std::process::id()));
+        if let Err(e) = std::fs::create_dir_all(&path) {
+            panic!("cannot create {}: {e}", path.display());
+        }
+        DaemonDir { path }
+    }
+}
+
+impl Drop for DaemonDir {
+    fn drop(&mut self) {
+        let stopped = Command::new(BINARY)
+            .args(["daemon", "stop"])
+            .env("SCREENPILOT_DIR", &self.path)
+            .output();
+        if let Err(e) = stopped {
+            eprintln!(
+                "could not stop the test daemon in {}: {e}",
+                self.path.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The venv's Python, which must have the `mcp` SDK: a missing client is a failure, never a skip.
+fn python() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = std::env::var_os("SCREENPILOT_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("../../.venv/bin/python"));
+    let has_sdk = Command::new(&python)
+        .args([
+            "-c",
+            "import mcp, mcp.client.stdio, mcp.client.streamable_http",
+        ])
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false);
+    assert!(
+        has_sdk,
+        "{} cannot import the MCP Python SDK; run scripts/test.sh (it creates .venv with mcp), \
+         or set SCREENPILOT_TEST_PYTHON to a Python that has it",
+        python.display()
+    );
+    python
+}
+
+/// Run the SDK client script over `transport`; returns its JSON summary.
+fn run_client(transport: &str) -> serde_json::Value {
+    let python = python();
+    let dir = DaemonDir::new(transport);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(BINARY)
+        .args(["--transport", transport])
+        .env("SCREENPILOT_DIR", &dir.path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the MCP client failed over {transport} ({})\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    let summary: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("the client printed no JSON summary ({e}):\n{stdout}"));
+    println!("{summary:#}");
+    summary
+}
+
+#[test]
+fn mcp_over_stdio_with_the_python_sdk() {
+    let summary = run_client("stdio");
+    assert_eq!(summary["ok"], true);
+    // The 17 terminal tools at least; other backends add theirs.
+    assert!(summary["stdio"]["tools"].as_u64() >= Some(17));
+}
+
+#[test]
+fn mcp_over_http_with_the_python_sdk() {
+    let summary = run_client("http");
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["http"]["no_token_status"], 401);
+    assert_eq!(summary["http"]["wrong_token_status"], 401);
+}
