@@ -40,20 +40,28 @@ pub(crate) fn render_rgb(
     let layout = Layout::with_metrics(grid.size, &metrics, opts.frame);
     layout.check_drawable()?;
     let colors = Colors::new(opts.theme, &grid.palette_overrides);
-    let mut canvas = RgbImage {
+    let canvas = RgbImage {
         width: layout.image.width,
         height: layout.image.height,
         data: Vec::new(),
     };
-    fill_all(&mut canvas, colors.default_bg());
-    font::with_glyph_cache(|cache| {
+    let image = font::with_glyph_cache(|cache| {
+        let mut painter = Painter {
+            canvas,
+            blender: Blender::new(),
+            cache,
+            metrics,
+            layout,
+        };
+        painter.fill_all(colors.default_bg());
         if opts.frame {
             let decor = FrameDecor::new(&layout, &metrics, opts.theme, grid.title.as_deref());
-            draw_frame(&mut canvas, &layout, &metrics, &decor, cache);
+            painter.frame(&decor);
         }
-        draw_cells(&mut canvas, grid, &layout, &metrics, &colors, cache);
+        painter.cells(grid, &colors);
+        painter.canvas
     });
-    Ok((layout, canvas))
+    Ok((layout, image))
 }
 
 fn encode(image: &RgbImage) -> Result<Vec<u8>, RenderError> {
@@ -67,28 +75,6 @@ fn encode(image: &RgbImage) -> Result<Vec<u8>, RenderError> {
     writer.write_image_data(&image.data)?;
     writer.finish()?;
     Ok(out)
-}
-
-fn fill_all(canvas: &mut RgbImage, colour: Rgb) {
-    let pixels = canvas.width as usize * canvas.height as usize;
-    canvas.data = [colour.r, colour.g, colour.b].repeat(pixels);
-}
-
-/// Fill a rectangle, clipped to the image.
-fn fill_rect(canvas: &mut RgbImage, x: i64, y: i64, w: i64, h: i64, colour: Rgb) {
-    let x0 = x.clamp(0, canvas.width as i64) as usize;
-    let x1 = (x + w).clamp(0, canvas.width as i64) as usize;
-    let y0 = y.clamp(0, canvas.height as i64) as usize;
-    let y1 = (y + h).clamp(0, canvas.height as i64) as usize;
-    if x0 >= x1 {
-        return;
-    }
-    let stride = canvas.width as usize * 3;
-    let run = [colour.r, colour.g, colour.b].repeat(x1 - x0);
-    for row in y0..y1 {
-        let start = row * stride + x0 * 3;
-        canvas.data[start..start + run.len()].copy_from_slice(&run);
-    }
 }
 
 /// sRGB <-> linear tables, so anti-aliased edges blend in linear light: light text on a dark background
@@ -128,205 +114,286 @@ fn gamma() -> &'static Gamma {
     })
 }
 
-/// Blend `colour` over the image through `coverage`, whose box starts at (x, y) plus its own offset.
-fn blend(canvas: &mut RgbImage, x: i64, y: i64, coverage: &Coverage, colour: Rgb) {
-    let g = gamma();
-    let fg = [colour.r, colour.g, colour.b];
-    let fg_linear = fg.map(|c| i32::from(g.to_linear[c as usize]));
-    let (width, height) = (canvas.width as i64, canvas.height as i64);
-    let stride = canvas.width as usize * 3;
-    let left = x + i64::from(coverage.left);
-    let top = y + i64::from(coverage.top);
-    for gy in 0..coverage.height as i64 {
-        let py = top + gy;
-        if py < 0 || py >= height {
-            continue;
-        }
-        let src =
-            &coverage.alpha[(gy as usize * coverage.width as usize)..][..coverage.width as usize];
-        for (gx, &a) in src.iter().enumerate() {
-            let px = left + gx as i64;
-            if a == 0 || px < 0 || px >= width {
-                continue;
-            }
-            let at = py as usize * stride + px as usize * 3;
-            let pixel = &mut canvas.data[at..at + 3];
-            if a == 255 {
-                pixel.copy_from_slice(&fg);
-                continue;
-            }
-            let a = i32::from(a);
-            for (channel, fl) in pixel.iter_mut().zip(fg_linear) {
-                let bl = i32::from(g.to_linear[*channel as usize]);
-                let mixed = bl + ((fl - bl) * a + 127) / 255;
-                *channel = g.to_srgb[mixed.clamp(0, LINEAR_MAX as i32) as usize];
-            }
-        }
-    }
+/// Blends ink over the image through coverage, in linear light.
+///
+/// Nearly every partly covered pixel lies on its own cell's background, so the blend for each coverage
+/// value is looked up in a table per (ink, background) pair; neighbouring cells share colours, so a few
+/// tables serve a whole screen. Pixels on another colour (overlapping glyphs) take the slow path.
+struct Blender {
+    gamma: &'static Gamma,
+    tables: Vec<(Rgb, Rgb, Box<BlendTable>)>,
 }
 
-/// Rasterise shapes given in image coordinates and blend them in `colour`.
-fn blend_shapes(
-    canvas: &mut RgbImage,
-    x: i64,
-    y: i64,
-    w: u32,
-    h: u32,
-    shapes: &[Shape],
-    colour: Rgb,
-) {
-    if let Some(coverage) = shapes::rasterise(shapes, w, h) {
-        blend(canvas, x, y, &coverage, colour);
-    }
-}
+/// The blended colour for every coverage value, for one (ink, background) pair.
+type BlendTable = [[u8; 3]; 256];
 
-fn draw_frame(
-    canvas: &mut RgbImage,
-    layout: &Layout,
-    metrics: &Metrics,
-    decor: &FrameDecor,
-    cache: &mut GlyphCache,
-) {
-    let (w, h) = (
-        i64::from(layout.image.width),
-        i64::from(layout.image.height),
-    );
-    fill_rect(canvas, 0, 0, w, i64::from(layout.title_bar), decor.bar);
-    // A one-pixel border around the window and under the title bar.
-    for (x, y, rw, rh) in [
-        (0, 0, w, 1),
-        (0, h - 1, w, 1),
-        (0, 0, 1, h),
-        (w - 1, 0, 1, h),
-    ] {
-        fill_rect(canvas, x, y, rw, rh, decor.border);
-    }
-    fill_rect(
-        canvas,
-        0,
-        i64::from(layout.title_bar) - 1,
-        w,
-        1,
-        decor.border,
-    );
-    for (cx, cy, r, colour) in decor.dots {
-        let x0 = (cx - r - 1.0).floor();
-        let y0 = (cy - r - 1.0).floor();
-        let size = (2.0 * r + 3.0).ceil() as u32;
-        let disc = Shape::Disc {
-            cx: cx - x0,
-            cy: cy - y0,
-            r,
-        };
-        blend_shapes(canvas, x0 as i64, y0 as i64, size, size, &[disc], colour);
-    }
-    if let Some((text, x, baseline, _)) = &decor.title {
-        let top = i64::from(*baseline) - i64::from(metrics.baseline);
-        let mut x = i64::from(*x);
-        for ch in text.chars() {
-            let wide = font::char_cells(ch) == 2;
-            let key = GlyphKey::Char {
-                ch,
-                face: font::Face::Regular,
-                wide,
-            };
-            if let Some(coverage) = cache.get(key, metrics) {
-                blend(canvas, x, top, coverage, decor.title_fg);
-            }
-            x += i64::from(metrics.span_w(wide));
-        }
-    }
-}
+/// Tables kept per render; a screen with more colour pairs than this just rebuilds some.
+const MAX_BLEND_TABLES: usize = 64;
 
-fn draw_cells(
-    canvas: &mut RgbImage,
-    grid: &CellGrid,
-    layout: &Layout,
-    metrics: &Metrics,
-    colors: &Colors,
-    cache: &mut GlyphCache,
-) {
-    let (cols, rows) = (grid.size.cols, grid.size.rows);
-    let blank = Cell::default();
-    let cursor = CursorMark::of(grid);
-    let paints: Vec<Paint> = (0..rows)
-        .flat_map(|row| (0..cols).map(move |col| (col, row)))
-        .map(|(col, row)| {
-            let inverted = cursor.is_some_and(|c| c.inverts(col, row));
-            style::paint(style::cell_at(grid, col, row, &blank), colors, inverted)
-        })
-        .collect();
-    let (cell_w, cell_h) = (metrics.cell_w as usize, metrics.cell_h as usize);
-    let stride = canvas.width as usize * 3;
-    let (ox, oy) = (layout.origin.0 as usize, layout.origin.1 as usize);
-    let default_bg = colors.default_bg();
-
-    // Backgrounds first, for every row, so glyphs reaching into the next row are not painted over.
-    let mut line = vec![0u8; cols as usize * cell_w * 3];
-    for (row, row_paints) in paints.chunks(cols.max(1) as usize).enumerate() {
-        if row_paints.iter().all(|p| p.bg == default_bg) {
-            continue;
-        }
-        for (pixels, paint) in line.chunks_mut(cell_w * 3).zip(row_paints) {
-            for pixel in pixels.chunks_mut(3) {
-                pixel.copy_from_slice(&[paint.bg.r, paint.bg.g, paint.bg.b]);
-            }
-        }
-        for py in 0..cell_h {
-            let start = (oy + row * cell_h + py) * stride + ox * 3;
-            canvas.data[start..start + line.len()].copy_from_slice(&line);
+impl Blender {
+    fn new() -> Blender {
+        Blender {
+            gamma: gamma(),
+            tables: Vec::new(),
         }
     }
 
-    for row in 0..rows {
-        for col in 0..cols {
-            let cell = style::cell_at(grid, col, row, &blank);
-            if cell.width == CellWidth::Spacer {
+    fn mix(g: &Gamma, ink: [i32; 3], under: [u8; 3], a: u8) -> [u8; 3] {
+        let a = i32::from(a);
+        let mut out = [0u8; 3];
+        for ((o, fl), b) in out.iter_mut().zip(ink).zip(under) {
+            let bl = i32::from(g.to_linear[b as usize]);
+            let mixed = bl + ((fl - bl) * a + 127) / 255;
+            *o = g.to_srgb[mixed.clamp(0, LINEAR_MAX as i32) as usize];
+        }
+        out
+    }
+
+    fn table(&mut self, ink: Rgb, under: Rgb) -> usize {
+        if let Some(i) = self.tables.iter().position(|t| t.0 == ink && t.1 == under) {
+            return i;
+        }
+        if self.tables.len() >= MAX_BLEND_TABLES {
+            self.tables.clear();
+        }
+        let linear = [ink.r, ink.g, ink.b].map(|c| i32::from(self.gamma.to_linear[c as usize]));
+        let mut table: Box<BlendTable> = Box::new([[0u8; 3]; 256]);
+        for (a, entry) in table.iter_mut().enumerate() {
+            *entry = Blender::mix(self.gamma, linear, [under.r, under.g, under.b], a as u8);
+        }
+        self.tables.push((ink, under, table));
+        self.tables.len() - 1
+    }
+
+    /// Blend `ink` through `coverage`, whose box starts at (x, y) plus its own offset; `under` is the
+    /// colour most of the covered pixels have.
+    fn blend(
+        &mut self,
+        canvas: &mut RgbImage,
+        x: i64,
+        y: i64,
+        coverage: &Coverage,
+        ink: Rgb,
+        under: Rgb,
+    ) {
+        let index = self.table(ink, under);
+        let table = &self.tables[index].2;
+        let g = self.gamma;
+        let ink_bytes = [ink.r, ink.g, ink.b];
+        let under_bytes = [under.r, under.g, under.b];
+        let ink_linear = ink_bytes.map(|c| i32::from(g.to_linear[c as usize]));
+        let (width, height) = (canvas.width as i64, canvas.height as i64);
+        let stride = canvas.width as usize * 3;
+        let left = x + i64::from(coverage.left);
+        let top = y + i64::from(coverage.top);
+        // Clip the coverage box to the image once, rather than per pixel.
+        let gx0 = (-left).clamp(0, coverage.width as i64) as usize;
+        let gx1 = (width - left).clamp(0, coverage.width as i64) as usize;
+        if gx0 >= gx1 {
+            return;
+        }
+        for gy in 0..coverage.height as i64 {
+            let py = top + gy;
+            if py < 0 || py >= height {
                 continue;
             }
-            let paint = &paints[row as usize * cols as usize + col as usize];
-            let wide = cell.width == CellWidth::Wide;
-            let (x, y) = (
-                (ox + col as usize * cell_w) as i64,
-                (oy + row as usize * cell_h) as i64,
-            );
-            if !paint.hidden {
-                for ch in cell.text.chars().filter(|&c| c != ' ') {
-                    let key = GlyphKey::Char {
-                        ch,
-                        face: paint.face,
-                        wide,
-                    };
-                    if let Some(coverage) = cache.get(key, metrics) {
-                        blend(canvas, x, y, coverage, paint.fg);
+            let row_start = gy as usize * coverage.width as usize;
+            let src = &coverage.alpha[row_start + gx0..row_start + gx1];
+            let at = py as usize * stride + (left + gx0 as i64) as usize * 3;
+            let dst = &mut canvas.data[at..at + src.len() * 3];
+            for (&a, pixel) in src.iter().zip(dst.chunks_exact_mut(3)) {
+                match a {
+                    0 => {}
+                    255 => pixel.copy_from_slice(&ink_bytes),
+                    _ if *pixel == under_bytes => pixel.copy_from_slice(&table[a as usize]),
+                    _ => {
+                        let under = [pixel[0], pixel[1], pixel[2]];
+                        pixel.copy_from_slice(&Blender::mix(g, ink_linear, under, a));
                     }
                 }
             }
-            for decoration in paint.decorations() {
-                if let Some(coverage) =
-                    cache.get(GlyphKey::Decoration { decoration, wide }, metrics)
-                {
-                    blend(canvas, x, y, coverage, paint.fg);
-                }
+        }
+    }
+}
+
+/// Everything one PNG render draws with.
+struct Painter<'a> {
+    canvas: RgbImage,
+    blender: Blender,
+    cache: &'a mut GlyphCache,
+    metrics: Metrics,
+    layout: Layout,
+}
+
+impl Painter<'_> {
+    fn fill_all(&mut self, colour: Rgb) {
+        let pixels = self.canvas.width as usize * self.canvas.height as usize;
+        self.canvas.data = [colour.r, colour.g, colour.b].repeat(pixels);
+    }
+
+    /// Fill a rectangle, clipped to the image.
+    fn fill_rect(&mut self, (x, y): (i64, i64), (w, h): (i64, i64), colour: Rgb) {
+        let canvas = &mut self.canvas;
+        let x0 = x.clamp(0, canvas.width as i64) as usize;
+        let x1 = (x + w).clamp(0, canvas.width as i64) as usize;
+        let y0 = y.clamp(0, canvas.height as i64) as usize;
+        let y1 = (y + h).clamp(0, canvas.height as i64) as usize;
+        if x0 >= x1 {
+            return;
+        }
+        let stride = canvas.width as usize * 3;
+        let run = [colour.r, colour.g, colour.b].repeat(x1 - x0);
+        for row in y0..y1 {
+            let start = row * stride + x0 * 3;
+            canvas.data[start..start + run.len()].copy_from_slice(&run);
+        }
+    }
+
+    /// Blend the cached glyph (or line) `key` with its cell's top-left corner at (x, y).
+    fn glyph(&mut self, key: GlyphKey, (x, y): (i64, i64), ink: Rgb, under: Rgb) {
+        if let Some(coverage) = self.cache.get(key, &self.metrics) {
+            self.blender
+                .blend(&mut self.canvas, x, y, coverage, ink, under);
+        }
+    }
+
+    /// Rasterise shapes given relative to (x, y) in a `w` x `h` box and blend them.
+    fn shapes(
+        &mut self,
+        (x, y): (i64, i64),
+        (w, h): (u32, u32),
+        shapes: &[Shape],
+        ink: Rgb,
+        under: Rgb,
+    ) {
+        if let Some(coverage) = shapes::rasterise(shapes, w, h) {
+            self.blender
+                .blend(&mut self.canvas, x, y, &coverage, ink, under);
+        }
+    }
+
+    fn frame(&mut self, decor: &FrameDecor) {
+        let (w, h) = (
+            i64::from(self.layout.image.width),
+            i64::from(self.layout.image.height),
+        );
+        let bar = i64::from(self.layout.title_bar);
+        self.fill_rect((0, 0), (w, bar), decor.bar);
+        // A one-pixel border around the window and under the title bar.
+        for (at, size) in [
+            ((0, 0), (w, 1)),
+            ((0, h - 1), (w, 1)),
+            ((0, 0), (1, h)),
+            ((w - 1, 0), (1, h)),
+            ((0, bar - 1), (w, 1)),
+        ] {
+            self.fill_rect(at, size, decor.border);
+        }
+        for (cx, cy, r, colour) in decor.dots {
+            let x0 = (cx - r - 1.0).floor();
+            let y0 = (cy - r - 1.0).floor();
+            let size = (2.0 * r + 3.0).ceil() as u32;
+            let disc = Shape::Disc {
+                cx: cx - x0,
+                cy: cy - y0,
+                r,
+            };
+            self.shapes(
+                (x0 as i64, y0 as i64),
+                (size, size),
+                &[disc],
+                colour,
+                decor.bar,
+            );
+        }
+        if let Some((text, x, baseline, _)) = &decor.title {
+            let top = i64::from(*baseline) - i64::from(self.metrics.baseline);
+            let mut x = i64::from(*x);
+            for ch in text.chars() {
+                let wide = font::char_cells(ch) == 2;
+                let face = font::Face::Regular;
+                self.glyph(
+                    GlyphKey::Char { ch, face, wide },
+                    (x, top),
+                    decor.title_fg,
+                    decor.bar,
+                );
+                x += i64::from(self.metrics.span_w(wide));
             }
         }
     }
 
-    if let Some(mark) = cursor {
-        let shapes = mark.shapes(metrics);
-        if !shapes.is_empty() {
-            let (x, y) = layout.cell_origin(mark.pos);
+    fn cells(&mut self, grid: &CellGrid, colors: &Colors) {
+        let (cols, rows) = (grid.size.cols, grid.size.rows);
+        let blank = Cell::default();
+        let cursor = CursorMark::of(grid);
+        let paints: Vec<Paint> = (0..rows)
+            .flat_map(|row| (0..cols).map(move |col| (col, row)))
+            .map(|(col, row)| {
+                let inverted = cursor.is_some_and(|c| c.inverts(col, row));
+                style::paint(style::cell_at(grid, col, row, &blank), colors, inverted)
+            })
+            .collect();
+        let (cell_w, cell_h) = (self.metrics.cell_w as usize, self.metrics.cell_h as usize);
+        let stride = self.canvas.width as usize * 3;
+        let (ox, oy) = (self.layout.origin.0 as usize, self.layout.origin.1 as usize);
+        let default_bg = colors.default_bg();
+
+        // Backgrounds first, for every row, so glyphs reaching into the next row are not painted
+        // over. Each row is built once as one line of pixels and copied down the cell height.
+        let mut line = vec![0u8; cols as usize * cell_w * 3];
+        for (row, row_paints) in paints.chunks(cols.max(1) as usize).enumerate() {
+            if row_paints.iter().all(|p| p.bg == default_bg) {
+                continue;
+            }
+            for (pixels, paint) in line.chunks_mut(cell_w * 3).zip(row_paints) {
+                for pixel in pixels.chunks_mut(3) {
+                    pixel.copy_from_slice(&[paint.bg.r, paint.bg.g, paint.bg.b]);
+                }
+            }
+            for py in 0..cell_h {
+                let start = (oy + row * cell_h + py) * stride + ox * 3;
+                self.canvas.data[start..start + line.len()].copy_from_slice(&line);
+            }
+        }
+
+        for row in 0..rows {
+            for col in 0..cols {
+                let cell = style::cell_at(grid, col, row, &blank);
+                if cell.width == CellWidth::Spacer {
+                    continue;
+                }
+                let paint = paints[row as usize * cols as usize + col as usize];
+                let wide = cell.width == CellWidth::Wide;
+                let at = (
+                    (ox + col as usize * cell_w) as i64,
+                    (oy + row as usize * cell_h) as i64,
+                );
+                if !paint.hidden {
+                    for ch in cell.text.chars().filter(|&c| c != ' ') {
+                        let key = GlyphKey::Char {
+                            ch,
+                            face: paint.face,
+                            wide,
+                        };
+                        self.glyph(key, at, paint.fg, paint.bg);
+                    }
+                }
+                for decoration in paint.decorations() {
+                    let key = GlyphKey::Decoration { decoration, wide };
+                    self.glyph(key, at, paint.fg, paint.bg);
+                }
+            }
+        }
+
+        if let Some(mark) = cursor {
+            let shapes = mark.shapes(&self.metrics);
             let index = mark.pos.row.0 as usize * cols as usize + mark.pos.col.0 as usize;
-            let colour = paints.get(index).map_or(default_bg, |p| p.fg);
-            blend_shapes(
-                canvas,
-                x.into(),
-                y.into(),
-                metrics.span_w(mark.wide),
-                metrics.cell_h,
-                &shapes,
-                colour,
-            );
+            if let (false, Some(paint)) = (shapes.is_empty(), paints.get(index)) {
+                let (x, y) = self.layout.cell_origin(mark.pos);
+                let size = (self.metrics.span_w(mark.wide), self.metrics.cell_h);
+                self.shapes((x.into(), y.into()), size, &shapes, paint.fg, paint.bg);
+            }
         }
     }
 }
