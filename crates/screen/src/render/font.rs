@@ -118,18 +118,10 @@ impl Metrics {
     }
 }
 
-/// How many cells a character takes in a title bar. Only used for titles: cells on the screen carry
-/// their width from the emulator.
+/// How many cells a character takes in a title bar: 0 for combining marks, 2 for wide characters.
+/// Only used for titles: cells on the screen carry their width from the emulator.
 pub(crate) fn char_cells(c: char) -> usize {
-    let wide = matches!(c as u32,
-        0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
-        | 0xA000..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60
-        | 0xFFE0..=0xFFE6 | 0x1F300..=0x1F64F | 0x1F900..=0x1F9FF | 0x20000..=0x3FFFD);
-    if wide {
-        2
-    } else {
-        1
-    }
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
 }
 
 /// Characters that take no room and draw nothing: joiners, variation selectors, bidi marks.

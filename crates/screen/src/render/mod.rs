@@ -375,5 +375,10 @@ mod tests {
         assert_eq!(cells, 10);
         assert_eq!(fit_title("中文标题", 5), ("中文…".to_owned(), 5));
         assert_eq!(fit_title("abc", 0).1, 0);
+        assert_eq!(
+            fit_title("e\u{301}t\u{e9}", 3).1,
+            3,
+            "combining marks take no cell"
+        );
     }
 }

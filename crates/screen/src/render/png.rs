@@ -77,8 +77,7 @@ fn encode(image: &RgbImage) -> Result<Vec<u8>, RenderError> {
     Ok(out)
 }
 
-/// sRGB <-> linear tables, so anti-aliased edges blend in linear light: light text on a dark background
-/// keeps its weight instead of looking thin and grey.
+/// sRGB <-> linear tables for blending anti-aliased edges (see [`Blender::mix`]).
 struct Gamma {
     to_linear: [u16; 256],
     to_srgb: Vec<u8>,
@@ -138,13 +137,28 @@ impl Blender {
         }
     }
 
-    fn mix(g: &Gamma, ink: [i32; 3], under: [u8; 3], a: u8) -> [u8; 3] {
+    /// The colour of a pixel `a`/255 covered by `ink` over `under`.
+    ///
+    /// Light ink on a darker background blends in linear light, dark ink on a lighter one in sRGB:
+    /// each choice gives the heavier of the two results, so text keeps its weight in both dark and
+    /// light themes instead of looking thin and grey in one of them.
+    fn mix(g: &Gamma, ink: [u8; 3], under: [u8; 3], a: u8) -> [u8; 3] {
         let a = i32::from(a);
+        let luma = |c: [u8; 3]| 2 * u32::from(c[0]) + 5 * u32::from(c[1]) + u32::from(c[2]);
+        let linear = luma(ink) >= luma(under);
         let mut out = [0u8; 3];
-        for ((o, fl), b) in out.iter_mut().zip(ink).zip(under) {
-            let bl = i32::from(g.to_linear[b as usize]);
-            let mixed = bl + ((fl - bl) * a + 127) / 255;
-            *o = g.to_srgb[mixed.clamp(0, LINEAR_MAX as i32) as usize];
+        for ((o, f), b) in out.iter_mut().zip(ink).zip(under) {
+            *o = if linear {
+                let (fl, bl) = (
+                    i32::from(g.to_linear[f as usize]),
+                    i32::from(g.to_linear[b as usize]),
+                );
+                let mixed = bl + ((fl - bl) * a + 127) / 255;
+                g.to_srgb[mixed.clamp(0, LINEAR_MAX as i32) as usize]
+            } else {
+                let (f, b) = (i32::from(f), i32::from(b));
+                (b + ((f - b) * a + 127) / 255).clamp(0, 255) as u8
+            };
         }
         out
     }
@@ -156,10 +170,14 @@ impl Blender {
         if self.tables.len() >= MAX_BLEND_TABLES {
             self.tables.clear();
         }
-        let linear = [ink.r, ink.g, ink.b].map(|c| i32::from(self.gamma.to_linear[c as usize]));
         let mut table: Box<BlendTable> = Box::new([[0u8; 3]; 256]);
         for (a, entry) in table.iter_mut().enumerate() {
-            *entry = Blender::mix(self.gamma, linear, [under.r, under.g, under.b], a as u8);
+            *entry = Blender::mix(
+                self.gamma,
+                [ink.r, ink.g, ink.b],
+                [under.r, under.g, under.b],
+                a as u8,
+            );
         }
         self.tables.push((ink, under, table));
         self.tables.len() - 1
@@ -181,7 +199,6 @@ impl Blender {
         let g = self.gamma;
         let ink_bytes = [ink.r, ink.g, ink.b];
         let under_bytes = [under.r, under.g, under.b];
-        let ink_linear = ink_bytes.map(|c| i32::from(g.to_linear[c as usize]));
         let (width, height) = (canvas.width as i64, canvas.height as i64);
         let stride = canvas.width as usize * 3;
         let left = x + i64::from(coverage.left);
@@ -208,7 +225,7 @@ impl Blender {
                     _ if *pixel == under_bytes => pixel.copy_from_slice(&table[a as usize]),
                     _ => {
                         let under = [pixel[0], pixel[1], pixel[2]];
-                        pixel.copy_from_slice(&Blender::mix(g, ink_linear, under, a));
+                        pixel.copy_from_slice(&Blender::mix(g, ink_bytes, under, a));
                     }
                 }
             }
@@ -309,16 +326,22 @@ impl Painter<'_> {
         if let Some((text, x, baseline, _)) = &decor.title {
             let top = i64::from(*baseline) - i64::from(self.metrics.baseline);
             let mut x = i64::from(*x);
+            let mut previous = x;
             for ch in text.chars() {
-                let wide = font::char_cells(ch) == 2;
-                let face = font::Face::Regular;
-                self.glyph(
-                    GlyphKey::Char { ch, face, wide },
-                    (x, top),
-                    decor.title_fg,
-                    decor.bar,
-                );
-                x += i64::from(self.metrics.span_w(wide));
+                let cells = font::char_cells(ch);
+                let wide = cells == 2;
+                // A combining mark goes over the character before it, as in a cell.
+                let at = if cells == 0 { previous } else { x };
+                let key = GlyphKey::Char {
+                    ch,
+                    face: font::Face::Regular,
+                    wide,
+                };
+                self.glyph(key, (at, top), decor.title_fg, decor.bar);
+                if cells > 0 {
+                    previous = x;
+                    x += i64::from(self.metrics.span_w(wide));
+                }
             }
         }
     }
