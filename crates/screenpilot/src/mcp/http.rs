@@ -42,6 +42,7 @@ pub async fn serve(
         }
     };
     let stop = CancellationToken::new();
+    let calls = server.shared.shutdown.clone();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -65,6 +66,8 @@ pub async fn serve(
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             stop_signal().await;
+            // Running calls first: each cancels its daemon request, so sessions close promptly.
+            calls.cancel();
             stop.cancel();
         })
         .await

@@ -10,7 +10,9 @@ pub mod present;
 pub mod tools;
 
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -21,6 +23,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
@@ -58,15 +61,46 @@ pub async fn run(
 }
 
 async fn serve_stdio(server: Screenpilot) -> Result<(), OpError> {
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| OpError::new("mcp_failed", format!("MCP handshake on stdio failed: {e}")))?;
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    // The client closing our stdin means it is gone: stop its running calls at once rather than let
+    // rmcp wait for them to finish (a wait could last an hour; the client kills us after 2 s).
+    let stdin = EofSignal {
+        inner: stdin,
+        eof: server.shared.shutdown.clone(),
+    };
+    let running =
+        server.clone().serve((stdin, stdout)).await.map_err(|e| {
+            OpError::new("mcp_failed", format!("MCP handshake on stdio failed: {e}"))
+        })?;
     running
         .waiting()
         .await
         .map_err(|e| OpError::new("mcp_failed", format!("MCP stdio service failed: {e}")))?;
     Ok(())
+}
+
+/// A reader that cancels `eof` when it reaches end of file.
+struct EofSignal<R> {
+    inner: R,
+    eof: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EofSignal<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(())))
+            && buf.filled().len() == before
+            && buf.remaining() > 0
+        {
+            self.eof.cancel();
+        }
+        polled
+    }
 }
 
 /// The MCP server handler. Cheap to clone: every HTTP session gets a clone over the same daemon link.
