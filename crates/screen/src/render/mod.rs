@@ -6,6 +6,8 @@
 //! glyphs come from DejaVu Sans Mono, embedded in the binary so screenshots look the same on every machine;
 //! only characters it lacks (CJK, mostly) are looked up in fonts installed on the system.
 
+mod blend;
+mod blocks;
 mod boxdraw;
 mod fallback;
 mod font;
