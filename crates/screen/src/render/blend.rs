@@ -83,11 +83,11 @@ impl Blender {
                     i32::from(g.to_linear[f as usize]),
                     i32::from(g.to_linear[b as usize]),
                 );
-                let mixed = bl + ((fl - bl) * a + 127) / 255;
+                let mixed = bl + scale(fl - bl, a);
                 g.to_srgb[mixed.clamp(0, LINEAR_MAX as i32) as usize]
             } else {
                 let (f, b) = (i32::from(f), i32::from(b));
-                (b + ((f - b) * a + 127) / 255).clamp(0, 255) as u8
+                (b + scale(f - b, a)).clamp(0, 255) as u8
             };
         }
         out
@@ -160,6 +160,16 @@ impl Blender {
                 }
             }
         }
+    }
+}
+
+/// `delta * a / 255`, rounded to nearest (integer division alone rounds negative values up).
+fn scale(delta: i32, a: i32) -> i32 {
+    let n = delta * a;
+    if n >= 0 {
+        (n + 127) / 255
+    } else {
+        (n - 127) / 255
     }
 }
 
