@@ -264,7 +264,18 @@ fn handle(
             let tasks_task = tasks.clone();
             let key_task = key.clone();
             let task = tokio::spawn(async move {
-                let outcome = ops::execute(&ctx, &op, params).await;
+                let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+                let forward_tx = tx_task.clone();
+                let forward_id = id.clone();
+                let forward = tokio::spawn(async move {
+                    while let Some(update) = progress_rx.recv().await {
+                        let _ = forward_tx.send(Response::progress(forward_id.clone(), update));
+                    }
+                });
+                let outcome =
+                    ops::execute(&ctx, &op, params, &ops::Progress::new(progress_tx)).await;
+                // Every progress line goes out before the final answer.
+                let _ = forward.await;
                 if let Ok(mut tasks) = tasks_task.lock() {
                     tasks.remove(&key_task);
                 }

@@ -13,5 +13,5 @@ pub mod paths;
 pub mod protocol;
 
 pub use client::Client;
-pub use ops::{execute, Context, OpError, OPERATIONS};
+pub use ops::{execute, Context, OpError, Progress, OPERATIONS};
 pub use paths::Paths;

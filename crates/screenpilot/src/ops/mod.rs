@@ -29,6 +29,24 @@ pub use waits::{
     WaitVisualChangeParams,
 };
 
+/// Where an operation streams intermediate results (a screen update after each step of a long
+/// operation); the daemon forwards them as progress lines, MCP as progress notifications.
+#[derive(Clone, Default)]
+pub struct Progress(Option<tokio::sync::mpsc::UnboundedSender<Value>>);
+
+impl Progress {
+    pub fn new(sink: tokio::sync::mpsc::UnboundedSender<Value>) -> Progress {
+        Progress(Some(sink))
+    }
+
+    /// Report progress; silently dropped when nobody listens.
+    pub fn send(&self, update: Value) {
+        if let Some(sink) = &self.0 {
+            let _ = sink.send(update);
+        }
+    }
+}
+
 /// What an operation needs from the daemon.
 #[derive(Clone)]
 pub struct Context {
@@ -129,8 +147,14 @@ fn with_state(sid: &str, state: &ScreenState) -> Map<String, Value> {
     map
 }
 
-/// Run operation `name` with JSON parameters.
-pub async fn execute(ctx: &Context, name: &str, params_json: Value) -> OpResult {
+/// Run operation `name` with JSON parameters. Long operations report steps to `progress`.
+pub async fn execute(
+    ctx: &Context,
+    name: &str,
+    params_json: Value,
+    progress: &Progress,
+) -> OpResult {
+    let _ = progress;
     match name {
         "spawn" => lifecycle::spawn(ctx, params(name, params_json)?).await,
         "list" => lifecycle::list(ctx, params(name, params_json)?),
