@@ -383,4 +383,78 @@ mod tests {
             "combining marks take no cell"
         );
     }
+
+    /// Arbitrary bytes (escape fragments, wide and combining characters, lines, emoji, garbage) on
+    /// screens of every small size, in both formats and themes, with and without the frame: nothing
+    /// panics and every PNG is valid.
+    #[test]
+    fn arbitrary_screens_always_render() {
+        const PIECES: [&str; 24] = [
+            "\x1b[",
+            "38;2;",
+            "48;5;",
+            ";",
+            "1",
+            "7",
+            "4:3",
+            "m",
+            "\x1b[?1049h",
+            "\x1b]4;3;rgb:12/34/56\x07",
+            "中文",
+            "e\u{301}",
+            "─┼╬",
+            "▒█",
+            "⣿",
+            "😀\u{200d}👍",
+            "\u{e0b0}",
+            "\r\n",
+            "\x1b]2;t\x07",
+            "\x1b[2 q",
+            "\x1b[5 q",
+            "\x1b[?25l",
+            "\t",
+            "\u{10FFFD}",
+        ];
+        let mut seed: u64 = 0x5eed;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..150 {
+            // At least two columns: alacritty_terminal itself panics on a wide character in a
+            // one-column terminal (reported; the emulator wrapper should refuse that size).
+            let size = Size::new(2 + next(30) as u16, 1 + next(8) as u16);
+            let mut screen = crate::Screen::new(size, 10);
+            let mut bytes = Vec::new();
+            for _ in 0..next(80) {
+                if next(4) == 0 {
+                    bytes.push(next(256) as u8);
+                } else {
+                    bytes.extend_from_slice(PIECES[next(PIECES.len() as u64) as usize].as_bytes());
+                }
+            }
+            screen.feed(&bytes);
+            let opts = RenderOptions {
+                font_px: MIN_FONT_PX + next(30) as f32 * 0.7,
+                theme: if round % 2 == 0 {
+                    ThemeName::Dark
+                } else {
+                    ThemeName::Light
+                },
+                frame: next(2) == 0,
+            };
+            let grid = screen.cells();
+            let png = render_png(&grid, &opts).expect("renders");
+            let reader = ::png::Decoder::new(std::io::Cursor::new(png))
+                .read_info()
+                .expect("valid PNG");
+            let layout = Layout::new(grid.size, &opts);
+            assert_eq!(reader.info().width, layout.image.width);
+            let svg = render_svg(&grid, &opts);
+            assert!(svg.ends_with("</svg>\n"));
+            assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
+        }
+    }
 }
