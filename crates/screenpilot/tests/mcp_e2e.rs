@@ -110,3 +110,95 @@ fn mcp_over_http_with_the_python_sdk() {
     assert_eq!(summary["http"]["no_token_status"], 401);
     assert_eq!(summary["http"]["wrong_token_status"], 401);
 }
+
+/// The client closing stdin while a long wait runs: the server cancels the daemon request and exits at
+/// once (MCP clients kill a server that lingers). Raw JSON-RPC lines, no SDK needed.
+#[test]
+fn closing_stdin_stops_running_calls_and_exits() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    let dir = DaemonDir::new("eof");
+    let mut server = Command::new(BINARY)
+        .arg("mcp")
+        .env("SCREENPILOT_DIR", &dir.path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {BINARY} mcp: {e}"));
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (
+        server.stdin.take(),
+        server.stdout.take(),
+        server.stderr.take(),
+    ) else {
+        panic!("no pipes to the MCP server");
+    };
+    // Lines from the server arrive on a channel, so every wait for one has a deadline.
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next_line_with = |needle: &str| -> String {
+        loop {
+            match lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => continue,
+                Err(e) => panic!("no line with {needle:?} from the MCP server: {e}"),
+            }
+        }
+    };
+    let mut send = |message: serde_json::Value| {
+        let sent = writeln!(stdin, "{message}");
+        sent.unwrap_or_else(|e| panic!("cannot write to the MCP server: {e}"));
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "eof-test", "version": "0"}}}),
+    );
+    next_line_with(r#""id":1"#);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "spawn", "arguments": {"cmd": "cat", "sid": "eof"}}}),
+    );
+    let spawned = next_line_with(r#""id":2"#);
+    assert!(
+        spawned.contains(r#""isError":false"#),
+        "spawn failed: {spawned}"
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "wait_for", "arguments": {"sid": "eof", "pattern": "^never$", "timeout_ms": 600000},
+        "_meta": {"progressToken": "wait"}}}),
+    );
+    // The first progress notification says the wait is running.
+    next_line_with("notifications/progress");
+
+    let closed_at = Instant::now();
+    drop(send);
+    drop(stdin);
+    let mut log = String::new();
+    let _ = stderr.read_to_string(&mut log); // ends when the server exits
+    let status = server.wait();
+    let took = closed_at.elapsed();
+    assert!(
+        status.as_ref().is_ok_and(|s| s.success()),
+        "server exit: {status:?}\n{log}"
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "the server took {took:?} to exit after stdin closed"
+    );
+    assert!(
+        log.contains("wait_for stopped: the MCP server is shutting down; daemon request"),
+        "no record that the running wait was cancelled in the daemon:\n{log}"
+    );
+}
