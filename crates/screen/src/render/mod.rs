@@ -15,6 +15,7 @@ mod png;
 mod shapes;
 mod style;
 mod svg;
+mod svg_elements;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

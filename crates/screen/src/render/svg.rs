@@ -13,6 +13,7 @@ use super::boxdraw::{self, BoxMetrics};
 use super::font::{Face, Metrics};
 use super::shapes::{self, Shape};
 use super::style::{self, Colors, CursorMark, Decoration, Paint};
+use super::svg_elements::{escape_into, num, write_shape};
 use super::{FrameDecor, Layout, RenderOptions};
 
 /// The font stack: the embedded PNG font first, so viewers that have it show the same glyphs.
@@ -57,6 +58,15 @@ struct Svg {
     out: String,
 }
 
+/// One row of cells being written, with what they look like.
+struct Row<'a> {
+    cells: &'a [&'a Cell],
+    paints: &'a [Paint],
+    /// Top-left pixel of the row's first cell.
+    origin: (f32, f32),
+    metrics: &'a Metrics,
+}
+
 /// A run of cells whose text goes into one `<text>` element.
 struct TextRun {
     col: u16,
@@ -72,6 +82,10 @@ struct TextRun {
 }
 
 impl Svg {
+    fn shape(&mut self, shape: &Shape, dx: f32, dy: f32, colour: Rgb) {
+        write_shape(&mut self.out, shape, dx, dy, colour);
+    }
+
     fn frame(&mut self, layout: &Layout, metrics: &Metrics, decor: &FrameDecor) {
         let (w, h) = (layout.image.width as f32, layout.image.height as f32);
         let bar = layout.title_bar as f32;
@@ -106,140 +120,42 @@ impl Svg {
     }
 
     fn cells(&mut self, grid: &CellGrid, layout: &Layout, metrics: &Metrics, colors: &Colors) {
-        let (cols, rows) = (grid.size.cols, grid.size.rows);
         let blank = Cell::default();
         let cursor = CursorMark::of(grid);
         let default_bg = colors.default_bg();
-        let (cw, ch) = (metrics.cell_w as f32, metrics.cell_h as f32);
-        let (ox, oy) = (layout.origin.0 as f32, layout.origin.1 as f32);
-        let mut paints: Vec<Paint> = Vec::with_capacity(cols as usize);
+        // Text and lines go after every background, as in the PNG, so they are written to their own
+        // buffer and appended at the end.
         let mut foreground = Svg::default();
         let mut cursor_colour = default_bg;
-
-        for row in 0..rows {
-            paints.clear();
-            paints.extend((0..cols).map(|col| {
-                let inverted = cursor.is_some_and(|c| c.inverts(col, row));
-                style::paint(style::cell_at(grid, col, row, &blank), colors, inverted)
-            }));
+        for row in 0..grid.size.rows {
+            let cells: Vec<&Cell> = (0..grid.size.cols)
+                .map(|col| style::cell_at(grid, col, row, &blank))
+                .collect();
+            let paints: Vec<Paint> = cells
+                .iter()
+                .enumerate()
+                .map(|(col, cell)| {
+                    let inverted = cursor.is_some_and(|c| c.inverts(col as u16, row));
+                    style::paint(cell, colors, inverted)
+                })
+                .collect();
             if let Some(mark) = cursor.filter(|m| m.pos.row.0 == row) {
                 cursor_colour = paints
                     .get(mark.pos.col.0 as usize)
                     .map_or(default_bg, |p| p.fg);
             }
-            let y = oy + row as f32 * ch;
-
-            // Backgrounds: one rectangle per run of cells sharing a colour other than the default.
-            let mut col = 0usize;
-            while col < paints.len() {
-                let bg = paints[col].bg;
-                let start = col;
-                while col < paints.len() && paints[col].bg == bg {
-                    col += 1;
-                }
-                if bg != default_bg {
-                    let rect =
-                        Shape::rect(ox + start as f32 * cw, y, (col - start) as f32 * cw, ch);
-                    self.shape(&rect, 0.0, 0.0, bg);
-                }
-            }
-
-            // Text, and the shapes that replace box-drawing glyphs.
-            let mut run: Option<TextRun> = None;
-            for col in 0..cols {
-                let cell = style::cell_at(grid, col, row, &blank);
-                let paint = &paints[col as usize];
-                let x = ox + col as f32 * cw;
-                if cell.width == CellWidth::Spacer {
-                    continue;
-                }
-                let wide = cell.width == CellWidth::Wide;
-                let text = if paint.hidden {
-                    " "
-                } else {
-                    cell.text.as_str()
-                };
-                let procedural = text.chars().next().and_then(|c| {
-                    boxdraw::shapes(c, &BoxMetrics::new(metrics, metrics.span_w(wide)))
-                });
-                if let Some(shapes) = procedural {
-                    foreground.flush(run.take(), y, metrics, ox);
-                    for shape in &shapes {
-                        foreground.shape(shape, x, y, paint.fg);
-                    }
-                    continue;
-                }
-                let is_space = text == " ";
-                let cells = if wide { 2 } else { 1 };
-                match &mut run {
-                    // A space joins any run of narrow characters: it draws nothing, whatever its colour.
-                    Some(r) if !r.wide && is_space && !wide => {
-                        r.text.push_str(text);
-                        r.cells += 1;
-                    }
-                    Some(r)
-                        if r.fg == paint.fg
-                            && r.face == paint.face
-                            && r.wide == wide
-                            && !is_space =>
-                    {
-                        r.text.push_str(text);
-                        r.cells += cells;
-                        r.kept = (r.text.len(), r.cells);
-                    }
-                    _ if is_space => foreground.flush(run.take(), y, metrics, ox),
-                    _ => {
-                        foreground.flush(run.take(), y, metrics, ox);
-                        run = Some(TextRun {
-                            col,
-                            fg: paint.fg,
-                            face: paint.face,
-                            wide,
-                            text: text.to_owned(),
-                            cells,
-                            kept: (text.len(), cells),
-                        });
-                    }
-                }
-            }
-            foreground.flush(run.take(), y, metrics, ox);
-
-            // Underlines and strikeouts, merged over runs of cells drawn alike. The second cell of a wide
-            // character carries the first one's lines.
-            let mut lines: Vec<Option<(Decoration, Rgb)>> = Vec::with_capacity(paints.len());
-            for pass in 0..2 {
-                lines.clear();
-                for (col, paint) in paints.iter().enumerate() {
-                    let spacer =
-                        style::cell_at(grid, col as u16, row, &blank).width == CellWidth::Spacer;
-                    let inherited = lines
-                        .last()
-                        .copied()
-                        .flatten()
-                        .filter(|_| spacer && col > 0);
-                    let own = paint
-                        .decorations()
-                        .find(|d| (*d == Decoration::Strikeout) == (pass == 1))
-                        .map(|d| (d, paint.fg));
-                    lines.push(if spacer { inherited } else { own });
-                }
-                let mut col = 0usize;
-                while col < lines.len() {
-                    let Some(line) = lines[col] else {
-                        col += 1;
-                        continue;
-                    };
-                    let start = col;
-                    while col < lines.len() && lines[col] == Some(line) {
-                        col += 1;
-                    }
-                    let x = ox + start as f32 * cw;
-                    for shape in shapes::decoration(line.0, 0.0, (col - start) as f32 * cw, metrics)
-                    {
-                        foreground.shape(&shape, x, y, line.1);
-                    }
-                }
-            }
+            let row = Row {
+                cells: &cells,
+                paints: &paints,
+                origin: (
+                    layout.origin.0 as f32,
+                    layout.origin.1 as f32 + f32::from(row) * metrics.cell_h as f32,
+                ),
+                metrics,
+            };
+            self.backgrounds(&row, default_bg);
+            foreground.text(&row);
+            foreground.lines(&row);
         }
         self.out.push_str(&foreground.out);
 
@@ -251,11 +167,127 @@ impl Svg {
         }
     }
 
+    /// One rectangle per run of cells sharing a background other than the default.
+    fn backgrounds(&mut self, row: &Row, default_bg: Rgb) {
+        let (cw, ch) = (row.metrics.cell_w as f32, row.metrics.cell_h as f32);
+        let paints = row.paints;
+        let mut col = 0usize;
+        while col < paints.len() {
+            let bg = paints[col].bg;
+            let start = col;
+            while col < paints.len() && paints[col].bg == bg {
+                col += 1;
+            }
+            if bg != default_bg {
+                let rect = Shape::rect(start as f32 * cw, 0.0, (col - start) as f32 * cw, ch);
+                self.shape(&rect, row.origin.0, row.origin.1, bg);
+            }
+        }
+    }
+
+    /// The row's text as runs, and the shapes that replace box-drawing characters.
+    fn text(&mut self, row: &Row) {
+        let metrics = row.metrics;
+        let mut run: Option<TextRun> = None;
+        for (col, (cell, paint)) in row.cells.iter().zip(row.paints).enumerate() {
+            if cell.width == CellWidth::Spacer {
+                continue;
+            }
+            let wide = cell.width == CellWidth::Wide;
+            let text = if paint.hidden {
+                " "
+            } else {
+                cell.text.as_str()
+            };
+            let procedural = text
+                .chars()
+                .next()
+                .and_then(|c| boxdraw::shapes(c, &BoxMetrics::new(metrics, metrics.span_w(wide))));
+            if let Some(shapes) = procedural {
+                self.flush(run.take(), row);
+                let x = row.origin.0 + col as f32 * metrics.cell_w as f32;
+                for shape in &shapes {
+                    self.shape(shape, x, row.origin.1, paint.fg);
+                }
+                continue;
+            }
+            let is_space = text == " ";
+            let cells = if wide { 2 } else { 1 };
+            match &mut run {
+                // A space joins any run of narrow characters: it draws nothing, whatever its colour.
+                Some(r) if !r.wide && is_space && !wide => {
+                    r.text.push_str(text);
+                    r.cells += 1;
+                }
+                Some(r)
+                    if r.fg == paint.fg && r.face == paint.face && r.wide == wide && !is_space =>
+                {
+                    r.text.push_str(text);
+                    r.cells += cells;
+                    r.kept = (r.text.len(), r.cells);
+                }
+                _ if is_space => self.flush(run.take(), row),
+                _ => {
+                    self.flush(run.take(), row);
+                    run = Some(TextRun {
+                        col: col as u16,
+                        fg: paint.fg,
+                        face: paint.face,
+                        wide,
+                        text: text.to_owned(),
+                        cells,
+                        kept: (text.len(), cells),
+                    });
+                }
+            }
+        }
+        self.flush(run.take(), row);
+    }
+
+    /// Underlines, then strikeouts, each merged over runs of cells drawn alike. The second cell of a
+    /// wide character carries the first one's lines.
+    fn lines(&mut self, row: &Row) {
+        let cw = row.metrics.cell_w as f32;
+        let mut lines: Vec<Option<(Decoration, Rgb)>> = Vec::with_capacity(row.paints.len());
+        for strikeouts in [false, true] {
+            lines.clear();
+            for (cell, paint) in row.cells.iter().zip(row.paints) {
+                let line = if cell.width == CellWidth::Spacer {
+                    lines.last().copied().flatten()
+                } else {
+                    paint
+                        .decorations()
+                        .find(|d| (*d == Decoration::Strikeout) == strikeouts)
+                        .map(|d| (d, paint.fg))
+                };
+                lines.push(line);
+            }
+            let mut col = 0usize;
+            while col < lines.len() {
+                let Some(line) = lines[col] else {
+                    col += 1;
+                    continue;
+                };
+                let start = col;
+                while col < lines.len() && lines[col] == Some(line) {
+                    col += 1;
+                }
+                let x = row.origin.0 + start as f32 * cw;
+                let width = (col - start) as f32 * cw;
+                for shape in shapes::decoration(line.0, 0.0, width, row.metrics) {
+                    self.shape(&shape, x, row.origin.1, line.1);
+                }
+            }
+        }
+    }
+
     /// Write a run's text, without its leading and trailing spaces.
-    fn flush(&mut self, run: Option<TextRun>, y: f32, metrics: &Metrics, ox: f32) {
+    fn flush(&mut self, run: Option<TextRun>, row: &Row) {
         let Some(mut run) = run else {
             return;
         };
+        let metrics = row.metrics;
+        let (ox, y) = row.origin;
         run.text.truncate(run.kept.0);
         let cells = run.kept.1;
         // Narrow glyphs are centred in their cell as in the PNG; wide ones (about one em in CJK fonts)
@@ -283,115 +315,6 @@ impl Svg {
         escape_into(&mut self.out, &run.text);
         self.out.push_str("</text>\n");
     }
-
-    /// Write one shape, offset by (dx, dy), in `colour`.
-    fn shape(&mut self, shape: &Shape, dx: f32, dy: f32, colour: Rgb) {
-        let c = colour.hex();
-        let o = &mut self.out;
-        let _ = match *shape {
-            Shape::Rect { x, y, w, h, alpha } => {
-                if w <= 0.0 || h <= 0.0 {
-                    return;
-                }
-                let _ = write!(
-                    o,
-                    r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{c}""#,
-                    num(x + dx),
-                    num(y + dy),
-                    num(w),
-                    num(h)
-                );
-                if alpha < 1.0 {
-                    let _ = write!(o, r#" fill-opacity="{}""#, num(alpha));
-                }
-                writeln!(o, "/>")
-            }
-            Shape::Line {
-                x0,
-                y0,
-                x1,
-                y1,
-                width,
-            } => writeln!(
-                o,
-                r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{c}" stroke-width="{}" stroke-linecap="round"/>"#,
-                num(x0 + dx),
-                num(y0 + dy),
-                num(x1 + dx),
-                num(y1 + dy),
-                num(width)
-            ),
-            Shape::Arc {
-                cx,
-                cy,
-                r,
-                x0,
-                y0,
-                x1,
-                y1,
-                width,
-            } => {
-                // Sweep clockwise (on screen, y down) when the turn from start to end is clockwise.
-                let cross = (x0 - cx) * (y1 - cy) - (y0 - cy) * (x1 - cx);
-                writeln!(
-                    o,
-                    r#"<path d="M{} {} A{} {} 0 0 {} {} {}" fill="none" stroke="{c}" stroke-width="{}"/>"#,
-                    num(x0 + dx),
-                    num(y0 + dy),
-                    num(r),
-                    num(r),
-                    u8::from(cross > 0.0),
-                    num(x1 + dx),
-                    num(y1 + dy),
-                    num(width)
-                )
-            }
-            Shape::Disc { cx, cy, r } => writeln!(
-                o,
-                r#"<circle cx="{}" cy="{}" r="{}" fill="{c}"/>"#,
-                num(cx + dx),
-                num(cy + dy),
-                num(r)
-            ),
-            Shape::Triangle { points } => {
-                let [a, b, t] = points.map(|(x, y)| format!("{},{}", num(x + dx), num(y + dy)));
-                writeln!(o, r#"<polygon points="{a} {b} {t}" fill="{c}"/>"#)
-            }
-            Shape::Wave {
-                x0,
-                x1,
-                y,
-                amplitude,
-                period,
-                width,
-            } => {
-                // Eight points per period trace the sine closely enough at underline sizes.
-                let step = (period / 8.0).max(0.5);
-                let mut points = String::new();
-                let mut x = x0;
-                loop {
-                    let wy =
-                        y + amplitude * (std::f32::consts::TAU * (x - x0) / period.max(1.0)).sin();
-                    let _ = write!(
-                        points,
-                        "{}{},{}",
-                        if points.is_empty() { "" } else { " " },
-                        num(x + dx),
-                        num(wy + dy)
-                    );
-                    if x >= x1 {
-                        break;
-                    }
-                    x = (x + step).min(x1);
-                }
-                writeln!(
-                    o,
-                    r#"<polyline points="{points}" fill="none" stroke="{c}" stroke-width="{}"/>"#,
-                    num(width)
-                )
-            }
-        };
-    }
 }
 
 fn face_attrs(face: Face) -> &'static str {
@@ -400,34 +323,6 @@ fn face_attrs(face: Face) -> &'static str {
         (true, false) => r#" font-weight="bold""#,
         (false, true) => r#" font-style="italic""#,
         (true, true) => r#" font-weight="bold" font-style="italic""#,
-    }
-}
-
-/// A coordinate with at most two decimals and no trailing zeros, so output is compact and stable.
-fn num(v: f32) -> String {
-    let rounded = (v * 100.0).round() / 100.0;
-    if rounded.fract() == 0.0 {
-        format!("{}", rounded as i64)
-    } else {
-        let s = format!("{rounded:.2}");
-        s.trim_end_matches('0').to_owned()
-    }
-}
-
-/// Append text escaped for XML. Characters XML cannot carry (controls) become U+FFFD so the document
-/// always parses.
-fn escape_into(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\u{FFFE}' | '\u{FFFF}' => out.push('\u{FFFD}'),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
     }
 }
 
@@ -499,12 +394,5 @@ mod tests {
         assert_eq!(a, render_svg(&grid, &opts));
         assert!(a.contains("\u{FFFD}"));
         assert!(a.contains("<title>t\u{FFFD}&lt;x&gt;</title>"), "{a}");
-    }
-
-    #[test]
-    fn numbers_are_compact() {
-        assert_eq!(num(3.0), "3");
-        assert_eq!(num(0.185), "0.19");
-        assert_eq!(num(-2.5), "-2.5");
     }
 }
