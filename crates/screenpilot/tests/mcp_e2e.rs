@@ -183,7 +183,6 @@ fn closing_stdin_stops_running_calls_and_exits() {
     next_line_with("notifications/progress");
 
     let closed_at = Instant::now();
-    drop(send);
     drop(stdin);
     let mut log = String::new();
     let _ = stderr.read_to_string(&mut log); // ends when the server exits
