@@ -89,6 +89,11 @@ impl EventListener for Listener {
 
 struct TermDims(Size);
 
+/// alacritty_terminal needs at least two columns (a wide character in one column panics) and one row.
+fn usable(size: Size) -> Size {
+    Size::new(size.cols.max(2), size.rows.max(1))
+}
+
 impl Dimensions for TermDims {
     fn total_lines(&self) -> usize {
         self.0.rows as usize
@@ -120,7 +125,9 @@ impl Screen {
     }
 
     /// Like [`Screen::new`], answering colour queries from `theme`.
+    /// Sizes below 2x1 are raised to 2x1.
     pub fn with_theme(size: Size, scrollback: usize, theme: Theme) -> Screen {
+        let size = usable(size);
         let outbox = Arc::new(Mutex::new(Outbox::default()));
         let shared_size = Arc::new(Mutex::new(size));
         let listener = Listener {
@@ -179,7 +186,9 @@ impl Screen {
         Size::new(self.term.columns() as u16, self.term.screen_lines() as u16)
     }
 
+    /// Sizes below 2x1 are raised to 2x1.
     pub fn resize(&mut self, size: Size) {
+        let size = usable(size);
         self.term.resize(TermDims(size));
         if let Ok(mut shared) = self.size.lock() {
             *shared = size;
@@ -558,6 +567,16 @@ mod tests {
         s.feed(b"ame\x1b[?2026l");
         assert_eq!(s.text().lines().next(), Some("new frame"));
         assert!(s.sync_deadline().is_none());
+    }
+
+    #[test]
+    fn tiny_sizes_are_raised_instead_of_panicking() {
+        let mut s = Screen::new(Size::new(1, 0), 10);
+        s.feed("中文".as_bytes());
+        assert_eq!(s.size(), Size::new(2, 1));
+        s.resize(Size::new(0, 0));
+        s.feed("中".as_bytes());
+        assert_eq!(s.size(), Size::new(2, 1));
     }
 
     #[test]
