@@ -31,7 +31,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -254,6 +254,27 @@ async def run_stdio(binary: str, env: dict, root: Path) -> dict:
     return facts
 
 
+async def run_stdio_modern(binary: str, env: dict, root: Path) -> dict:
+    """The SDK's high-level Client in "auto" mode: it negotiates the newest protocol (2026-07-28,
+    per-request metadata instead of a handshake) and falls back to initialize."""
+    workdir = root / "stdio-cwd"
+    workdir.mkdir(exist_ok=True)
+    server = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(workdir))
+    sid = "mcp-modern"
+    with open(root / "mcp-modern.stderr", "w") as errlog:
+        async with Client(stdio_client(server, errlog=errlog), mode="auto") as client:
+            version = client.session.protocol_version
+            listed = await client.list_tools()
+            check(TOOLS <= {t.name for t in listed.tools}, "modern: tools missing")
+            await call_ok(client, "spawn", {"cmd": "bash --norc --noprofile", "sid": sid, "env": {"PS1": "$ "}})
+            await call_ok(client, "send_line", {"sid": sid, "text": "echo $((6*7))"})
+            waited = await call_ok(client, "wait_for", {"sid": sid, "pattern": "^42$", "timeout_ms": 10000})
+            check(waited.structured_content["matched"] is True, "modern: wait_for not matched")
+            await call_error(client, "wait_for", {"sid": sid, "pattern": "("}, "pattern")
+            await call_ok(client, "close", {"sid": sid})
+    return {"protocol_version": version}
+
+
 class HttpServer:
     """`screenpilot mcp --http 127.0.0.1:0`: the address and token come from its stderr."""
 
@@ -399,6 +420,7 @@ def main() -> int:
     try:
         if args.transport in ("stdio", "both"):
             summary["stdio"] = anyio.run(run_stdio, args.binary, env, root)
+            summary["stdio_auto_mode"] = anyio.run(run_stdio_modern, args.binary, env, root)
         if args.transport in ("http", "both"):
             summary["http"] = anyio.run(run_http, args.binary, env, root)
         summary["ok"] = True

@@ -102,6 +102,8 @@ fn screen_text(result: &Map<String, Value>, screen: &str) -> String {
         let value = match result.get(field) {
             None | Some(Value::Null) => continue,
             Some(Value::String(s)) if s.is_empty() => continue,
+            // Only news: a wait says exited=false on every ordinary return.
+            Some(Value::Bool(false)) if field == "exited" => continue,
             Some(Value::String(s)) if field == "sid" || field == "reason" || field == "hash" => {
                 s.clone()
             }
@@ -145,7 +147,7 @@ mod tests {
         let result = tool_result(Ok(json!({
             "ok": true, "sid": "sh", "alive": true, "matched": true, "alt_screen": false,
             "cursor": {"row": 1, "col": 2, "visible": true}, "title": "", "hash": "ab12",
-            "text": "$ echo 42\n42", "exit_code": null
+            "text": "$ echo 42\n42", "exit_code": null, "exited": false
         })));
         assert_eq!(result.is_error, Some(false));
         assert_eq!(
