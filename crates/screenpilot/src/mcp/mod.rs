@@ -265,11 +265,12 @@ impl Shared {
                 why = cancelled_or_shutdown(cancelled, &self.shutdown) => {
                     guard.id = None;
                     let id = call.id();
-                    let stopped = client.cancel(id).await;
+                    let stopped = client.call("cancel", serde_json::json!({ "id": id })).await;
                     eprintln!(
                         "screenpilot mcp: {op} {why}; daemon request {id} {}",
                         match stopped {
-                            Ok(()) => "cancelled".to_owned(),
+                            Ok(answer) if answer["cancelled"] == true => "cancelled".to_owned(),
+                            Ok(_) => "had already ended".to_owned(),
                             Err(e) => format!("could not be cancelled: {}", e.message),
                         }
                     );
