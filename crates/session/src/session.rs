@@ -109,7 +109,19 @@ pub struct Session {
     recorder: Mutex<Option<Recorder>>,
     pump: Mutex<Option<JoinHandle<()>>>,
     closed: std::sync::atomic::AtomicBool,
+    /// Waits in progress: a session someone is waiting on is not idle.
+    waiters: std::sync::atomic::AtomicUsize,
     limits: Arc<Limits>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("sid", &self.sid)
+            .field("pid", &self.pid)
+            .field("argv", &self.argv)
+            .finish()
+    }
 }
 
 /// Lock a std mutex, recovering the data if a panicking thread poisoned it: the screen stays usable.
@@ -144,6 +156,7 @@ impl Session {
             recorder: Mutex::new(recorder),
             pump: Mutex::new(None),
             closed: std::sync::atomic::AtomicBool::new(false),
+            waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
@@ -177,8 +190,20 @@ impl Session {
         *lock(&self.last_used) = Instant::now();
     }
 
+    /// How long since anyone used the session; zero while a wait is in progress.
     pub fn idle_for(&self) -> Duration {
+        if self.waiters.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            return Duration::ZERO;
+        }
         lock(&self.last_used).elapsed()
+    }
+
+    /// Mark a wait in progress until the guard is dropped.
+    pub fn waiting(&self) -> WaitGuard<'_> {
+        self.touch();
+        self.waiters
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        WaitGuard(self)
     }
 
     pub fn exit_info(&self) -> Option<ExitInfo> {
@@ -326,6 +351,18 @@ impl Session {
         }
         self.finished.send_replace(true);
         self.updates.send_modify(|g| *g += 1);
+    }
+}
+
+/// Keeps a session from counting as idle while a wait runs.
+pub struct WaitGuard<'a>(&'a Session);
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0
+            .waiters
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 

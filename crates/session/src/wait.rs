@@ -90,6 +90,7 @@ pub struct WaitOptions {
 /// Wait on `session` until `condition` holds, the program ends (on detect_child_exit sessions), or the
 /// timeout passes.
 pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions) -> Outcome {
+    let _busy = session.waiting();
     let start = Instant::now();
     let deadline = tokio::time::Instant::now() + options.timeout;
     let mut updates = session.subscribe();

@@ -1,0 +1,124 @@
+//! The session registry in-process, on real ptys and real programs.
+
+use std::time::Duration;
+
+use screenpilot_screen::Size;
+use screenpilot_session::process::session_members;
+use screenpilot_session::wait::{compile, wait, Condition, WaitOptions};
+use screenpilot_session::{Limits, Reason, Registry, SessionError, SpawnSpec};
+
+fn spec(argv: &[&str]) -> SpawnSpec {
+    SpawnSpec {
+        sid: None,
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        cwd: std::env::temp_dir(),
+        env: vec![("GREETING".into(), "hi from env".into())],
+        size: Size::new(80, 24),
+        detect_child_exit: true,
+        record: None,
+    }
+}
+
+const LONG: WaitOptions = WaitOptions {
+    timeout: Duration::from_secs(20),
+    scrollback: None,
+};
+
+#[tokio::test]
+async fn output_exit_code_and_env_reach_the_caller() {
+    let registry = Registry::new(Limits::default());
+    let session = registry
+        .spawn(spec(&[
+            "sh",
+            "-c",
+            "echo \"$GREETING\"; echo \"TERM=$TERM\"; exit 7",
+        ]))
+        .unwrap();
+    let done = wait(&session, &Condition::Exit, LONG).await;
+    assert_eq!(done.reason, Reason::Exited);
+    let state = session.read(Default::default());
+    assert!(state.text.contains("hi from env"), "{}", state.text);
+    assert!(state.text.contains("TERM=xterm-256color"), "{}", state.text);
+    assert_eq!(state.exit_code, Some(7));
+    assert!(!state.alive);
+    let err = session.write(&[b"x".to_vec()]).await.unwrap_err();
+    assert!(matches!(err, SessionError::Exited(_)), "{err}");
+}
+
+#[tokio::test]
+async fn the_session_limit_refuses_and_harms_nothing() {
+    let registry = Registry::new(Limits {
+        max_sessions: 2,
+        ..Limits::default()
+    });
+    let a = registry.spawn(spec(&["cat"])).unwrap();
+    let b = registry.spawn(spec(&["cat"])).unwrap();
+    let err = registry.spawn(spec(&["cat"])).unwrap_err();
+    assert!(matches!(err, SessionError::Limit(_)), "{err}");
+    assert!(err.to_string().contains("2 sessions are running"), "{err}");
+    assert!(a.alive() && b.alive());
+    registry.close_all().await;
+}
+
+#[tokio::test]
+async fn close_ends_processes_that_ignore_hup_and_term() {
+    let registry = Registry::new(Limits {
+        close_grace: Duration::from_millis(200),
+        ..Limits::default()
+    });
+    let session = registry
+        .spawn(spec(&[
+            "sh",
+            "-c",
+            "trap '' HUP TERM; sleep 1000 & sleep 1000 & echo started; wait",
+        ]))
+        .unwrap();
+    let started = compile("started", "pattern", registry.limits()).unwrap();
+    assert_eq!(
+        wait(&session, &Condition::Regex(started), LONG)
+            .await
+            .reason,
+        Reason::Matched
+    );
+    let leader = session.pid;
+    assert!(session_members(leader).len() >= 3, "shell and two sleeps");
+    let info = registry.close(session.sid.as_str()).await.unwrap();
+    assert_eq!(info.signal, Some(9), "only KILL ends it");
+    assert!(
+        session_members(leader).is_empty(),
+        "left behind: {:?}",
+        session_members(leader)
+    );
+}
+
+#[tokio::test]
+async fn an_idle_session_is_closed_and_its_waiters_released() {
+    let registry = Registry::new(Limits {
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    });
+    let expiry = tokio::spawn(registry.clone().expire_idle());
+    let session = registry.spawn(spec(&["cat"])).unwrap();
+    // A wait keeps the session busy; once it ends the idle clock runs and the session is closed.
+    let quiet = Condition::Ready {
+        marker: None,
+        stable: Duration::from_millis(400),
+    };
+    assert_eq!(wait(&session, &quiet, LONG).await.reason, Reason::Stable);
+    assert!(
+        registry.get(session.sid.as_str()).is_ok(),
+        "not closed while waited on"
+    );
+    // Watch the update channel itself: a wait would count as use and keep the session open.
+    let mut updates = session.subscribe();
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        while !session.is_closed() {
+            if updates.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    assert!(closed.await.is_ok(), "the idle session was not closed");
+    assert!(registry.list().is_empty());
+    expiry.abort();
+}
