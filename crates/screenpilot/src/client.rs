@@ -212,8 +212,10 @@ impl Client {
     }
 
     /// Ask the daemon to stop the request `id`.
-    pub async fn cancel(&self, id: u64) -> Result<(), OpError> {
-        self.call("cancel", json!({"id": id})).await.map(|_| ())
+    /// Returns whether the request was still running (and is now stopped).
+    pub async fn cancel(&self, id: u64) -> Result<bool, OpError> {
+        let answer = self.call("cancel", json!({"id": id})).await?;
+        Ok(answer["cancelled"] == serde_json::Value::Bool(true))
     }
 }
 

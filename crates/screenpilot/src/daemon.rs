@@ -263,6 +263,11 @@ fn handle(
             let tx_task = tx.clone();
             let tasks_task = tasks.clone();
             let key_task = key.clone();
+            // The table stays locked until the handle is in it, so the task's own removal (which
+            // takes the same lock) always comes after the insertion.
+            let mut table = tasks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             let task = tokio::spawn(async move {
                 let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
                 let forward_tx = tx_task.clone();
@@ -281,11 +286,7 @@ fn handle(
                 }
                 let _ = tx_task.send(Response::done(id, outcome));
             });
-            if let Ok(mut tasks) = tasks.lock() {
-                if !task.is_finished() {
-                    tasks.insert(key, task.abort_handle());
-                }
-            }
+            table.insert(key, task.abort_handle());
         }
     }
 }
