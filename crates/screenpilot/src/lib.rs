@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+pub mod textual;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -63,7 +63,10 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
     }
     let plan = cli::plan(&cli.verb)?;
     let client = Client::connect_or_start(&paths).await?;
-    let result = client.call(&plan.op, plan.params).await?;
+    let call = client.start(&plan.op, plan.params).await?;
+    let result = call
+        .finish(|update| cli::progress(&cli.verb, update, cli.json))
+        .await?;
     cli::present(&cli.verb, &result, cli.json)
 }
 

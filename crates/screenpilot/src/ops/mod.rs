@@ -9,6 +9,7 @@ mod input;
 mod lifecycle;
 mod mouse;
 mod observe;
+mod textual;
 mod waits;
 
 use std::sync::Arc;
@@ -173,6 +174,7 @@ pub async fn execute(
         "wait_visual_change" => waits::wait_visual_change(ctx, params(name, params_json)?).await,
         "wait_ready" => waits::wait_ready(ctx, params(name, params_json)?).await,
         "wait_exit" => waits::wait_exit(ctx, params(name, params_json)?).await,
+        "textual_run" => crate::textual::run(ctx, params(name, params_json)?, progress).await,
         other => Err(OpError::new(
             "unknown_operation",
             format!(
@@ -206,4 +208,5 @@ pub const OPERATIONS: &[OperationDef] = &[
     waits::WAIT_VISUAL_CHANGE,
     waits::WAIT_READY,
     waits::WAIT_EXIT,
+    textual::TEXTUAL_RUN,
 ];

@@ -1,0 +1,125 @@
+"""Answering screenpilot's requests on the app's own event loop.
+
+A thread reads requests from the channel and runs each as a coroutine on the app's loop, so every
+answer sees the app between two of its own messages, never in the middle of one.
+"""
+
+import asyncio
+import threading
+import traceback
+
+from . import settle, widgets
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+class RequestError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Probe:
+    def __init__(self, app, channel, python, textual_version):
+        self.app = app
+        self.channel = channel
+        self.python = python
+        self.textual_version = textual_version
+        self.loop = None
+        self.ready = threading.Event()
+        self.finished = threading.Event()
+
+    def start(self):
+        threading.Thread(target=self._serve, name="screenpilot-probe", daemon=True).start()
+
+    async def on_ready(self, pilot):
+        """Textual calls this once the app has composed and mounted its first screen."""
+        self.loop = asyncio.get_running_loop()
+        self.ready.set()
+        self.channel.event(
+            "ready",
+            python=self.python,
+            textual=self.textual_version,
+            app=type(self.app).__name__,
+        )
+
+    def report_exit(self):
+        self.finished.set()
+        self.channel.event(
+            "exit",
+            return_code=self.app.return_code,
+            return_value=_jsonable(self.app.return_value),
+            return_repr=None if self.app.return_value is None else repr(self.app.return_value),
+        )
+
+    def _serve(self):
+        for request in self.channel.requests():
+            self.ready.wait()
+            try:
+                future = asyncio.run_coroutine_threadsafe(self._handle(request), self.loop)
+            except RuntimeError:
+                self._answer(request, error=("app_exited", "the app has exited"))
+                continue
+            future.add_done_callback(lambda done, request=request: self._finish(request, done))
+        # screenpilot closed the channel: nobody can drive the app any more.
+        if self.ready.is_set() and not self.finished.is_set():
+            try:
+                self.loop.call_soon_threadsafe(self.app.exit)
+            except RuntimeError:
+                pass
+
+    def _finish(self, request, done):
+        try:
+            result = done.result()
+        except RequestError as error:
+            self._answer(request, error=(error.code, error.message))
+        except BaseException:
+            self._answer(request, error=("probe_failed", traceback.format_exc()))
+        else:
+            self._answer(request, result=result)
+
+    def _answer(self, request, result=None, error=None):
+        answer = {"id": request.get("id")}
+        if error is None:
+            answer["ok"] = True
+            answer["result"] = result
+        else:
+            answer["ok"] = False
+            answer["error"] = {"code": error[0], "message": error[1]}
+        self.channel.send(answer)
+
+    async def _handle(self, request):
+        op = request.get("op")
+        app = self.app
+        if op == "settle":
+            size = request.get("size")
+            return await settle.settle(
+                app,
+                limit=float(request.get("limit_ms", 10000)) / 1000.0,
+                size=tuple(size) if size else None,
+                paint=bool(request.get("paint", True)),
+            )
+        if op == "tree":
+            return widgets.tree(app)
+        if op == "query":
+            return widgets.query(app, request.get("selectors") or [])
+        if op == "region":
+            try:
+                return widgets.locate(app, request.get("selector", ""), request.get("offset"))
+            except widgets.Refusal as refusal:
+                raise RequestError(refusal.code, refusal.message) from None
+        if op == "widget_at":
+            return widgets.widget_at(app, int(request.get("x", 0)), int(request.get("y", 0)))
+        if op == "exit":
+            app.exit()
+            return {"exiting": True}
+        raise RequestError("bad_request", f"unknown probe request {op!r}")

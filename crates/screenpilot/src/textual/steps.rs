@@ -1,0 +1,203 @@
+//! Running the steps of a call against a live app: keys and mouse events go through the pty exactly as
+//! a terminal would send them; the probe only checks where a click would land and says when the app has
+//! settled.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use screenpilot_screen::keys::{self, Modifiers};
+use screenpilot_screen::mouse::{self, MouseButton};
+use screenpilot_screen::{CellPos, Size};
+use screenpilot_session::SessionError;
+
+use super::app::TextualApp;
+use super::link::{Link, LinkError};
+use super::params::{Pointer, Step};
+use super::shots::{self, Shot};
+use crate::ops::OpError;
+
+/// The longest one settle may take; an app busy for longer is reported, and the run goes on.
+const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+/// Slack over the probe's own limit before the daemon stops waiting for its answer.
+const ANSWER_SLACK: Duration = Duration::from_secs(2);
+
+/// Why a step stopped the run.
+pub enum StepError {
+    /// The app ended (perhaps as the step intended).
+    Exited,
+    Failed(OpError),
+}
+
+impl From<OpError> for StepError {
+    fn from(e: OpError) -> Self {
+        StepError::Failed(e)
+    }
+}
+
+/// Drives one app for the length of a call.
+pub struct Driver<'a> {
+    pub app: &'a TextualApp,
+    pub link: &'a mut Link,
+    deadline: Instant,
+    /// Things the caller should know that did not stop the run (an app that never went idle).
+    pub warnings: Vec<String>,
+    pub shots: Vec<Shot>,
+}
+
+impl<'a> Driver<'a> {
+    pub fn new(app: &'a TextualApp, link: &'a mut Link, deadline: Instant) -> Driver<'a> {
+        Driver {
+            app,
+            link,
+            deadline,
+            warnings: Vec::new(),
+            shots: Vec::new(),
+        }
+    }
+
+    fn limit(&self) -> Duration {
+        SETTLE_LIMIT.min(self.deadline.saturating_duration_since(Instant::now()))
+    }
+
+    /// A request to the probe; a refusal becomes an error for `field`.
+    pub async fn ask(&mut self, op: &str, fields: Value, field: &str) -> Result<Value, StepError> {
+        let limit = self.limit() + ANSWER_SLACK;
+        match self.link.request(op, fields, limit).await {
+            Ok(answer) => Ok(answer),
+            Err(LinkError::Exited(_)) => Err(StepError::Exited),
+            Err(LinkError::Timeout) => Err(OpError::new(
+                "probe_timeout",
+                format!(
+                    "{field}: the app did not answer {op} within {} s",
+                    limit.as_secs()
+                ),
+            )
+            .into()),
+            Err(LinkError::Probe { code, message }) => Err(OpError {
+                code: if code == "invalid_selector" || code == "probe_failed" {
+                    code
+                } else {
+                    format!("widget_{code}")
+                },
+                message: format!("{field}: {message}"),
+                field: Some(field.to_owned()),
+            }
+            .into()),
+            Err(LinkError::Io(message)) => {
+                Err(OpError::new("probe_failed", format!("{field}: {message}")).into())
+            }
+        }
+    }
+
+    /// Wait until the app has handled everything sent so far and its screen is drawn (bounded).
+    pub async fn settle(&mut self, size: Option<Size>, what: &str) -> Result<(), StepError> {
+        self.settle_with(size, true, what).await
+    }
+
+    /// With `paint` false: only until the app has handled the input (its queues are empty).
+    async fn settle_with(
+        &mut self,
+        size: Option<Size>,
+        paint: bool,
+        what: &str,
+    ) -> Result<(), StepError> {
+        let limit = self.limit();
+        let fields = json!({
+            "limit_ms": limit.as_millis() as u64,
+            "size": size.map(|s| [s.cols, s.rows]),
+            "paint": paint,
+        });
+        match self.ask("settle", fields, what).await {
+            Ok(answer) if answer["settled"] == Value::Bool(true) => Ok(()),
+            Ok(answer) => {
+                let reason = answer["reason"].as_str().unwrap_or("it did not settle");
+                self.warnings.push(format!("{what}: {reason}"));
+                Ok(())
+            }
+            Err(StepError::Failed(e)) => {
+                self.warnings.push(e.message);
+                Ok(())
+            }
+            Err(exited) => Err(exited),
+        }
+    }
+
+    /// Send input bytes to the app.
+    async fn send(&mut self, writes: &[Vec<u8>]) -> Result<(), StepError> {
+        match self.app.session.write(writes).await {
+            Ok(()) => Ok(()),
+            Err(SessionError::Exited(_)) => Err(StepError::Exited),
+            Err(e) => Err(OpError::from(e).into()),
+        }
+    }
+
+    /// Run one step, then settle. `field` names it in errors (`actions[2]`).
+    pub async fn run(&mut self, step: &Step, field: &str) -> Result<(), StepError> {
+        match step {
+            Step::Press(keys) => {
+                // One key at a time, each handled before the next: Textual resolves bindings where a
+                // key ends up after bubbling, so keys sent at once could be handled out of order.
+                for (i, key) in keys.iter().enumerate() {
+                    let writes = keys::encode_tokens(&[key], &self.app.session.modes());
+                    self.send(&writes).await?;
+                    let last = i + 1 == keys.len();
+                    self.settle_with(None, last, field).await?;
+                }
+                Ok(())
+            }
+            Step::Pointer(pointer) => self.pointer(pointer, field).await,
+            Step::Pause(duration) => {
+                // A pause the caller asked for, not synchronisation.
+                tokio::time::sleep(*duration).await;
+                self.settle(None, field).await
+            }
+            Step::Resize(size) => {
+                self.app
+                    .session
+                    .resize(*size)
+                    .await
+                    .map_err(|e| OpError::invalid(field, e.to_string()))?;
+                self.settle(Some(*size), field).await
+            }
+            Step::Screenshot => {
+                let shot = shots::write_beside(&self.app.app, &self.app.session)?;
+                self.shots.push(shot);
+                Ok(())
+            }
+        }
+    }
+
+    /// A click or hover: only where the probe confirms the widget itself would receive it.
+    async fn pointer(&mut self, p: &Pointer, field: &str) -> Result<(), StepError> {
+        let fields = json!({ "selector": p.selector, "offset": p.offset });
+        let place = self.ask("region", fields, field).await?;
+        let (Some(x), Some(y)) = (place["x"].as_u64(), place["y"].as_u64()) else {
+            return Err(OpError::new(
+                "probe_failed",
+                format!("{field}: the probe gave no position for {}", p.selector),
+            )
+            .into());
+        };
+        let pos = CellPos::new(x as u16, y as u16);
+        let modes = self.app.session.modes();
+        let writes = if p.hover {
+            mouse::move_to(pos, MouseButton::None, Modifiers::NONE, &modes)
+        } else {
+            mouse::click(pos, p.button, p.count, Modifiers::NONE, &modes)
+        }
+        .map_err(|e| OpError::new("mouse_unavailable", format!("{field}: {e}")))?;
+        if writes.is_empty() {
+            return Err(OpError::new(
+                "mouse_unavailable",
+                format!(
+                    "{field}: the app does not follow pointer motion, so a hover cannot reach it"
+                ),
+            )
+            .into());
+        }
+        self.send(&writes).await?;
+        self.settle(None, field).await
+    }
+}
