@@ -63,9 +63,14 @@ pub enum Verb {
     Screenshot(ScreenshotArgs),
     /// Wait for the screen: exit status 0 when the condition held, 1 on timeout (or exit first).
     Wait(WaitArgs),
-    /// Run a Textual app and drive it: textual APP [--actions JSON] [--query SEL]... [--screenshot];
-    /// with --session NAME it stays open (later calls give --session without APP; --close stops it).
-    Textual(TextualArgs),
+    /// X11 desktop sessions: desktop start [--sid ID] [--size 1280x800] [--display :N] [-- PROGRAM ARGS]
+    Desktop {
+        #[command(subcommand)]
+        action: DesktopVerb,
+    },
+    /// Computer-use actions on a desktop or terminal session, with a fresh screenshot:
+    /// computer SID click 100 200 | type 'hi' | keypress CTRL c | scroll X Y 0 360 | drag 1,1 50,50 | '{"type": ...}' | '[...]'
+    Computer(ComputerArgs),
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.
@@ -206,37 +211,47 @@ pub struct WaitArgs {
     pub scrollback: bool,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum DesktopVerb {
+    /// Start a private Xvfb (or attach to a display) and optionally a program on it.
+    Start(DesktopStartArgs),
+}
+
 #[derive(Debug, Args)]
-pub struct TextualArgs {
-    /// The Python file defining the app; omit it with --session to act on an open session.
-    pub app: Option<PathBuf>,
-    /// Keep the app running as this session: opened with APP, acted on without it.
+pub struct DesktopStartArgs {
     #[arg(long)]
-    pub session: Option<String>,
-    /// Actions as a JSON list, e.g. '[{"press": "tab"}, {"click": "#inc"}, {"pause": 0.5}]'.
-    #[arg(long, value_name = "JSON")]
-    pub actions: Option<String>,
-    /// Print the widget tree of the active screen.
-    #[arg(long)]
-    pub tree: bool,
-    /// Print the state of the widgets matching this CSS selector; repeatable.
-    #[arg(long = "query", value_name = "SELECTOR")]
-    pub query: Vec<String>,
-    /// Write an SVG and a PNG of the final screen beside the app file.
-    #[arg(long)]
-    pub screenshot: bool,
-    /// Initial terminal size, WIDTHxHEIGHT (default 80x25).
+    pub sid: Option<String>,
+    /// Screen size, WIDTHxHEIGHT (default 1280x800).
     #[arg(long, value_name = "WxH")]
     pub size: Option<String>,
-    /// The Python interpreter (default python3).
+    /// Attach to this existing display (e.g. :0) instead of starting Xvfb; close leaves it running.
+    #[arg(long, value_name = ":N")]
+    pub display: Option<String>,
+    /// Window manager: auto (default), none, or a program name.
+    #[arg(long, value_name = "WM")]
+    pub wm: Option<String>,
+    /// Working directory of the program (default: here).
     #[arg(long)]
-    pub python: Option<String>,
-    /// Limit for the whole run in milliseconds (default 120000).
+    pub cwd: Option<PathBuf>,
+    /// The program to run on the display, and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub program: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ComputerArgs {
+    pub sid: String,
+    /// An action: screenshot | click X Y [BUTTON] | double_click X Y | triple_click X Y | move X Y |
+    /// scroll X Y SCROLL_X SCROLL_Y | type TEXT... | keypress KEY... | drag X,Y X,Y... | wait [MS] |
+    /// cursor_position; or one JSON action object, or a JSON list of them.
+    #[arg(required = true, allow_negative_numbers = true, num_args = 1..)]
+    pub action: Vec<String>,
+    /// Save the screenshot here (default SID.png; with --json and no -o it stays base64 in the JSON).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Limit for each step in milliseconds (default 30000).
     #[arg(long, value_name = "MS")]
-    pub timeout: Option<u64>,
-    /// With --session: stop the app and close the session (after any actions).
-    #[arg(long)]
-    pub close: bool,
+    pub step_timeout_ms: Option<u64>,
 }
 
 /// What a verb asks the daemon.
@@ -378,7 +393,10 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ("screenshot", p)
         }
         Verb::Wait(a) => plan_wait(a)?,
-        Verb::Textual(a) => ("textual_run", plan_textual(a)?),
+        Verb::Desktop {
+            action: DesktopVerb::Start(a),
+        } => ("desktop_start", plan_desktop_start(a)?),
+        Verb::Computer(a) => ("computer", plan_computer(a)?),
         Verb::Call { op, params } => {
             let params = match params {
                 Some(text) => serde_json::from_str(text)
@@ -400,103 +418,121 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
     })
 }
 
-fn plan_textual(a: &TextualArgs) -> Result<Value, OpError> {
+fn plan_desktop_start(a: &DesktopStartArgs) -> Result<Value, OpError> {
     let mut p = Map::new();
-    if let Some(app) = &a.app {
-        p.insert(
-            "app".into(),
-            absolute(app).to_string_lossy().into_owned().into(),
-        );
-    }
-    if let Some(actions) = &a.actions {
-        let actions: Value = serde_json::from_str(actions)
-            .map_err(|e| OpError::invalid("actions", format!("not valid JSON: {e}")))?;
-        p.insert("actions".into(), actions);
+    if let Some(sid) = &a.sid {
+        p.insert("sid".into(), sid.clone().into());
     }
     if let Some(size) = &a.size {
         let (w, h) = parse_pair(
             &size.to_lowercase(),
             'x',
             "size",
-            "WIDTHxHEIGHT, e.g. 100x30",
+            "WIDTHxHEIGHT, e.g. 1280x800",
         )?;
         p.insert("size".into(), json!([w, h]));
     }
-    for (key, value) in [("session", a.session.clone()), ("python", a.python.clone())] {
-        if let Some(value) = value {
-            p.insert(key.into(), value.into());
-        }
+    if let Some(display) = &a.display {
+        p.insert("display".into(), display.clone().into());
     }
-    if let Some(ms) = a.timeout {
-        p.insert("timeout".into(), ms.into());
+    if let Some(wm) = &a.wm {
+        p.insert("window_manager".into(), wm.clone().into());
     }
-    if !a.query.is_empty() {
-        p.insert("query".into(), json!(a.query));
-    }
-    for (key, on) in [
-        ("tree", a.tree),
-        ("screenshot", a.screenshot),
-        ("close", a.close),
-    ] {
-        if on {
-            p.insert(key.into(), true.into());
+    if !a.program.is_empty() {
+        p.insert("argv".into(), json!(a.program));
+        let cwd = a
+            .cwd
+            .as_deref()
+            .map(absolute)
+            .or_else(|| std::env::current_dir().ok());
+        if let Some(cwd) = cwd {
+            p.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
         }
     }
     Ok(Value::Object(p))
 }
 
-/// Print a progress update of a running verb: a JSON line with --json, else the screen under a header.
-pub fn progress(verb: &Verb, update: &Value, as_json: bool) {
-    if !matches!(verb, Verb::Textual(_)) {
-        return;
+/// `computer SID NAME ARGS...` (or JSON) as `computer` parameters.
+fn plan_computer(a: &ComputerArgs) -> Result<Value, OpError> {
+    let mut p = Map::new();
+    p.insert("sid".into(), a.sid.clone().into());
+    if let Some(ms) = a.step_timeout_ms {
+        p.insert("step_timeout_ms".into(), ms.into());
     }
-    let mut out = std::io::stdout().lock();
-    if as_json {
-        let _ = writeln!(out, "{}", json!({ "progress": update }));
-        return;
+    let first = a.action[0].trim_start();
+    if first.starts_with('{') || first.starts_with('[') {
+        let value: Value = serde_json::from_str(&a.action.join(" "))
+            .map_err(|e| OpError::invalid("action", format!("not valid JSON: {e}")))?;
+        let key = if value.is_array() {
+            "actions"
+        } else {
+            "action"
+        };
+        p.insert(key.into(), value);
+        return Ok(Value::Object(p));
     }
-    let header = update["message"]
-        .as_str()
-        .and_then(|m| m.lines().next())
-        .unwrap_or("");
-    let _ = writeln!(out, "── {header}");
-    let _ = writeln!(out, "{}", update["text"].as_str().unwrap_or(""));
-}
-
-/// The end of a `textual` run for a person: the screen, then what else came back.
-fn print_textual(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
-    writeln!(out, "{}", result["text"].as_str().unwrap_or(""))?;
-    let details = &result["details"];
-    if let Some(svg) = details["screenshot"].as_str() {
-        writeln!(
-            out,
-            "screenshot: {svg} ({})",
-            details["png"].as_str().unwrap_or("")
-        )?;
-    }
-    if !details["exit"].is_null() {
-        writeln!(
-            out,
-            "exited: return code {}, value {}",
-            details["exit"]["return_code"], details["exit_value"]
-        )?;
-    } else {
-        writeln!(
-            out,
-            "session {} is running",
-            result["sid"].as_str().unwrap_or("")
-        )?;
-    }
-    for warning in details["warnings"].as_array().into_iter().flatten() {
-        writeln!(out, "warning: {}", warning.as_str().unwrap_or(""))?;
-    }
-    for key in ["tree", "query"] {
-        if let Some(value) = result.get(key) {
-            let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-            writeln!(out, "{key}: {pretty}")?;
+    let name = a.action[0].as_str();
+    let args = &a.action[1..];
+    let number = |i: usize, what: &str| -> Result<f64, OpError> {
+        args.get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .ok_or_else(|| OpError::invalid("action", format!("{name} needs {what}")))
+    };
+    let mut action = Map::new();
+    action.insert("type".into(), name.into());
+    match name {
+        "click" | "double_click" | "triple_click" | "move" | "left_click" | "right_click"
+        | "middle_click" | "mouse_move" => {
+            action.insert("x".into(), json!(number(0, "X Y")?));
+            action.insert("y".into(), json!(number(1, "X Y")?));
+            if let Some(button) = args.get(2) {
+                action.insert("button".into(), button.clone().into());
+            }
         }
+        "scroll" => {
+            action.insert("x".into(), json!(number(0, "X Y SCROLL_X SCROLL_Y")?));
+            action.insert("y".into(), json!(number(1, "X Y SCROLL_X SCROLL_Y")?));
+            action.insert(
+                "scroll_x".into(),
+                json!(number(2, "X Y SCROLL_X SCROLL_Y")?),
+            );
+            action.insert(
+                "scroll_y".into(),
+                json!(number(3, "X Y SCROLL_X SCROLL_Y")?),
+            );
+        }
+        "type" => {
+            action.insert("text".into(), args.join(" ").into());
+        }
+        "keypress" => {
+            let keys: Vec<String> = if args.len() == 1 && args[0].len() > 1 && args[0].contains('+')
+            {
+                args[0].split('+').map(str::to_owned).collect()
+            } else {
+                args.to_vec()
+            };
+            action.insert("keys".into(), json!(keys));
+        }
+        "key" => {
+            action.insert("text".into(), args.join(" ").into());
+        }
+        "drag" => {
+            let path: Vec<Value> = args
+                .iter()
+                .map(|point| {
+                    let (x, y) = parse_pair(point, ',', "path", "X,Y, e.g. 10,20")?;
+                    Ok(json!({"x": x, "y": y}))
+                })
+                .collect::<Result<_, OpError>>()?;
+            action.insert("path".into(), Value::Array(path));
+        }
+        "wait" if !args.is_empty() => {
+            action.insert("ms".into(), json!(number(0, "MS")? as u64));
+        }
+        _ => {}
     }
-    Ok(())
+    p.insert("action".into(), Value::Object(action));
+    Ok(Value::Object(p))
 }
 
 fn plan_wait(a: &WaitArgs) -> Result<(&'static str, Value), OpError> {
@@ -552,8 +588,18 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
             write_image(&path, &mut result)?;
         }
     }
+    if let Verb::Computer(a) = verb {
+        if result.get("png").is_some() && (a.output.is_some() || !as_json) {
+            let path = a
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{}.png", a.sid)));
+            write_image(&path, &mut result)?;
+        }
+    }
     let status = match verb {
         Verb::Wait(_) => i32::from(!wait_satisfied(&result)),
+        Verb::Computer(_) => i32::from(result["ok"] != Value::Bool(true)),
         Verb::Alive { .. } => i32::from(result["alive"] != Value::Bool(true)),
         _ => 0,
     };
@@ -595,8 +641,29 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
             }
         }
         Verb::Screenshot(_) => writeln!(out, "{}", text("path")),
+        Verb::Desktop { .. } => writeln!(
+            out,
+            "{} {} {}x{}",
+            text("sid"),
+            text("display"),
+            result["width"],
+            result["height"]
+        ),
+        Verb::Computer(_) => {
+            if let Some(error) = result["error"]["message"].as_str() {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "screenpilot: computer: {error}");
+            }
+            writeln!(
+                out,
+                "{} action(s) done; screen {}x{}; {}",
+                result["done"],
+                result["width"],
+                result["height"],
+                text("path")
+            )
+        }
         Verb::Call { .. } => writeln!(out, "{result}"),
-        Verb::Textual(_) => print_textual(&mut out, &result),
         _ => Ok(()),
     };
     Ok(status)
@@ -651,7 +718,11 @@ fn print_list(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
             s["sid"].as_str().unwrap_or(""),
             s["pid"],
             state.split(' ').take(3).collect::<Vec<_>>().join(" "),
-            format!("{}x{}", s["cols"], s["rows"]),
+            if s["kind"] == "desktop" {
+                format!("{}x{}", s["width"], s["height"])
+            } else {
+                format!("{}x{}", s["cols"], s["rows"])
+            },
             cmd.join(" ")
         )?;
     }

@@ -91,6 +91,7 @@ pub async fn run(
     let registry = Registry::new(limits);
     let ctx = Context {
         registry: registry.clone(),
+        desktops: screenpilot_desktop::DesktopRegistry::new(),
     };
     let expiry = tokio::spawn(registry.clone().expire_idle());
     let (stop_tx, mut stop_rx) = watch::channel(false);
@@ -130,6 +131,7 @@ pub async fn run(
     let _ = std::fs::remove_file(&paths.socket);
     expiry.abort();
     registry.close_all().await;
+    ctx.desktops.close_all().await;
     drop(lock);
     Ok(())
 }

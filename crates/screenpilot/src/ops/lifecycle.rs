@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use screenpilot_screen::Size;
 use screenpilot_session::spec::{check_cwd, check_env, command_argv, Command};
-use screenpilot_session::{SessionId, SpawnSpec};
+use screenpilot_session::{SessionError, SessionId, SpawnSpec};
 
 use super::{base, schema_of, Context, OpError, OpResult, OperationDef};
 
@@ -77,7 +77,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
 
 pub const LIST: OperationDef = OperationDef {
     name: "list",
-    description: "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Exited sessions stay listed until closed. Example: {}.",
+    description: "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.",
     schema: schema_of::<ListParams>,
 };
 
@@ -115,6 +115,31 @@ pub async fn spawn(ctx: &Context, p: SpawnParams) -> OpResult {
     };
     let argv = command_argv(command)?;
     let sid = p.sid.as_deref().map(SessionId::parse).transpose()?;
+    // Desktops share the sid space and the running-session limit with terminal sessions.
+    if let Some(sid) = &sid {
+        if ctx.desktops.contains(sid.as_str()) {
+            return Err(SessionError::DuplicateSession(sid.to_string()).into());
+        }
+    }
+    let desktops = ctx.desktops.running();
+    let terminals: Vec<String> = ctx
+        .registry
+        .list()
+        .into_iter()
+        .filter(|s| s.alive)
+        .map(|s| s.sid)
+        .collect();
+    if !desktops.is_empty()
+        && terminals.len() + desktops.len() >= ctx.registry.limits().max_sessions
+    {
+        let running = [terminals, desktops].concat();
+        return Err(SessionError::Limit(format!(
+            "limit: {} sessions are running, the most allowed (running: {}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
+            running.len(),
+            running.join(", ")
+        ))
+        .into());
+    }
     let cwd = match &p.cwd {
         Some(cwd) => PathBuf::from(cwd),
         None => std::env::var_os("HOME")
@@ -144,11 +169,24 @@ pub async fn spawn(ctx: &Context, p: SpawnParams) -> OpResult {
 }
 
 pub fn list(ctx: &Context, _: ListParams) -> OpResult {
-    Ok(serde_json::json!({ "ok": true, "sessions": ctx.registry.list() }))
+    let mut sessions: Vec<Value> = ctx
+        .registry
+        .list()
+        .into_iter()
+        .filter_map(|info| serde_json::to_value(info).ok())
+        .collect();
+    sessions.extend(super::desktop::list(ctx));
+    Ok(serde_json::json!({ "ok": true, "sessions": sessions }))
 }
 
 pub fn alive(ctx: &Context, p: SidParams) -> OpResult {
-    let session = ctx.registry.get(&p.sid)?;
+    let session = match ctx.registry.get(&p.sid) {
+        Err(SessionError::UnknownSession(sid)) => {
+            return super::desktop::alive(ctx, &p.sid)
+                .ok_or_else(|| SessionError::UnknownSession(sid).into())
+        }
+        other => other?,
+    };
     let exit = session.exit_info();
     let mut out = base(&p.sid);
     out.insert("alive".into(), exit.is_none().into());
@@ -158,7 +196,15 @@ pub fn alive(ctx: &Context, p: SidParams) -> OpResult {
 }
 
 pub async fn close(ctx: &Context, p: SidParams) -> OpResult {
-    let info = ctx.registry.close(&p.sid).await?;
+    let info = match ctx.registry.close(&p.sid).await {
+        Err(SessionError::UnknownSession(sid)) => {
+            return match super::desktop::close(ctx, &p.sid).await {
+                Some(done) => Ok(done),
+                None => Err(SessionError::UnknownSession(sid).into()),
+            }
+        }
+        other => other?,
+    };
     let mut out = base(&p.sid);
     out.insert("exit_code".into(), info.exit_code.into());
     out.insert("signal".into(), info.signal.into());

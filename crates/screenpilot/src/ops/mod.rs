@@ -5,11 +5,12 @@
 //! the daemon and present the result. [`OPERATIONS`] lists them with the descriptions the MCP server
 //! publishes.
 
+mod computer;
+mod desktop;
 mod input;
 mod lifecycle;
 mod mouse;
 mod observe;
-mod textual;
 mod waits;
 
 use std::sync::Arc;
@@ -19,8 +20,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use screenpilot_desktop::DesktopRegistry;
 use screenpilot_session::{Registry, ScreenState, SessionError};
 
+pub use computer::{ActionSpec, ComputerParams};
+pub use desktop::DesktopStartParams;
 pub use input::{SendKeysParams, TextParams};
 pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
 pub use mouse::MouseParams;
@@ -52,6 +56,8 @@ impl Progress {
 #[derive(Clone)]
 pub struct Context {
     pub registry: Arc<Registry>,
+    /// Desktop sessions (X11); `list`, `alive` and `close` consult it for sids that are not terminals.
+    pub desktops: Arc<DesktopRegistry>,
 }
 
 /// Why an operation failed: a stable code, a message for people and models, and the field at fault.
@@ -174,7 +180,8 @@ pub async fn execute(
         "wait_visual_change" => waits::wait_visual_change(ctx, params(name, params_json)?).await,
         "wait_ready" => waits::wait_ready(ctx, params(name, params_json)?).await,
         "wait_exit" => waits::wait_exit(ctx, params(name, params_json)?).await,
-        "textual_run" => crate::textual::run(ctx, params(name, params_json)?, progress).await,
+        "desktop_start" => desktop::desktop_start(ctx, params(name, params_json)?).await,
+        "computer" => computer::computer(ctx, params(name, params_json)?, progress).await,
         other => Err(OpError::new(
             "unknown_operation",
             format!(
@@ -208,5 +215,6 @@ pub const OPERATIONS: &[OperationDef] = &[
     waits::WAIT_VISUAL_CHANGE,
     waits::WAIT_READY,
     waits::WAIT_EXIT,
-    textual::TEXTUAL_RUN,
+    desktop::DESKTOP_START,
+    computer::COMPUTER,
 ];

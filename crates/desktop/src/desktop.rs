@@ -1,0 +1,413 @@
+//! One desktop session: the display (our Xvfb, or one we attached to), the processes we started for
+//! it, and the connection every action goes through.
+//!
+//! Calls on the connection run one at a time on a blocking thread, each under a time limit. A call
+//! stuck in the X server (a hung display) gives a timeout; the next call then times out waiting for
+//! its turn rather than queueing forever.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+
+use crate::error::{DesktopError, Result};
+use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
+use crate::server::{display_env, launch_xvfb, PrivateDir, WindowManager, KNOWN_WINDOW_MANAGERS};
+use crate::x11::{connect_local, X11};
+
+/// The default limit for one native step (starting Xvfb, one action, one capture).
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default screen of a private Xvfb.
+pub const DEFAULT_SIZE: (u32, u32) = (1280, 800);
+/// Smallest and largest screen sides we start.
+pub const MIN_SIDE: u32 = 64;
+pub const MAX_SIDE: u32 = 8192;
+/// Most pixels in one screen (8K UHD).
+pub const MAX_PIXELS: u64 = 7680 * 4320;
+
+/// Where the desktop's display comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A private Xvfb of this size, started (and later stopped) by us.
+    Launch { width: u32, height: u32 },
+    /// An existing display, e.g. ":0"; never stopped by us.
+    Attach { display: String },
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct DesktopSpec {
+    /// Used in the name of the private directory only.
+    pub label: String,
+    pub target: Target,
+    /// A program to run on the display.
+    pub program: Option<Vec<String>>,
+    pub cwd: Option<PathBuf>,
+    /// Only for a launched Xvfb; an attached display keeps whatever it has.
+    pub window_manager: WindowManager,
+    pub step_timeout: Duration,
+}
+
+/// Check a requested screen size; `field` names the argument in errors.
+pub fn check_size(width: u32, height: u32, field: &'static str) -> Result<()> {
+    if !(MIN_SIDE..=MAX_SIDE).contains(&width) || !(MIN_SIDE..=MAX_SIDE).contains(&height) {
+        return Err(DesktopError::invalid(
+            field,
+            format!("{width}x{height}: each side must be {MIN_SIDE}-{MAX_SIDE} pixels"),
+        ));
+    }
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(DesktopError::invalid(
+            field,
+            format!("{width}x{height} is more than {MAX_PIXELS} pixels (7680x4320)"),
+        ));
+    }
+    Ok(())
+}
+
+/// What `list` shows about a desktop.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesktopInfo {
+    pub sid: String,
+    /// Always "desktop".
+    pub kind: &'static str,
+    /// The X display, e.g. ":3".
+    pub display: String,
+    /// True when attached to an existing display (which `close` leaves running).
+    pub attached: bool,
+    /// The Xvfb we started; `null` when attached.
+    pub pid: Option<i32>,
+    /// The program started on the display, if any.
+    pub program_pid: Option<i32>,
+    pub cmd: Vec<String>,
+    pub width: u32,
+    pub height: u32,
+    pub window_manager: Option<String>,
+    /// Set XAUTHORITY to this file (and DISPLAY) to start more programs on a private Xvfb.
+    pub xauthority: Option<PathBuf>,
+    /// stdout and stderr of the program.
+    pub log: Option<PathBuf>,
+    /// Seconds since the Unix epoch.
+    pub started: u64,
+    /// The display is up (our Xvfb runs; an attached display still answers).
+    pub alive: bool,
+    /// The program's exit status once it has ended (when known).
+    pub program_alive: Option<bool>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub idle_secs: u64,
+}
+
+pub struct Desktop {
+    pub sid: String,
+    pub display: String,
+    attached: bool,
+    xvfb: Option<Child>,
+    window_manager: Option<(String, Child)>,
+    program: Option<Child>,
+    argv: Vec<String>,
+    xauthority: Option<PathBuf>,
+    program_log: Option<PathBuf>,
+    x: Arc<tokio::sync::Mutex<Option<X11>>>,
+    size: Mutex<(u32, u32)>,
+    started: SystemTime,
+    last_used: Mutex<Instant>,
+    closed: AtomicBool,
+    broken: AtomicBool,
+    pub step_timeout: Duration,
+    /// Dropped (and removed) after everything else.
+    _dir: PrivateDir,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Run a blocking job under a time limit.
+async fn blocking<R: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    job: impl FnOnce() -> Result<R> + Send + 'static,
+) -> Result<R> {
+    let task = tokio::task::spawn_blocking(job);
+    match tokio::time::timeout(limit, task).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(DesktopError::Io(format!("{what} failed: {e}"))),
+        Err(_) => Err(DesktopError::Timeout {
+            what: what.to_owned(),
+            limit,
+        }),
+    }
+}
+
+impl Desktop {
+    /// Start (or attach to) a display, then the window manager and the program.
+    pub async fn start(sid: String, spec: DesktopSpec) -> Result<Desktop> {
+        let dir = PrivateDir::create(&spec.label)?;
+        let limit = spec.step_timeout;
+        let (display, xvfb, xauthority, x) = match &spec.target {
+            Target::Launch { width, height } => {
+                check_size(*width, *height, "size")?;
+                let server = launch_xvfb(dir.path(), *width, *height, limit).await?;
+                let number = server.display_number;
+                let cookie = server.cookie.clone();
+                let connected = blocking("connecting to Xvfb", limit, move || {
+                    X11::new(connect_local(number, &cookie)?, 0)
+                })
+                .await;
+                let x = match connected {
+                    Ok(x) => x,
+                    Err(e) => {
+                        server.child.stop(Duration::from_millis(500)).await;
+                        return Err(e);
+                    }
+                };
+                (
+                    format!(":{number}"),
+                    Some(server.child),
+                    Some(server.xauthority),
+                    x,
+                )
+            }
+            Target::Attach { display } => {
+                let name = display.clone();
+                let x = blocking("connecting to the display", limit, move || {
+                    let (conn, screen) = crate::x11::connect(&name, None)?;
+                    X11::new(conn, screen)
+                })
+                .await
+                .map_err(|e| match e {
+                    DesktopError::Connection(message) => DesktopError::Start {
+                        field: "display",
+                        message,
+                    },
+                    other => other,
+                })?;
+                (display.clone(), None, None, x)
+            }
+        };
+        let size = x.size();
+        let mut desktop = Desktop {
+            sid,
+            display: display.clone(),
+            attached: xvfb.is_none(),
+            xvfb,
+            window_manager: None,
+            program: None,
+            argv: spec.program.clone().unwrap_or_default(),
+            xauthority: xauthority.clone(),
+            program_log: None,
+            x: Arc::new(tokio::sync::Mutex::new(Some(x))),
+            size: Mutex::new(size),
+            started: SystemTime::now(),
+            last_used: Mutex::new(Instant::now()),
+            closed: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+            step_timeout: limit,
+            _dir: dir,
+        };
+        let env = display_env(&display, xauthority.as_deref());
+        if !desktop.attached {
+            let wm = match &spec.window_manager {
+                WindowManager::None => None,
+                WindowManager::Auto => find_on_path(KNOWN_WINDOW_MANAGERS).map(|(name, _)| name),
+                WindowManager::Program(name) => Some(name.clone()),
+            };
+            if let Some(name) = wm {
+                let launch = Launch {
+                    argv: vec![name.clone()],
+                    env: env.clone(),
+                    cwd: None,
+                    log: desktop._dir.path().join("window-manager.log"),
+                    keep_fd: None,
+                };
+                match Child::spawn(launch).await {
+                    Ok(child) => desktop.window_manager = Some((name, child)),
+                    Err(e) if spec.window_manager != WindowManager::Auto => {
+                        desktop.close().await;
+                        return Err(DesktopError::Start {
+                            field: "window_manager",
+                            message: format!("cannot start window manager {name:?}: {e}"),
+                        });
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        if let Some(argv) = &spec.program {
+            let log = desktop._dir.path().join("program.log");
+            let launch = Launch {
+                argv: argv.clone(),
+                env,
+                cwd: spec.cwd.clone(),
+                log: log.clone(),
+                keep_fd: None,
+            };
+            match Child::spawn(launch).await {
+                Ok(child) => {
+                    desktop.program = Some(child);
+                    desktop.program_log = Some(log);
+                }
+                Err(e) => {
+                    desktop.close().await;
+                    let program = argv.first().cloned().unwrap_or_default();
+                    let message = if e.kind() == std::io::ErrorKind::NotFound {
+                        format!("program {program:?} was not found on PATH")
+                    } else {
+                        format!("cannot start {program:?}: {e}")
+                    };
+                    return Err(DesktopError::Start {
+                        field: "cmd",
+                        message,
+                    });
+                }
+            }
+        }
+        Ok(desktop)
+    }
+
+    /// Run `job` on the connection, under `limit`. The job sees the limit as its deadline: waits
+    /// inside it (holding keys, settling) stop there.
+    pub async fn run<R: Send + 'static>(
+        &self,
+        what: &str,
+        limit: Duration,
+        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        self.touch();
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(DesktopError::Closed);
+        }
+        let deadline = Instant::now() + limit;
+        let Ok(mut guard) = tokio::time::timeout(limit, self.x.clone().lock_owned()).await else {
+            return Err(DesktopError::Timeout {
+                what: format!("{what} (the display is still busy with an earlier call)"),
+                limit,
+            });
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        // A little more than the deadline: a job that respects it reports its own timeout.
+        let outcome = blocking(what, remaining + Duration::from_millis(250), move || {
+            let Some(x) = guard.as_mut() else {
+                return Err(DesktopError::Closed);
+            };
+            x.begin(deadline)?;
+            let result = job(x);
+            Ok((result, x.size()))
+        })
+        .await;
+        let result = match outcome {
+            Ok((result, size)) => {
+                *lock(&self.size) = size;
+                result
+            }
+            Err(e) => Err(e),
+        };
+        match result {
+            Err(DesktopError::Timeout {
+                what: step,
+                limit: d,
+            }) if d.is_zero() => Err(DesktopError::Timeout { what: step, limit }),
+            Err(e @ DesktopError::Connection(_)) => {
+                self.broken.store(true, Ordering::SeqCst);
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        lock(&self.last_used).elapsed()
+    }
+
+    /// The screen size as of the last call.
+    pub fn size(&self) -> (u32, u32) {
+        *lock(&self.size)
+    }
+
+    /// The display is usable: our Xvfb runs (or the attached display's connection has not failed).
+    pub fn alive(&self) -> bool {
+        if self.closed.load(Ordering::SeqCst) || self.broken.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.xvfb.as_ref().is_none_or(|x| !x.exited())
+    }
+
+    pub fn info(&self) -> DesktopInfo {
+        let status = self.program.as_ref().and_then(Child::status);
+        let (width, height) = self.size();
+        DesktopInfo {
+            sid: self.sid.clone(),
+            kind: "desktop",
+            display: self.display.clone(),
+            attached: self.attached,
+            pid: self.xvfb.as_ref().map(|c| c.pid),
+            program_pid: self.program.as_ref().map(|c| c.pid),
+            cmd: self.argv.clone(),
+            width,
+            height,
+            window_manager: self.window_manager.as_ref().map(|(name, _)| name.clone()),
+            xauthority: self.xauthority.clone(),
+            log: self.program_log.clone(),
+            started: self
+                .started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            alive: self.alive(),
+            program_alive: self.program.as_ref().map(|c| !c.exited()),
+            exit_code: status.and_then(|s| s.exit_code),
+            signal: status.and_then(|s| s.signal),
+            idle_secs: self.idle_for().as_secs(),
+        }
+    }
+
+    /// The last lines the program wrote, for error messages.
+    pub fn program_log_tail(&self) -> String {
+        self.program_log
+            .as_deref()
+            .map(|p| log_tail(p, 400))
+            .unwrap_or_default()
+    }
+
+    /// End the desktop: put the keymap back, drop the connection, stop the program, the window manager
+    /// and our Xvfb (TERM, then KILL). An attached display itself is left running. Returns the
+    /// program's exit status when known.
+    pub async fn close(&self) -> Option<ExitStatus> {
+        self.closed.store(true, Ordering::SeqCst);
+        if let Ok(mut guard) =
+            tokio::time::timeout(Duration::from_secs(2), self.x.clone().lock_owned()).await
+        {
+            if let Some(mut x) = guard.take() {
+                let _ = blocking("restoring the keymap", Duration::from_secs(2), move || {
+                    x.restore_keyboard()
+                })
+                .await;
+            }
+        }
+        let grace = Duration::from_millis(1000);
+        let program = async {
+            if let Some(child) = &self.program {
+                child.stop(grace).await;
+            }
+        };
+        let wm = async {
+            if let Some((_, child)) = &self.window_manager {
+                child.stop(grace).await;
+            }
+        };
+        tokio::join!(program, wm);
+        if let Some(xvfb) = &self.xvfb {
+            xvfb.stop(grace).await;
+        }
+        self.program.as_ref().and_then(Child::status)
+    }
+}

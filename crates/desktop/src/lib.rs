@@ -1,0 +1,29 @@
+//! X11 desktops for screenpilot.
+//!
+//! A desktop is a display that agents look at and act on: a private Xvfb that this crate starts (with
+//! an optional window manager and program), or an existing `DISPLAY` it attaches to. Frames are read
+//! through MIT-SHM and returned as RGB or PNG with the pointer drawn in; input goes through XTest:
+//! pointer motion, buttons 1-9, key chords and any Unicode text.
+//!
+//! [`DesktopRegistry`] holds the desktops of one daemon; [`Desktop::run`] runs one blocking step on a
+//! desktop's connection under a time limit, with the [`X11`] calls inside it.
+
+pub mod capture;
+pub mod desktop;
+pub mod error;
+pub mod keyboard;
+pub mod keysym;
+pub mod process;
+pub mod registry;
+pub mod server;
+pub mod x11;
+
+pub use capture::{encode_png, Frame};
+pub use desktop::{
+    check_size, Desktop, DesktopInfo, DesktopSpec, Target, DEFAULT_SIZE, DEFAULT_STEP_TIMEOUT,
+};
+pub use error::{DesktopError, Result};
+pub use keyboard::Modifier;
+pub use registry::{DesktopRegistry, OtherSessions, Reservation};
+pub use server::WindowManager;
+pub use x11::{connect, Button, Point, X11};

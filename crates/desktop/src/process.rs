@@ -1,0 +1,313 @@
+//! The processes a desktop starts (Xvfb, a window manager, the user's program): each in its own
+//! process group, tied to the daemon's life, watched through a pidfd, and ended as a group.
+//!
+//! Why a launcher thread: `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits, not
+//! the process. Tokio's blocking threads come and go, so children are forked from one thread that lives
+//! as long as the process; if the daemon dies (even by SIGKILL) its X servers get SIGTERM instead of
+//! lingering.
+//!
+//! Why pidfds: another part of the daemon reaps with `waitpid(-1)`, so our children may be reaped
+//! before we look. A pidfd still becomes readable when the child exits, whoever reaps it.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+
+/// How a child ended, when we were the one to reap it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExitStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub argv: Vec<String>,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    /// stdout and stderr go here (appended).
+    pub log: PathBuf,
+    /// A descriptor the child inherits under the same number (Xvfb's `-displayfd`).
+    pub keep_fd: Option<RawFd>,
+}
+
+/// A started child. Ends its process group when dropped without [`Child::stop`].
+#[derive(Debug)]
+pub struct Child {
+    pub pid: i32,
+    pub program: String,
+    pidfd: OwnedFd,
+    status: Mutex<Option<ExitStatus>>,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Run `job` on the launcher thread, the parent of every child we start.
+fn on_launcher(job: Job) -> std::io::Result<()> {
+    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    let sender = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let _ = std::thread::Builder::new()
+            .name("screenpilot-desktop-launcher".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job();
+                }
+            });
+        Mutex::new(tx)
+    });
+    let sender = sender
+        .lock()
+        .map_err(|_| std::io::Error::other("launcher lock poisoned"))?;
+    sender
+        .send(job)
+        .map_err(|_| std::io::Error::other("the launcher thread is gone"))
+}
+
+impl Child {
+    /// Start a program as the leader of a new process group, with SIGTERM as its parent-death signal.
+    pub async fn spawn(launch: Launch) -> std::io::Result<Child> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        on_launcher(Box::new(move || {
+            let _ = tx.send(spawn_here(&launch));
+        }))?;
+        rx.await
+            .map_err(|_| std::io::Error::other("the launcher thread dropped the request"))?
+    }
+
+    /// Has it exited? Reaps it when it has and nobody else did.
+    pub fn exited(&self) -> bool {
+        if self.status_now().is_some() {
+            return true;
+        }
+        let mut poll = libc::pollfd {
+            fd: self.pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, zero timeout.
+        let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+        if ready == 1 {
+            self.reap();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// How it ended, if it has and we reaped it.
+    pub fn status(&self) -> Option<ExitStatus> {
+        self.exited();
+        self.status_now()
+    }
+
+    fn status_now(&self) -> Option<ExitStatus> {
+        *self
+            .status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Collect the exit status through the pidfd; another reaper may have been first (then the status
+    /// is unknown, which is recorded as all `None`).
+    fn reap(&self) {
+        // SAFETY: siginfo_t is plain data; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid pidfd and a valid siginfo pointer.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                self.pidfd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG,
+            )
+        };
+        let status = if rc == 0 && info.si_signo == libc::SIGCHLD {
+            // SAFETY: for SIGCHLD the status fields are the valid union members.
+            let (code, value) = (info.si_code, unsafe { info.si_status() });
+            if code == libc::CLD_EXITED {
+                ExitStatus {
+                    exit_code: Some(value),
+                    signal: None,
+                }
+            } else {
+                ExitStatus {
+                    exit_code: None,
+                    signal: Some(value),
+                }
+            }
+        } else {
+            ExitStatus::default()
+        };
+        let mut slot = self
+            .status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.get_or_insert(status);
+    }
+
+    /// Wait until it has exited, at most `limit`. True when it has.
+    pub async fn wait_exit(&self, limit: Duration) -> bool {
+        if self.exited() {
+            return true;
+        }
+        let Ok(fd) = rustix_dup(&self.pidfd) else {
+            return false;
+        };
+        // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
+        let registered =
+            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
+        let Ok(async_fd) = registered else {
+            return false;
+        };
+        let gone = tokio::time::timeout(limit, async_fd.readable())
+            .await
+            .is_ok();
+        gone && self.exited()
+    }
+
+    fn signal_group(&self, signal: i32) {
+        // SAFETY: kill on our own child's process group (negative pid).
+        unsafe {
+            libc::kill(-self.pid, signal);
+        }
+    }
+
+    /// End the process group: TERM, then KILL after `grace`. Returns once the leader is gone (or the
+    /// KILL step's limit passed).
+    pub async fn stop(&self, grace: Duration) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if self.exited() {
+            // The leader is gone; members it left behind still get the signal.
+            self.signal_group(libc::SIGTERM);
+            return;
+        }
+        self.signal_group(libc::SIGTERM);
+        if self.wait_exit(grace).await {
+            return;
+        }
+        self.signal_group(libc::SIGKILL);
+        self.wait_exit(Duration::from_secs(5)).await;
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if !self.stopped.load(std::sync::atomic::Ordering::SeqCst) && !self.exited() {
+            self.signal_group(libc::SIGKILL);
+        }
+    }
+}
+
+fn rustix_dup(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
+    fd.try_clone()
+}
+
+/// Fork and exec on the current (launcher) thread.
+fn spawn_here(launch: &Launch) -> std::io::Result<Child> {
+    let Some((program, args)) = launch.argv.split_first() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no program given",
+        ));
+    };
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&launch.log)?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0);
+    for (key, value) in &launch.env {
+        command.env(key, value);
+    }
+    if let Some(cwd) = &launch.cwd {
+        command.current_dir(cwd);
+    }
+    // SAFETY: getpid is async-signal-safe.
+    let parent = unsafe { libc::getpid() };
+    let keep_fd = launch.keep_fd;
+    // SAFETY: only async-signal-safe calls (prctl, getppid, fcntl, _exit) between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            if let Some(fd) = keep_fd {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    let pid = child.id() as i32;
+    // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if raw < 0 {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: our own child's group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        return Err(e);
+    }
+    // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(raw) };
+    Ok(Child {
+        pid,
+        program: program.clone(),
+        pidfd,
+        status: Mutex::new(None),
+        stopped: std::sync::atomic::AtomicBool::new(false),
+    })
+}
+
+/// The first program of `names` found on PATH.
+pub fn find_on_path(names: &[&str]) -> Option<(String, PathBuf)> {
+    let path = std::env::var_os("PATH")?;
+    for name in names {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Some(((*name).to_owned(), candidate));
+            }
+        }
+    }
+    None
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The last `max` bytes of a log file, for error messages.
+pub fn log_tail(path: &Path, max: usize) -> String {
+    let Ok(bytes) = std::fs::read(path) else {
+        return String::new();
+    };
+    let start = bytes.len().saturating_sub(max);
+    String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
+}

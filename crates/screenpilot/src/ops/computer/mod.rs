@@ -1,0 +1,254 @@
+//! The `computer` operation: the OpenAI computer-use action surface (with Anthropic's action names as
+//! aliases) on desktop sessions and on terminal sessions alike.
+//!
+//! A call is checked whole before anything is sent: every action parsed, every coordinate inside the
+//! current screenshot. Then the actions run in order, stopping at the first failure. Whatever happens,
+//! the answer carries a fresh PNG; a failure after input went out says the outcome is unknown.
+
+mod actions;
+mod keys;
+mod on_desktop;
+mod on_terminal;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use screenpilot_desktop::Desktop;
+use screenpilot_session::{Session, SessionError};
+
+use super::{base, schema_of, Context, OpError, OpResult, OperationDef, Progress};
+
+pub use actions::{Action, ActionSpec};
+
+/// Parameters of `computer`. Give `action` or `actions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComputerParams {
+    /// A desktop session (desktop_start) or a terminal session (spawn).
+    pub sid: String,
+    /// One action, e.g. {"type": "click", "x": 120, "y": 45}.
+    pub action: Option<ActionSpec>,
+    /// Several actions, run in order; the run stops at the first that fails.
+    pub actions: Option<Vec<ActionSpec>>,
+    /// Limit for each step (one action, or the screenshot) in ms; default 30000.
+    pub step_timeout_ms: Option<u64>,
+}
+
+/// Most actions in one call.
+const MAX_ACTIONS: usize = 100;
+
+/// After input, the screenshot waits until the screen has been still this long...
+const SETTLE_QUIET: Duration = Duration::from_millis(50);
+/// ...but no longer than this.
+const SETTLE_MAX: Duration = Duration::from_millis(1000);
+
+pub const COMPUTER: OperationDef = OperationDef {
+    name: "computer",
+    description: "Look at and operate a screen like a person: on a desktop session (desktop_start; X11 through XTest) or a terminal session (spawn; \
+pixels map to cells of the rendered screen, clicks go to the app in its mouse protocol, keys as the terminal would send them). \
+Give {sid, action: {type, ...}} or {sid, actions: [...]} (run in order, stopping at the first failure). Coordinates are pixels of the latest screenshot, \
+(0,0) top-left; a point outside it is refused before anything is sent. After input the screenshot waits until the screen is still for 50 ms (at most 1 s).\n\
+Actions: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} \
+(positive = right/down, in wheel deltas: ceil(|delta|/120) notches, 1-50 per axis) | type {text} (any Unicode; \\n = Enter) | \
+wait {ms} (default 2000) | move {x, y} | keypress {keys: [\"CTRL\", \"c\"]} (one chord; CTRL, ALT/OPTION, SHIFT, META/CMD/SUPER/WIN = Super, \
+ENTER/RETURN, ESC, TAB, SPACE, BACKSPACE, DELETE, arrows UP or ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, single characters) | \
+drag {path: [{x, y}, ...]} (press at the first point, move through each, release at the last). click/double_click/scroll/move/drag take keys: [...] modifiers to hold.\n\
+Anthropic names work too: left_click, right_click, middle_click, double_click, triple_click {coordinate: [x, y], text: \"shift\"?}; \
+mouse_move {coordinate}; left_click_drag {start_coordinate, coordinate}; scroll {coordinate, scroll_direction, scroll_amount}; \
+key {text: \"ctrl+s\"}; hold_key {text, duration (s)}; type {text}; wait {duration (s)}; left_mouse_down / left_mouse_up {coordinate?}; \
+cursor_position; zoom {region: [x0, y0, x1, y1]} (desktop only; returns that region). `action` may stand for `type`.\n\
+Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y} (desktops), png, format, width, height}: the PNG is always fresh. \
+On failure ok=false with error, failed_index, and outcome \"unknown\" when input may already have reached the screen \
+(inspect the screenshot before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.",
+    schema: schema_of::<ComputerParams>,
+};
+
+/// What a call acts on.
+enum Target {
+    Desktop(Arc<Desktop>),
+    Terminal(Arc<Session>),
+}
+
+/// A failed action in a run.
+struct Failure {
+    index: usize,
+    error: OpError,
+    /// Input may have reached the screen before the failure.
+    outcome_unknown: bool,
+}
+
+/// A picture of the screen for the answer.
+struct Picture {
+    png: Vec<u8>,
+    width: u32,
+    height: u32,
+    pointer: Option<(u32, u32)>,
+}
+
+fn find_target(ctx: &Context, sid: &str) -> Result<Target, OpError> {
+    match ctx.registry.get(sid) {
+        Ok(session) => Ok(Target::Terminal(session)),
+        Err(SessionError::UnknownSession(_)) => match ctx.desktops.get(sid) {
+            Some(desktop) => Ok(Target::Desktop(desktop)),
+            None => Err(SessionError::UnknownSession(sid.to_owned()).into()),
+        },
+        Err(other) => Err(other.into()),
+    }
+}
+
+pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> OpResult {
+    let specs: Vec<(String, ActionSpec)> = match (p.action, p.actions) {
+        (Some(_), Some(_)) => return Err(OpError::invalid("action", "give action or actions, not both")),
+        (None, None) => {
+            return Err(OpError::invalid(
+                "action",
+                "say what to do, e.g. {\"type\": \"screenshot\"} or {\"type\": \"click\", \"x\": 10, \"y\": 20}",
+            ))
+        }
+        (Some(one), None) => vec![("action".to_owned(), one)],
+        (None, Some(list)) => {
+            if list.is_empty() {
+                return Err(OpError::invalid("actions", "the list is empty"));
+            }
+            if list.len() > MAX_ACTIONS {
+                return Err(OpError::invalid(
+                    "actions",
+                    format!("{} actions; at most {MAX_ACTIONS} per call", list.len()),
+                ));
+            }
+            list.into_iter()
+                .enumerate()
+                .map(|(i, a)| (format!("actions[{i}]"), a))
+                .collect()
+        }
+    };
+    let step_timeout = match p.step_timeout_ms {
+        None => super::desktop::STEP_TIMEOUT,
+        Some(ms @ 100..=600_000) => Duration::from_millis(ms),
+        Some(ms) => {
+            return Err(OpError::invalid(
+                "step_timeout_ms",
+                format!("{ms} is outside 100-600000"),
+            ))
+        }
+    };
+    let parsed: Vec<(String, Action)> = specs
+        .iter()
+        .map(|(prefix, spec)| Ok((prefix.clone(), actions::parse(spec, prefix)?)))
+        .collect::<Result<_, OpError>>()?;
+    let target = find_target(ctx, &p.sid)?;
+
+    // Everything is checked before the first event goes out.
+    let (width, height) = match &target {
+        Target::Desktop(desktop) => desktop.size(),
+        Target::Terminal(session) => on_terminal::image_size(session),
+    };
+    for (prefix, action) in &parsed {
+        actions::check_points(action, width, height, prefix)?;
+        if let Target::Terminal(session) = &target {
+            on_terminal::check(session, action, prefix)?;
+        }
+    }
+
+    let total = parsed.len();
+    let mut results: Vec<Value> = Vec::with_capacity(total);
+    let mut zoom: Option<[u32; 4]> = None;
+    let mut failure: Option<Failure> = None;
+    for (index, (_, action)) in parsed.iter().enumerate() {
+        let outcome = match (&target, action) {
+            (_, Action::Wait { ms }) => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                Ok(Map::new())
+            }
+            (Target::Desktop(desktop), action) => {
+                on_desktop::perform(desktop, action, step_timeout).await
+            }
+            (Target::Terminal(session), action) => on_terminal::perform(session, action).await,
+        };
+        match outcome {
+            Ok(mut fields) => {
+                zoom = match action {
+                    Action::Zoom { region } => Some(*region),
+                    _ => None,
+                };
+                let mut entry = Map::new();
+                entry.insert("type".into(), action.name().into());
+                entry.append(&mut fields);
+                results.push(Value::Object(entry));
+                progress.send(json!({
+                    "message": format!("{} {}/{} done", action.name(), index + 1, total)
+                }));
+            }
+            Err((error, dispatched)) => {
+                failure = Some(Failure {
+                    index,
+                    error,
+                    outcome_unknown: dispatched && action.sends_input(),
+                });
+                break;
+            }
+        }
+    }
+
+    let picture = match &target {
+        Target::Desktop(desktop) => on_desktop::picture(desktop, zoom, step_timeout).await,
+        Target::Terminal(session) => on_terminal::picture(session),
+    };
+    let kind = match &target {
+        Target::Desktop(_) => "desktop",
+        Target::Terminal(_) => "terminal",
+    };
+    let mut out = base(&p.sid);
+    out.insert("kind".into(), kind.into());
+    out.insert("done".into(), results.len().into());
+    out.insert("results".into(), Value::Array(results));
+    if let Some(region) = zoom {
+        out.insert("region".into(), json!(region));
+    }
+    match picture {
+        Ok(picture) => {
+            if let Some((x, y)) = picture.pointer {
+                out.insert("pointer".into(), json!({ "x": x, "y": y }));
+            }
+            out.insert("format".into(), "png".into());
+            out.insert(
+                "png".into(),
+                base64::engine::general_purpose::STANDARD
+                    .encode(&picture.png)
+                    .into(),
+            );
+            out.insert("width".into(), picture.width.into());
+            out.insert("height".into(), picture.height.into());
+        }
+        Err(e) if failure.is_none() => return Err(e),
+        Err(e) => {
+            out.insert("screenshot_error".into(), json!(e));
+        }
+    }
+    if let Some(failure) = failure {
+        let action = &parsed[failure.index].1;
+        out.insert("ok".into(), false.into());
+        out.insert("failed_index".into(), failure.index.into());
+        out.insert("failed_action".into(), action.name().into());
+        let outcome = if failure.outcome_unknown {
+            "unknown"
+        } else {
+            "not_sent"
+        };
+        out.insert("outcome".into(), outcome.into());
+        let mut error = failure.error;
+        if failure.outcome_unknown {
+            error.message = format!(
+                "{}; the outcome is unknown (input may have reached the screen): look at the screenshot before retrying",
+                error.message
+            );
+        }
+        out.insert("error".into(), json!(error));
+    }
+    Ok(Value::Object(out))
+}

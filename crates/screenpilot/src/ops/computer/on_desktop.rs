@@ -1,0 +1,129 @@
+//! Computer actions on an X11 desktop: each one a step on the desktop's connection under the step
+//! limit, input through XTest, then a wait until the screen settles.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use screenpilot_desktop::keysym::Keysym;
+use screenpilot_desktop::x11::{
+    BUTTON_BACK, BUTTON_FORWARD, BUTTON_LEFT, BUTTON_MIDDLE, BUTTON_RIGHT,
+};
+use screenpilot_desktop::{encode_png, Desktop, DesktopError, Point};
+
+use super::actions::{Action, ButtonName, Px};
+use super::keys::keysym_of;
+use super::{Picture, SETTLE_MAX, SETTLE_QUIET};
+use crate::ops::desktop::desktop_error;
+use crate::ops::OpError;
+
+fn point(px: Px) -> Point {
+    Point { x: px.x, y: px.y }
+}
+
+fn button(name: ButtonName) -> u8 {
+    match name {
+        ButtonName::Left => BUTTON_LEFT,
+        ButtonName::Middle => BUTTON_MIDDLE,
+        ButtonName::Right => BUTTON_RIGHT,
+        ButtonName::Back => BUTTON_BACK,
+        ButtonName::Forward => BUTTON_FORWARD,
+    }
+}
+
+/// Was input possibly sent when this error happened? Only a refused argument is sure not to be.
+fn maybe_dispatched(e: &DesktopError) -> bool {
+    !matches!(e, DesktopError::Invalid { .. } | DesktopError::Closed)
+}
+
+/// Run one action. On failure: the error, and whether input may have gone out.
+pub(super) async fn perform(
+    desktop: &Desktop,
+    action: &Action,
+    limit: Duration,
+) -> Result<Map<String, Value>, (OpError, bool)> {
+    let action = action.clone();
+    let name = action.name();
+    let chords: Vec<Vec<Keysym>> = match &action {
+        Action::Keypress { chords, .. } => chords
+            .iter()
+            .map(|chord| chord.0.iter().filter_map(|k| keysym_of(*k)).collect())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let result = desktop
+        .run(name, limit, move |x| {
+            let mut fields = Map::new();
+            match &action {
+                Action::Screenshot | Action::Wait { .. } | Action::Zoom { .. } => {
+                    return Ok(fields)
+                }
+                Action::CursorPosition => {
+                    let (at, _) = x.pointer()?;
+                    fields.insert("x".into(), at.x.into());
+                    fields.insert("y".into(), at.y.into());
+                    return Ok(fields);
+                }
+                Action::Click {
+                    at,
+                    button: b,
+                    count,
+                    hold,
+                } => x.click(point(*at), button(*b), *count, hold)?,
+                Action::Scroll {
+                    at,
+                    steps_x,
+                    steps_y,
+                    hold,
+                } => {
+                    x.scroll(point(*at), *steps_x, *steps_y, hold)?;
+                    fields.insert("steps_x".into(), (*steps_x).into());
+                    fields.insert("steps_y".into(), (*steps_y).into());
+                }
+                Action::Type { text } => x.type_text(text)?,
+                Action::Move { at, hold } => x.move_to(point(*at), hold)?,
+                Action::Keypress { hold_ms, .. } => {
+                    for chord in &chords {
+                        x.key_chord(chord, Duration::from_millis(*hold_ms))?;
+                    }
+                }
+                Action::Drag { path, hold } => {
+                    let points: Vec<Point> = path.iter().map(|p| point(*p)).collect();
+                    x.drag(&points, BUTTON_LEFT, hold)?;
+                }
+                Action::MouseDown { at } => x.button(at.map(point), BUTTON_LEFT, true)?,
+                Action::MouseUp { at } => x.button(at.map(point), BUTTON_LEFT, false)?,
+            }
+            x.settle(SETTLE_QUIET, SETTLE_MAX)?;
+            Ok(fields)
+        })
+        .await;
+    result.map_err(|e| {
+        let dispatched = maybe_dispatched(&e);
+        (desktop_error(e), dispatched)
+    })
+}
+
+/// A fresh screenshot with the pointer drawn in, cropped to `zoom` when set.
+pub(super) async fn picture(
+    desktop: &Desktop,
+    zoom: Option<[u32; 4]>,
+    limit: Duration,
+) -> Result<Picture, OpError> {
+    desktop
+        .run("screenshot", limit, move |x| {
+            let mut frame = x.capture(true)?;
+            let (pointer, _) = x.pointer()?;
+            if let Some([x0, y0, x1, y1]) = zoom {
+                frame = frame.crop(x0, y0, x1 - x0, y1 - y0);
+            }
+            Ok(Picture {
+                png: encode_png(&frame)?,
+                width: frame.width,
+                height: frame.height,
+                pointer: Some((pointer.x, pointer.y)),
+            })
+        })
+        .await
+        .map_err(desktop_error)
+}

@@ -1,0 +1,223 @@
+//! Computer actions on a terminal session. The screenshot is the rendered screen (default font, no
+//! frame); a pixel maps to the cell under it, mouse actions become mouse events in the app's protocol,
+//! keys and text the bytes a terminal sends.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use screenpilot_desktop::Modifier;
+use screenpilot_screen::keys::{self, Modifiers};
+use screenpilot_screen::mouse::{self as encode, MouseButton, MouseError};
+use screenpilot_screen::render::{render_png, Layout, RenderOptions};
+use screenpilot_screen::CellPos;
+use screenpilot_session::Session;
+
+use super::actions::{Action, ButtonName, Px};
+use super::keys::terminal_tokens;
+use super::{Picture, SETTLE_MAX, SETTLE_QUIET};
+use crate::ops::OpError;
+
+fn layout(session: &Session) -> Layout {
+    let size = session.with_screen(|s| s.size());
+    Layout::new(size, &RenderOptions::default())
+}
+
+/// The size of the screenshot `computer` returns for this session.
+pub(super) fn image_size(session: &Session) -> (u32, u32) {
+    let layout = layout(session);
+    (layout.image.width, layout.image.height)
+}
+
+/// Refuse, before anything is sent, what a terminal cannot do.
+pub(super) fn check(_session: &Session, action: &Action, prefix: &str) -> Result<(), OpError> {
+    let field = format!("{prefix}.type");
+    match action {
+        Action::Zoom { .. } => Err(OpError::invalid(
+            &field,
+            "zoom works on desktop sessions; a terminal screenshot is already at full resolution",
+        )),
+        Action::CursorPosition => Err(OpError::invalid(
+            &field,
+            "a terminal session has no pointer; cursor_position works on desktop sessions",
+        )),
+        Action::MouseDown { at: None } | Action::MouseUp { at: None } => Err(OpError::invalid(
+            &format!("{prefix}.x"),
+            "on a terminal session, mouse down/up need x and y",
+        )),
+        Action::Keypress { chords, .. } => {
+            for chord in chords {
+                terminal_tokens(chord, &format!("{prefix}.keys"))?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn modifiers(hold: &[Modifier]) -> Modifiers {
+    let mut mods = Modifiers::NONE;
+    for m in hold {
+        match m {
+            Modifier::Shift => mods.shift = true,
+            Modifier::Ctrl => mods.ctrl = true,
+            Modifier::Alt => mods.alt = true,
+            Modifier::Super => mods.super_key = true,
+        }
+    }
+    mods
+}
+
+fn button(name: ButtonName) -> MouseButton {
+    match name {
+        ButtonName::Left => MouseButton::Left,
+        ButtonName::Middle => MouseButton::Middle,
+        ButtonName::Right => MouseButton::Right,
+        ButtonName::Back => MouseButton::Back,
+        ButtonName::Forward => MouseButton::Forward,
+    }
+}
+
+/// Run one action. On failure: the error, and whether input may have gone out.
+pub(super) async fn perform(
+    session: &Session,
+    action: &Action,
+) -> Result<Map<String, Value>, (OpError, bool)> {
+    let not_sent = |e: OpError| (e, false);
+    let layout = layout(session);
+    let cell = |px: Px| -> Result<CellPos, (OpError, bool)> {
+        layout.cell_at(px.x, px.y).ok_or_else(|| {
+            not_sent(OpError::invalid(
+                "x",
+                format!("({}, {}) is not on a cell of the screen", px.x, px.y),
+            ))
+        })
+    };
+    let modes = session.modes();
+    let mouse_error =
+        |e: MouseError| not_sent(OpError::new("mouse_unavailable", format!("mouse: {e}")));
+    let mut fields = Map::new();
+    let writes: Vec<Vec<u8>> = match action {
+        Action::Screenshot | Action::Wait { .. } => return Ok(fields),
+        Action::Zoom { .. } | Action::CursorPosition => {
+            return Err(not_sent(OpError::invalid(
+                "type",
+                "not available on terminal sessions",
+            )))
+        }
+        Action::Click {
+            at,
+            button: b,
+            count,
+            hold,
+        } => {
+            let pos = cell(*at)?;
+            insert_cell(&mut fields, pos);
+            encode::click(pos, button(*b), *count, modifiers(hold), &modes).map_err(mouse_error)?
+        }
+        Action::Scroll {
+            at,
+            steps_x,
+            steps_y,
+            hold,
+        } => {
+            let pos = cell(*at)?;
+            insert_cell(&mut fields, pos);
+            fields.insert("steps_x".into(), (*steps_x).into());
+            fields.insert("steps_y".into(), (*steps_y).into());
+            encode::scroll(pos, *steps_x, *steps_y, modifiers(hold), &modes).map_err(mouse_error)?
+        }
+        Action::Move { at, hold } => {
+            let pos = cell(*at)?;
+            insert_cell(&mut fields, pos);
+            match encode::move_to(pos, MouseButton::None, modifiers(hold), &modes) {
+                Ok(writes) => writes,
+                // Hovering over an app that ignores the mouse changes nothing, as on a real terminal.
+                Err(MouseError::NotEnabled) => {
+                    fields.insert("sent".into(), false.into());
+                    return Ok(fields);
+                }
+                Err(e) => return Err(mouse_error(e)),
+            }
+        }
+        Action::Drag { path, hold } => {
+            let cells: Vec<CellPos> = path.iter().map(|p| cell(*p)).collect::<Result<_, _>>()?;
+            encode::drag(&cells, MouseButton::Left, modifiers(hold), &modes).map_err(mouse_error)?
+        }
+        Action::MouseDown { at } | Action::MouseUp { at } => {
+            let Some(at) = at else {
+                return Err(not_sent(OpError::invalid(
+                    "x",
+                    "mouse down/up need x and y here",
+                )));
+            };
+            let pos = cell(*at)?;
+            insert_cell(&mut fields, pos);
+            let result = if matches!(action, Action::MouseDown { .. }) {
+                encode::down(pos, MouseButton::Left, Modifiers::NONE, &modes)
+            } else {
+                encode::up(pos, MouseButton::Left, Modifiers::NONE, &modes)
+            };
+            result.map_err(mouse_error)?
+        }
+        Action::Type { text } => {
+            vec![if text.contains('\n') {
+                keys::encode_paste(text, &modes)
+            } else {
+                keys::encode_text(text, &modes)
+            }]
+        }
+        Action::Keypress { chords, .. } => {
+            let mut writes = Vec::new();
+            for chord in chords {
+                for token in terminal_tokens(chord, "keys").map_err(not_sent)? {
+                    writes.push(keys::encode(&token, &modes));
+                }
+            }
+            writes
+        }
+    };
+    let updates = session.subscribe();
+    session
+        .write(&writes)
+        .await
+        .map_err(|e| (OpError::from(e), true))?;
+    settle(updates).await;
+    Ok(fields)
+}
+
+fn insert_cell(fields: &mut Map<String, Value>, pos: CellPos) {
+    fields.insert("col".into(), pos.col.0.into());
+    fields.insert("row".into(), pos.row.0.into());
+}
+
+/// Wait until the screen has not changed for the quiet time (at most the settle limit).
+async fn settle(mut updates: tokio::sync::watch::Receiver<u64>) {
+    let end = Instant::now() + SETTLE_MAX;
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            return;
+        }
+        let wait: Duration = SETTLE_QUIET.min(end - now);
+        match tokio::time::timeout(wait, updates.changed()).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
+
+/// The rendered screen.
+pub(super) fn picture(session: &Session) -> Result<Picture, OpError> {
+    let options = RenderOptions::default();
+    let grid = session.with_screen(|s| s.cells());
+    let layout = Layout::new(grid.size, &options);
+    let png = render_png(&grid, &options)
+        .map_err(|e| OpError::new("render_failed", format!("screenshot: {e}")))?;
+    Ok(Picture {
+        png,
+        width: layout.image.width,
+        height: layout.image.height,
+        pointer: None,
+    })
+}
