@@ -63,6 +63,9 @@ pub enum Verb {
     Screenshot(ScreenshotArgs),
     /// Wait for the screen: exit status 0 when the condition held, 1 on timeout (or exit first).
     Wait(WaitArgs),
+    /// Run a Textual app and drive it: textual APP [--actions JSON] [--query SEL]... [--screenshot];
+    /// with --session NAME it stays open (later calls give --session without APP; --close stops it).
+    Textual(TextualArgs),
     /// X11 desktop sessions: desktop start [--sid ID] [--size 1280x800] [--display :N] [-- PROGRAM ARGS]
     Desktop {
         #[command(subcommand)]
@@ -209,6 +212,39 @@ pub struct WaitArgs {
     /// Search the scrollback too (--regex, --any).
     #[arg(long)]
     pub scrollback: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TextualArgs {
+    /// The Python file defining the app; omit it with --session to act on an open session.
+    pub app: Option<PathBuf>,
+    /// Keep the app running as this session: opened with APP, acted on without it.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Actions as a JSON list, e.g. '[{"press": "tab"}, {"click": "#inc"}, {"pause": 0.5}]'.
+    #[arg(long, value_name = "JSON")]
+    pub actions: Option<String>,
+    /// Print the widget tree of the active screen.
+    #[arg(long)]
+    pub tree: bool,
+    /// Print the state of the widgets matching this CSS selector; repeatable.
+    #[arg(long = "query", value_name = "SELECTOR")]
+    pub query: Vec<String>,
+    /// Write an SVG and a PNG of the final screen beside the app file.
+    #[arg(long)]
+    pub screenshot: bool,
+    /// Initial terminal size, WIDTHxHEIGHT (default 80x25).
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// The Python interpreter (default python3).
+    #[arg(long)]
+    pub python: Option<String>,
+    /// Limit for the whole run in milliseconds (default 120000).
+    #[arg(long, value_name = "MS")]
+    pub timeout: Option<u64>,
+    /// With --session: stop the app and close the session (after any actions).
+    #[arg(long)]
+    pub close: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -393,6 +429,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ("screenshot", p)
         }
         Verb::Wait(a) => plan_wait(a)?,
+        Verb::Textual(a) => ("textual_run", plan_textual(a)?),
         Verb::Desktop {
             action: DesktopVerb::Start(a),
         } => ("desktop_start", plan_desktop_start(a)?),
@@ -416,6 +453,105 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
         op: op.to_owned(),
         params,
     })
+}
+
+fn plan_textual(a: &TextualArgs) -> Result<Value, OpError> {
+    let mut p = Map::new();
+    if let Some(app) = &a.app {
+        p.insert(
+            "app".into(),
+            absolute(app).to_string_lossy().into_owned().into(),
+        );
+    }
+    if let Some(actions) = &a.actions {
+        let actions: Value = serde_json::from_str(actions)
+            .map_err(|e| OpError::invalid("actions", format!("not valid JSON: {e}")))?;
+        p.insert("actions".into(), actions);
+    }
+    if let Some(size) = &a.size {
+        let (w, h) = parse_pair(
+            &size.to_lowercase(),
+            'x',
+            "size",
+            "WIDTHxHEIGHT, e.g. 100x30",
+        )?;
+        p.insert("size".into(), json!([w, h]));
+    }
+    for (key, value) in [("session", a.session.clone()), ("python", a.python.clone())] {
+        if let Some(value) = value {
+            p.insert(key.into(), value.into());
+        }
+    }
+    if let Some(ms) = a.timeout {
+        p.insert("timeout".into(), ms.into());
+    }
+    if !a.query.is_empty() {
+        p.insert("query".into(), json!(a.query));
+    }
+    for (key, on) in [
+        ("tree", a.tree),
+        ("screenshot", a.screenshot),
+        ("close", a.close),
+    ] {
+        if on {
+            p.insert(key.into(), true.into());
+        }
+    }
+    Ok(Value::Object(p))
+}
+
+/// Print a progress update of a running verb: a JSON line with --json, else the screen under a header.
+pub fn progress(verb: &Verb, update: &Value, as_json: bool) {
+    if !matches!(verb, Verb::Textual(_)) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let _ = writeln!(out, "{}", json!({ "progress": update }));
+        return;
+    }
+    let header = update["message"]
+        .as_str()
+        .and_then(|m| m.lines().next())
+        .unwrap_or("");
+    let _ = writeln!(out, "── {header}");
+    let _ = writeln!(out, "{}", update["text"].as_str().unwrap_or(""));
+}
+
+/// The end of a `textual` run for a person: the screen, then what else came back.
+fn print_textual(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
+    writeln!(out, "{}", result["text"].as_str().unwrap_or(""))?;
+    let details = &result["details"];
+    if let Some(svg) = details["screenshot"].as_str() {
+        writeln!(
+            out,
+            "screenshot: {svg} ({})",
+            details["png"].as_str().unwrap_or("")
+        )?;
+    }
+    if !details["exit"].is_null() {
+        writeln!(
+            out,
+            "exited: return code {}, value {}",
+            details["exit"]["return_code"], details["exit_value"]
+        )?;
+    } else {
+        writeln!(
+            out,
+            "session {} is running",
+            result["sid"].as_str().unwrap_or("")
+        )?;
+    }
+    for warning in details["warnings"].as_array().into_iter().flatten() {
+        writeln!(out, "warning: {}", warning.as_str().unwrap_or(""))?;
+    }
+    for key in ["tree", "query"] {
+        if let Some(value) = result.get(key) {
+            let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+            writeln!(out, "{key}: {pretty}")?;
+        }
+    }
+    Ok(())
 }
 
 fn plan_desktop_start(a: &DesktopStartArgs) -> Result<Value, OpError> {
@@ -664,6 +800,7 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
             )
         }
         Verb::Call { .. } => writeln!(out, "{result}"),
+        Verb::Textual(_) => print_textual(&mut out, &result),
         _ => Ok(()),
     };
     Ok(status)

@@ -11,6 +11,7 @@ mod input;
 mod lifecycle;
 mod mouse;
 mod observe;
+mod textual;
 mod waits;
 
 use std::sync::Arc;
@@ -182,6 +183,7 @@ pub async fn execute(
         "wait_exit" => waits::wait_exit(ctx, params(name, params_json)?).await,
         "desktop_start" => desktop::desktop_start(ctx, params(name, params_json)?).await,
         "computer" => computer::computer(ctx, params(name, params_json)?, progress).await,
+        "textual_run" => crate::textual::run(ctx, params(name, params_json)?, progress).await,
         other => Err(OpError::new(
             "unknown_operation",
             format!(
@@ -217,4 +219,5 @@ pub const OPERATIONS: &[OperationDef] = &[
     waits::WAIT_EXIT,
     desktop::DESKTOP_START,
     computer::COMPUTER,
+    textual::TEXTUAL_RUN,
 ];
