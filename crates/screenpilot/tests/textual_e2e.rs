@@ -1,0 +1,509 @@
+//! `textual_run` end to end: the real binary, a real daemon, real Textual apps on real ptys. Each test
+//! copies its fixture app into a private directory (screenshots are written beside the app) and runs
+//! its own daemon there, stopped when the test ends.
+//!
+//! The interpreter is `$SCREENPILOT_TEST_PYTHON`, else `<repo>/.venv/bin/python` (scripts/test.sh makes
+//! it). A missing one fails the test: Textual support is part of the product, not an optional extra.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+/// The interpreter with Textual installed.
+fn python() -> String {
+    let python = std::env::var("SCREENPILOT_TEST_PYTHON")
+        .unwrap_or_else(|_| format!("{}/../../.venv/bin/python", env!("CARGO_MANIFEST_DIR")));
+    let ok = Command::new(&python)
+        .args(["-c", "import textual"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "no Python with Textual at {python}: run scripts/test.sh (it creates .venv with textual), \
+         or set SCREENPILOT_TEST_PYTHON to an interpreter that has it"
+    );
+    python
+}
+
+/// One test's daemon and scratch directory; dropping it stops the daemon and removes the directory.
+struct Harness {
+    dir: PathBuf,
+    python: String,
+}
+
+impl Harness {
+    fn new(name: &str) -> Harness {
+        let dir = std::env::temp_dir().join(format!("sp-tx-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the test directory");
+        Harness {
+            dir,
+            python: python(),
+        }
+    }
+
+    /// Copy a fixture app into the test directory; returns its path.
+    fn app(&self, fixture: &str) -> String {
+        let from = format!(
+            "{}/tests/fixtures/textual/{fixture}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let to = self.dir.join(fixture);
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {from}: {e}"));
+        to.to_string_lossy().into_owned()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_screenpilot"));
+        cmd.args(args)
+            .env("SCREENPILOT_DIR", &self.dir)
+            .env_remove("SCREENPILOT_MAX_SESSIONS")
+            .current_dir(&self.dir)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `screenpilot --json ARGS`: (exit status, progress updates, final object).
+    fn run(&self, args: &[&str]) -> (i32, Vec<Value>, Value) {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = self
+            .command(&full)
+            .output()
+            .unwrap_or_else(|e| panic!("run screenpilot {args:?}: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut lines: Vec<Value> = stdout
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|e| {
+                    panic!(
+                        "not a JSON line ({e}): {line}\nstderr: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                })
+            })
+            .collect();
+        let last = lines.pop().unwrap_or_else(|| {
+            panic!(
+                "screenpilot {args:?} printed nothing; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let progress = lines.into_iter().map(|l| l["progress"].clone()).collect();
+        (out.status.code().unwrap_or(-1), progress, last)
+    }
+
+    /// A `textual` run that must succeed; returns (progress, result).
+    fn textual(&self, args: &[&str]) -> (Vec<Value>, Value) {
+        let mut full = vec!["textual", "--python", &self.python];
+        full.extend_from_slice(args);
+        let (status, progress, result) = self.run(&full);
+        assert_eq!(status, 0, "screenpilot {full:?} failed: {result}");
+        assert_eq!(result["ok"], true, "{result}");
+        (progress, result)
+    }
+
+    /// A `textual` run that must fail; returns the error object.
+    fn textual_error(&self, args: &[&str]) -> Value {
+        let mut full = vec!["textual", "--python", &self.python];
+        full.extend_from_slice(args);
+        let (status, _, result) = self.run(&full);
+        assert_eq!(status, 2, "screenpilot {full:?} should fail: {result}");
+        assert_eq!(result["ok"], false, "{result}");
+        result["error"].clone()
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self
+            .command(&["daemon", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The state of the first widget `selector` matched in a result's `query`.
+fn queried<'a>(result: &'a Value, selector: &str) -> &'a Value {
+    let entry = result["query"]
+        .as_array()
+        .and_then(|q| q.iter().find(|e| e["selector"] == selector))
+        .unwrap_or_else(|| panic!("no query result for {selector}: {result}"));
+    &entry["widgets"][0]
+}
+
+/// Find a widget by id in a `tree` result.
+fn find_in_tree<'a>(node: &'a Value, id: &str) -> Option<&'a Value> {
+    if node["id"] == id {
+        return Some(node);
+    }
+    node["children"]
+        .as_array()?
+        .iter()
+        .find_map(|child| find_in_tree(child, id))
+}
+
+/// Check that a PNG decodes: signature, IHDR, and the inflated pixel data has exactly the size the
+/// header promises (decoded by Python's zlib, the reference inflater).
+fn assert_png_decodes(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} is not a PNG",
+        path.display()
+    );
+    let script = r#"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]:
+        sys.exit("bad CRC in " + kind.decode())
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+width, height, depth, colour = ihdr[:4]
+channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+raw = zlib.decompress(idat)
+expected = height * (1 + width * channels * depth // 8)
+if len(raw) != expected:
+    sys.exit(f"pixel data is {len(raw)} bytes, expected {expected}")
+print(width, height)
+"#;
+    let out = Command::new(python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run python to decode the PNG");
+    assert!(
+        out.status.success(),
+        "{} does not decode: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots() {
+    let h = Harness::new("counter");
+    let app = h.app("counter.py");
+    let actions = json!([
+        {"press": "tab"},
+        {"click": "#inc"},
+        {"pause": 0.6},
+        {"click": "#inc"},
+        {"screenshot": true}
+    ])
+    .to_string();
+    let (progress, result) = h.textual(&[
+        &app,
+        "--actions",
+        &actions,
+        "--tree",
+        "--query",
+        "#label",
+        "--query",
+        "#inc",
+        "--screenshot",
+    ]);
+
+    // A screen update after every action, in order, the last one showing both presses.
+    assert_eq!(progress.len(), 5, "{progress:?}");
+    for (i, update) in progress.iter().enumerate() {
+        assert_eq!(update["step"], i + 1);
+        assert_eq!(update["of"], 5);
+    }
+    assert_eq!(progress[1]["action"], json!({"click": "#inc"}));
+    assert!(progress[1]["text"].as_str().unwrap().contains("count: 1"));
+    assert!(progress[4]["text"].as_str().unwrap().contains("count: 2"));
+
+    // The screen comes from our emulator: the label and the button as a person sees them.
+    let text = result["text"].as_str().unwrap();
+    assert!(text.starts_with("count: 2"), "{text}");
+    assert!(text.contains("Increment"), "{text}");
+    assert_eq!(
+        (result["cols"].as_u64(), result["rows"].as_u64()),
+        (Some(80), Some(25))
+    );
+
+    assert_eq!(queried(&result, "#label")["content"], "count: 2");
+    let button = queried(&result, "#inc");
+    assert_eq!(button["label"], "Increment");
+    assert_eq!(button["type"], "Button");
+    assert_eq!(button["focused"], true);
+
+    let tree = &result["tree"];
+    let inc = find_in_tree(&tree["screen"], "inc").expect("the button is in the tree");
+    assert_eq!(inc["type"], "Button");
+    assert_eq!(inc["visible"], true);
+    assert_eq!(inc["disabled"], false);
+    assert_eq!(inc["region"].as_array().map(Vec::len), Some(4));
+    assert_eq!(tree["focused"], "Button#inc");
+
+    // One-shot: the app was stopped, cleanly, and its files are beside the app.
+    let details = &result["details"];
+    assert_eq!(result["alive"], false);
+    assert_eq!(details["exit"]["return_code"], 0, "{details}");
+    assert_eq!(details["exit"]["exit_code"], 0, "{details}");
+    assert_eq!(
+        details["textual_version"]
+            .as_str()
+            .map(|v| v.starts_with('8')),
+        Some(true)
+    );
+    assert_eq!(details["size"], json!([80, 25]));
+    let shots = details["screenshots"].as_array().expect("screenshots");
+    assert_eq!(shots.len(), 2, "the action's and the final one: {details}");
+    for shot in shots {
+        let svg = Path::new(shot["svg"].as_str().unwrap());
+        let png = Path::new(shot["png"].as_str().unwrap());
+        assert_eq!(svg.parent(), Path::new(&app).parent());
+        let svg_text = std::fs::read_to_string(svg).expect("the SVG exists");
+        assert!(svg_text.starts_with("<svg") || svg_text.starts_with("<?xml"));
+        assert!(svg_text.contains("Increment"));
+        assert_png_decodes(png);
+    }
+    assert_eq!(details["screenshot"], shots[1]["svg"]);
+
+    // Nothing is left running.
+    let (_, _, list) = h.run(&["list"]);
+    assert_eq!(list["sessions"], json!([]), "{list}");
+}
+
+#[test]
+fn one_shot_returns_the_apps_exit_value() {
+    let h = Harness::new("exit");
+    let app = h.app("counter.py");
+    let actions = json!([{"click": "#inc"}, {"press": "q"}]).to_string();
+    let (progress, result) = h.textual(&[&app, "--actions", &actions]);
+    assert_eq!(progress.len(), 2);
+    let details = &result["details"];
+    assert_eq!(details["exit_value"], 1, "{details}");
+    assert_eq!(details["exit"]["return_code"], 0, "{details}");
+    assert_eq!(result["alive"], false);
+    assert_eq!(result["exit_code"], 0);
+}
+
+#[test]
+fn input_form_takes_typed_text_and_reports_values() {
+    let h = Harness::new("form");
+    let app = h.app("form.py");
+    let actions = json!([
+        {"press": ["A", "d", "a", "space", "L", "!"]},
+        {"press": ["backspace", "home", "M", "s", "space", "end", "."]},
+        {"press": "tab"},
+        {"press": ["a", "d", "a", "@", "x", ".", "o", "r", "g"]},
+        {"click": "#subscribe"},
+        {"click": "#submit"}
+    ])
+    .to_string();
+    let (_, result) = h.textual(&[
+        &app,
+        "--actions",
+        &actions,
+        "--query",
+        "#name",
+        "--query",
+        "#email",
+        "--query",
+        "#subscribe",
+        "--query",
+        "#result",
+    ]);
+    assert_eq!(queried(&result, "#name")["value"], "Ms Ada L.");
+    assert_eq!(queried(&result, "#email")["value"], "ada@x.org");
+    assert_eq!(queried(&result, "#email")["type"], "Input");
+    assert_eq!(queried(&result, "#subscribe")["value"], true);
+    let expected = "submitted Ms Ada L. <ada@x.org> subscribed=True";
+    assert_eq!(queried(&result, "#result")["content"], expected);
+    assert!(
+        result["text"].as_str().unwrap().contains(expected),
+        "{}",
+        result["text"]
+    );
+}
+
+#[test]
+fn data_table_reports_rows_columns_and_cursor_after_keys() {
+    let h = Harness::new("table");
+    let app = h.app("table.py");
+    let (_, before) = h.textual(&[&app, "--session", "planets", "--query", "#planets"]);
+    let table = queried(&before, "#planets");
+    assert_eq!(table["row_count"], 6, "{table}");
+    assert_eq!(table["column_count"], 3, "{table}");
+    assert_eq!(table["cursor_row"], 0, "{table}");
+    assert!(before["text"].as_str().unwrap().contains("Jupiter"));
+
+    let actions = json!([{"press": ["down", "down", "down"]}, {"press": "up"}]).to_string();
+    let (_, after) = h.textual(&[
+        "--session",
+        "planets",
+        "--actions",
+        &actions,
+        "--query",
+        "#planets",
+    ]);
+    let table = queried(&after, "#planets");
+    assert_eq!(table["cursor_row"], 2, "{table}");
+    assert_eq!(table["cursor_coordinate"], json!([2, 0]), "{table}");
+    h.textual(&["--session", "planets", "--close"]);
+}
+
+#[test]
+fn a_modal_screen_covering_a_button_refuses_the_click_until_dismissed() {
+    let h = Harness::new("modal");
+    let app = h.app("modal.py");
+    h.textual(&[&app, "--session", "modal"]);
+
+    let refused = json!([{"click": "#delete"}]).to_string();
+    let error = h.textual_error(&["--session", "modal", "--actions", &refused]);
+    assert_eq!(error["code"], "widget_covered", "{error}");
+    assert_eq!(error["field"], "actions[0]", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("ConfirmScreen"), "{message}");
+    assert!(message.contains("#delete"), "{message}");
+
+    // The refused click changed nothing; dismissing the modal uncovers the button.
+    let actions = json!([{"click": "#cancel"}, {"click": "#delete"}]).to_string();
+    let (_, result) = h.textual(&[
+        "--session",
+        "modal",
+        "--actions",
+        &actions,
+        "--query",
+        "#status",
+    ]);
+    assert_eq!(queried(&result, "#status")["content"], "deleted: yes");
+    h.textual(&["--session", "modal", "--close"]);
+}
+
+#[test]
+fn hidden_disabled_off_screen_and_absent_widgets_refuse_clicks() {
+    let h = Harness::new("hidden");
+    let app = h.app("hidden.py");
+    h.textual(&[&app, "--session", "hid"]);
+    for (selector, code, words) in [
+        ("#secret", "widget_hidden", "display: none"),
+        ("#ghost", "widget_hidden", "visibility: hidden"),
+        ("#off", "widget_disabled", "disabled"),
+        ("#below", "widget_off_screen", "out of view"),
+        ("#nowhere", "widget_absent", "#visible"),
+    ] {
+        let actions = json!([{"click": selector}]).to_string();
+        let error = h.textual_error(&["--session", "hid", "--actions", &actions]);
+        assert_eq!(error["code"], code, "{selector}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(words), "{selector}: {message}");
+    }
+    let hover = json!([{"click": "#visible"}, {"hover": "#visible"}]).to_string();
+    h.textual(&["--session", "hid", "--actions", &hover]);
+    h.textual(&["--session", "hid", "--close"]);
+}
+
+#[test]
+fn a_session_is_opened_acted_on_twice_and_closed() {
+    let h = Harness::new("session");
+    let app = h.app("counter.py");
+    let tab = json!([{"press": "tab"}]).to_string();
+    let (_, opened) = h.textual(&[
+        &app,
+        "--session",
+        "counter",
+        "--actions",
+        &tab,
+        "--size",
+        "60x20",
+    ]);
+    assert_eq!(opened["sid"], "counter");
+    assert_eq!(opened["alive"], true);
+    assert_eq!(opened["details"]["exit"], Value::Null);
+    assert_eq!(
+        (opened["cols"].as_u64(), opened["rows"].as_u64()),
+        (Some(60), Some(20))
+    );
+
+    let click = json!([{"click": "#inc"}]).to_string();
+    let (_, first) = h.textual(&["--session", "counter", "--actions", &click]);
+    assert!(first["text"].as_str().unwrap().starts_with("count: 1"));
+    let (progress, second) = h.textual(&[
+        "--session",
+        "counter",
+        "--actions",
+        &click,
+        "--query",
+        "#label",
+    ]);
+    assert_eq!(progress.len(), 1);
+    assert_eq!(queried(&second, "#label")["content"], "count: 2");
+
+    // A real screenpilot session, counted with the others.
+    let (_, _, list) = h.run(&["list"]);
+    let sids: Vec<&str> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["sid"].as_str())
+        .collect();
+    assert_eq!(sids, ["counter"], "{list}");
+
+    let (_, closed) = h.textual(&["--session", "counter", "--close"]);
+    assert_eq!(closed["alive"], false);
+    assert_eq!(closed["details"]["exit"]["return_code"], 0, "{closed}");
+    let (_, _, list) = h.run(&["list"]);
+    assert_eq!(list["sessions"], json!([]), "{list}");
+    let error = h.textual_error(&["--session", "counter", "--actions", &click]);
+    assert_eq!(error["field"], "session", "{error}");
+}
+
+#[test]
+fn missing_prerequisites_are_clear_errors() {
+    let h = Harness::new("prereq");
+    let app = h.app("counter.py");
+
+    let (status, _, result) = h.run(&["textual", "--python", "no-such-python3.99", &app]);
+    assert_eq!(status, 2, "{result}");
+    assert_eq!(result["error"]["code"], "python_unavailable", "{result}");
+    assert_eq!(result["error"]["field"], "python", "{result}");
+
+    // An interpreter that cannot import Textual (site-packages switched off).
+    let wrapper = h.dir.join("python-without-site");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {} -S \"$@\"\n", h.python),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let wrapper = wrapper.to_string_lossy().into_owned();
+    let (status, _, result) = h.run(&["textual", "--python", &wrapper, &app]);
+    assert_eq!(status, 2, "{result}");
+    assert_eq!(result["error"]["code"], "textual_missing", "{result}");
+    let message = result["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pip install \"textual>=8.2\""),
+        "{message}"
+    );
+
+    // A file without an app says what it needs.
+    let not_an_app = h.dir.join("not_an_app.py");
+    std::fs::write(&not_an_app, "x = 1\n").unwrap();
+    let error = h.textual_error(&[not_an_app.to_str().unwrap()]);
+    assert_eq!(error["code"], "app_load_failed", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Textual app found"),
+        "{error}"
+    );
+}
