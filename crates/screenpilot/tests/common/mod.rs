@@ -1,0 +1,298 @@
+//! A small harness for end-to-end tests: every test gets its own daemon (its own SCREENPILOT_DIR in a
+//! temp dir), drives it through the real `screenpilot` binary, and stops it when the test ends, even on
+//! a panic. Tests synchronise only through the product's own event-driven waits, never by sleeping.
+
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A generous wait timeout: CI is a loaded two-core machine, and a wait returns as soon as it holds.
+pub const LONG_MS: u64 = 20_000;
+
+/// An idle `bash` prompt (PS1 is `$ `). Snapshot lines are trimmed at the end, so the space after `$`
+/// is optional here; `\$ $` itself is checked in waits_e2e.
+pub const PROMPT: &str = r"^\$ ?$";
+
+/// The screenpilot binary cargo built for these tests.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_screenpilot")
+}
+
+/// A fixture program's absolute path.
+pub fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One test's private daemon. Dropping it stops the daemon and removes its directory.
+pub struct Daemon {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Daemon {
+    /// A daemon with the default limits; it starts on the first command.
+    pub fn new() -> Daemon {
+        Daemon::with_env(&[])
+    }
+
+    /// A daemon started with these environment variables (limits are read at daemon start), e.g.
+    /// `[("SCREENPILOT_MAX_SESSIONS", "16")]`.
+    pub fn with_env(env: &[(&str, &str)]) -> Daemon {
+        let dir = tempfile::Builder::new()
+            .prefix("sp-e2e-")
+            .tempdir()
+            .expect("create a temp dir for the daemon");
+        Daemon {
+            dir,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// A scratch directory for the test's own files (beside the daemon's socket).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A `screenpilot` command aimed at this daemon, with no limits inherited from the outer environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(binary());
+        cmd.args(args)
+            .env("SCREENPILOT_DIR", self.dir.path())
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        for var in [
+            "SCREENPILOT_MAX_SESSIONS",
+            "SCREENPILOT_IDLE_TIMEOUT_SECS",
+            "SCREENPILOT_CLOSE_GRACE_MS",
+            "SCREENPILOT_SCROLLBACK_LINES",
+        ] {
+            cmd.env_remove(var);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Run `screenpilot ARGS...` to completion.
+    pub fn sp(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run screenpilot {args:?}: {e}"))
+    }
+
+    /// Run `screenpilot --json ARGS...` and parse the one JSON object it prints, whatever the exit status.
+    pub fn json_status(&self, args: &[&str]) -> (i32, Value) {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = self.sp(&full);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "screenpilot {args:?} printed no JSON object ({e}); status {:?}\nstdout: {stdout}\nstderr: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code().unwrap_or(-1), value)
+    }
+
+    /// Run `screenpilot --json ARGS...`; it must succeed (exit 0).
+    pub fn sp_json(&self, args: &[&str]) -> Value {
+        let (status, value) = self.json_status(args);
+        assert_eq!(status, 0, "screenpilot {args:?} failed: {value}");
+        value
+    }
+
+    /// Run a command that must fail as bad input (exit 2, ok=false); returns the `error` object.
+    pub fn sp_error(&self, args: &[&str]) -> Value {
+        let (status, value) = self.json_status(args);
+        assert_eq!(
+            status, 2,
+            "screenpilot {args:?} should fail with status 2: {value}"
+        );
+        assert_eq!(value["ok"], false, "{value}");
+        value["error"].clone()
+    }
+
+    /// Start `bash` with a plain `$ ` prompt and no rc files; returns once the prompt shows.
+    pub fn spawn_bash(&self, sid: &str) {
+        self.spawn_bash_with(sid, &[]);
+    }
+
+    /// Like `spawn_bash`, with extra `spawn` flags (e.g. `--size 100x30`) before the program.
+    pub fn spawn_bash_with(&self, sid: &str, flags: &[&str]) {
+        let mut args = vec![
+            "spawn",
+            "--sid",
+            sid,
+            "--env",
+            "PS1=$ ",
+            "--env",
+            "HISTFILE=/dev/null",
+        ];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "bash", "--norc", "--noprofile"]);
+        self.sp_json(&args);
+        self.wait_regex(sid, PROMPT);
+    }
+
+    /// Wait until `pattern` matches the screen of `sid`; returns the wait's result. Panics on timeout.
+    pub fn wait_regex(&self, sid: &str, pattern: &str) -> Value {
+        let timeout = LONG_MS.to_string();
+        // `--regex=` so that patterns starting with a dash ("-- INSERT --") are not read as flags.
+        let regex = format!("--regex={pattern}");
+        let (status, value) = self.json_status(&["wait", sid, &regex, "--timeout-ms", &timeout]);
+        assert!(
+            status == 0 && value["matched"] == true,
+            "{sid}: {pattern:?} never showed (status {status}); the screen was:\n{}",
+            value["text"].as_str().unwrap_or(&value.to_string())
+        );
+        value
+    }
+
+    /// Type a command line into `sid` (text, then Enter).
+    pub fn line(&self, sid: &str, text: &str) -> Value {
+        self.sp_json(&["line", sid, text])
+    }
+
+    /// The current screen text of `sid`.
+    pub fn screen(&self, sid: &str) -> String {
+        self.snapshot(sid)["text"]
+            .as_str()
+            .expect("snapshot has text")
+            .to_owned()
+    }
+
+    pub fn snapshot(&self, sid: &str) -> Value {
+        self.sp_json(&["snapshot", sid])
+    }
+
+    /// The daemon's pid (starting it if needed).
+    pub fn daemon_pid(&self) -> i32 {
+        let status = self.sp_json(&["daemon", "start"]);
+        status["pid"].as_i64().expect("daemon status has a pid") as i32
+    }
+
+    /// Assert that `sid` still runs its program and still answers: a fresh command's output shows.
+    pub fn assert_bash_healthy(&self, sid: &str, token: &str) {
+        let alive = self.sp_json(&["alive", sid]);
+        assert_eq!(alive["alive"], true, "{sid} should still run: {alive}");
+        self.line(sid, &format!("echo {token}-$((6*7))"));
+        self.wait_regex(sid, &format!("^{token}-42$"));
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // Stop the daemon (it closes its sessions) before the directory goes; ignore "not running".
+        let _ = self
+            .command(&["daemon", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A child process that is killed (and reaped) when the test ends, even on a panic.
+pub struct Background(pub Option<Child>);
+
+impl Background {
+    pub fn spawn(mut cmd: Command) -> Background {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        Background(Some(cmd.spawn().expect("start a background screenpilot")))
+    }
+
+    /// Wait for it to finish and return its output.
+    pub fn finish(mut self) -> Output {
+        let child = self.0.take().expect("not finished yet");
+        child
+            .wait_with_output()
+            .expect("collect a background output")
+    }
+
+    /// Kill it now (SIGKILL) and reap it.
+    pub fn kill(mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Parse stdout of a `--json` run.
+pub fn parse_json(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "no JSON object ({e}); status {:?}\nstdout: {stdout}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Every live process whose session id (setsid) is `sid`, from /proc: the processes a terminal session
+/// started, including zombies, wherever they were reparented.
+pub fn processes_in_session(sid: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue; // gone meanwhile
+        };
+        // Fields after the command name (which may hold spaces): state ppid pgrp session ...
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let session = rest.split_whitespace().nth(3).and_then(|s| s.parse().ok());
+        if session == Some(sid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Block until process `pid` (not our child) has exited, woken by its pidfd; false on timeout.
+pub fn wait_for_process_exit(pid: i32, timeout: Duration) -> bool {
+    // SAFETY: plain syscalls on integers we own; the fd is closed below.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+        if fd < 0 {
+            return true; // no such process: already gone
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = libc::poll(&mut poll, 1, timeout.as_millis() as i32);
+        libc::close(fd);
+        ready == 1
+    }
+}
