@@ -275,8 +275,9 @@ impl Screen {
         }
     }
 
-    /// The visible screen as text: one line per row, joined by `\n`, with no trailing spaces on any
-    /// line (so `$`-anchored patterns work). Wide characters appear once.
+    /// The visible screen as text: one line per row, joined by `\n`, with no trailing padding (so
+    /// `$`-anchored patterns work); on the cursor's row the text runs up to the cursor, so a prompt keeps
+    /// the space it printed. Wide characters appear once.
     pub fn text(&mut self) -> &str {
         if self
             .cache
@@ -301,8 +302,12 @@ impl Screen {
     }
 
     /// Lines in `[from, to)`, where 0 is the top visible row and negative lines are history.
+    ///
+    /// Trailing blanks are dropped, except on the row of a visible cursor, where everything up to the
+    /// cursor is kept: a prompt such as `$ ` keeps its space, so `\$ $` finds it.
     fn lines_text(&self, from: i32, to: i32) -> String {
         let grid = self.term.grid();
+        let cursor = self.cursor();
         let mut out =
             String::with_capacity(((to - from).max(0) as usize) * (self.term.columns() + 1));
         for line in from..to {
@@ -311,7 +316,12 @@ impl Screen {
             }
             let row = &grid[Line(line)];
             let start = out.len();
+            let keep_to_cursor = cursor.visible && line == i32::from(cursor.row);
+            let mut keep = 0;
             for col in 0..self.term.columns() {
+                if keep_to_cursor && col == usize::from(cursor.col) {
+                    keep = out.len() - start;
+                }
                 let cell = &row[Column(col)];
                 if cell
                     .flags
@@ -324,7 +334,7 @@ impl Screen {
                     out.extend(marks.iter());
                 }
             }
-            let trimmed = out[start..].trim_end_matches(' ').len();
+            let trimmed = out[start..].trim_end_matches(' ').len().max(keep);
             out.truncate(start + trimmed);
         }
         out
@@ -496,6 +506,16 @@ mod tests {
         let mut s = screen();
         s.feed(b"hello   \r\nworld");
         assert_eq!(s.text(), "hello\nworld\n\n\n");
+    }
+
+    #[test]
+    fn the_cursor_row_keeps_spaces_up_to_the_cursor() {
+        let mut s = screen();
+        s.feed(b"done   \r\n$ ");
+        assert_eq!(s.text(), "done\n$ \n\n\n");
+        // A hidden cursor keeps nothing extra.
+        s.feed(b"\x1b[?25l");
+        assert_eq!(s.text(), "done\n$\n\n\n");
     }
 
     #[test]

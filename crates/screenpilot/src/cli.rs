@@ -186,7 +186,7 @@ pub struct ScreenshotArgs {
 pub struct WaitArgs {
     pub sid: String,
     /// Wait until this regex matches (multi-line: ^ and $ work per line).
-    #[arg(long, group = "what")]
+    #[arg(long, group = "what", allow_hyphen_values = true)]
     pub regex: Option<String>,
     /// Wait until any of these regexes matches; prints which (index).
     #[arg(long, group = "what", num_args = 1.., value_name = "RE")]
@@ -203,7 +203,7 @@ pub struct WaitArgs {
     /// Wait until the program exits.
     #[arg(long, group = "what")]
     pub exit: bool,
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub marker: Option<String>,
     #[arg(long)]
     pub stable_ms: Option<u64>,
