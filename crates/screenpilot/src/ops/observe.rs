@@ -51,7 +51,7 @@ pub struct ScreenshotParams {
 pub const SNAPSHOT: OperationDef = OperationDef {
     name: "snapshot",
     description: "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows}. \
-text is the screen, one line per row (row 0 first), no trailing spaces. alt_screen=true means a full-screen app (vim, less, htop) owns the screen: keys go to it, not a shell. \
+text is the screen, one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true means a full-screen app (vim, less, htop) owns the screen: keys go to it, not a shell. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (baseline for wait_visual_change). \
 Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. Example: {\"sid\": \"vim\"}.",
     schema: schema_of::<SnapshotParams>,

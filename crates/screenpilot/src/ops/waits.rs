@@ -23,7 +23,7 @@ const SCROLLBACK_SEARCH_LINES: usize = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct WaitForParams {
     pub sid: String,
-    /// A regex (Rust syntax), matched against the whole screen text with multi-line mode on: `^`/`$` match at each line. Lines have no trailing spaces.
+    /// A regex (Rust syntax), matched against the whole screen text with multi-line mode on: `^`/`$` match at each line. Lines have no trailing padding; the cursor row runs up to the cursor.
     pub pattern: String,
     /// Give up after this many ms (default 10000). A timeout returns matched=false, not an error.
     pub timeout_ms: Option<u64>,
