@@ -142,6 +142,33 @@ struct DaemonState {
     stop: watch::Sender<bool>,
 }
 
+/// Run an operation in its own task so that a panic in it becomes an error answer instead of a
+/// request that is never answered. Aborting the caller aborts the operation too.
+async fn execute_guarded(
+    ctx: Context,
+    op: String,
+    params: Value,
+    progress: ops::Progress,
+) -> Result<Value, OpError> {
+    struct AbortOnDrop(AbortHandle);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let name = op.clone();
+    let task = tokio::spawn(async move { ops::execute(&ctx, &op, params, &progress).await });
+    let _guard = AbortOnDrop(task.abort_handle());
+    match task.await {
+        Ok(outcome) => outcome,
+        Err(e) if e.is_panic() => Err(OpError::new(
+            "internal_error",
+            format!("{name}: the operation failed unexpectedly (a bug in screenpilot); other sessions are unaffected"),
+        )),
+        Err(_) => Err(OpError::new("cancelled", format!("{name}: cancelled"))),
+    }
+}
+
 /// The peer must run as our own user.
 fn peer_allowed(stream: &UnixStream) -> bool {
     match stream.peer_cred() {
@@ -280,7 +307,7 @@ fn handle(
                     }
                 });
                 let outcome =
-                    ops::execute(&ctx, &op, params, &ops::Progress::new(progress_tx)).await;
+                    execute_guarded(ctx, op, params, ops::Progress::new(progress_tx)).await;
                 // Every progress line goes out before the final answer.
                 let _ = forward.await;
                 if let Ok(mut tasks) = tasks_task.lock() {
