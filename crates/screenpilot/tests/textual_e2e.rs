@@ -273,6 +273,7 @@ fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots
         assert_png_decodes(png);
     }
     assert_eq!(details["screenshot"], shots[1]["svg"]);
+    assert_eq!(details["warnings"], Value::Null, "{details}");
 
     // Nothing is left running.
     let (_, _, list) = h.run(&["list"]);
@@ -289,6 +290,11 @@ fn one_shot_returns_the_apps_exit_value() {
     let details = &result["details"];
     assert_eq!(details["exit_value"], 1, "{details}");
     assert_eq!(details["exit"]["return_code"], 0, "{details}");
+    assert_eq!(
+        details["warnings"],
+        Value::Null,
+        "an exit is not a warning: {details}"
+    );
     assert_eq!(result["alive"], false);
     assert_eq!(result["exit_code"], 0);
 }
@@ -434,16 +440,30 @@ fn a_session_is_opened_acted_on_twice_and_closed() {
     let click = json!([{"click": "#inc"}]).to_string();
     let (_, first) = h.textual(&["--session", "counter", "--actions", &click]);
     assert!(first["text"].as_str().unwrap().starts_with("count: 1"));
+    let click_and_resize = json!([{"click": "#inc"}, {"resize": [70, 22]}]).to_string();
     let (progress, second) = h.textual(&[
         "--session",
         "counter",
         "--actions",
-        &click,
+        &click_and_resize,
         "--query",
         "#label",
+        "--tree",
     ]);
-    assert_eq!(progress.len(), 1);
+    assert_eq!(progress.len(), 2);
     assert_eq!(queried(&second, "#label")["content"], "count: 2");
+    // The app saw the new size (SIGWINCH) before the call returned.
+    assert_eq!(
+        (second["cols"].as_u64(), second["rows"].as_u64()),
+        (Some(70), Some(22))
+    );
+    assert_eq!(
+        second["tree"]["screen"]["region"],
+        json!([0, 0, 70, 22]),
+        "{}",
+        second["tree"]
+    );
+    assert_eq!(queried(&second, "#label")["region"], json!([0, 0, 70, 1]));
 
     // A real screenpilot session, counted with the others.
     let (_, _, list) = h.run(&["list"]);

@@ -67,6 +67,7 @@ impl<'a> Driver<'a> {
         match self.link.request(op, fields, limit).await {
             Ok(answer) => Ok(answer),
             Err(LinkError::Exited(_)) => Err(StepError::Exited),
+            Err(LinkError::Probe { code, .. }) if code == "app_exited" => Err(StepError::Exited),
             Err(LinkError::Timeout) => Err(OpError::new(
                 "probe_timeout",
                 format!(

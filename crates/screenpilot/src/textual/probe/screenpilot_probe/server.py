@@ -5,6 +5,7 @@ answer sees the app between two of its own messages, never in the middle of one.
 """
 
 import asyncio
+import concurrent.futures
 import threading
 import traceback
 
@@ -82,6 +83,9 @@ class Probe:
             result = done.result()
         except RequestError as error:
             self._answer(request, error=(error.code, error.message))
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            # Textual cancels what runs on its loop as the app shuts down.
+            self._answer(request, error=("app_exited", "the app is exiting"))
         except BaseException:
             self._answer(request, error=("probe_failed", traceback.format_exc()))
         else:
@@ -120,6 +124,8 @@ class Probe:
         if op == "widget_at":
             return widgets.widget_at(app, int(request.get("x", 0)), int(request.get("y", 0)))
         if op == "exit":
-            app.exit()
+            # An app already on its way out keeps the result it chose.
+            if not getattr(app, "_exit", False):
+                app.exit()
             return {"exiting": True}
         raise RequestError("bad_request", f"unknown probe request {op!r}")
