@@ -65,6 +65,34 @@ pub fn encode_png(frame: &Frame) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Decode a PNG (8-bit RGB or RGBA) into a frame; alpha is dropped.
+pub fn decode_png(bytes: &[u8]) -> Result<Frame> {
+    let bad = |e: &dyn std::fmt::Display| DesktopError::Io(format!("not a PNG screenshot: {e}"));
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().map_err(|e| bad(&e))?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| bad(&"image too large"))?;
+    let mut buf = vec![0; size];
+    let info = reader.next_frame(&mut buf).map_err(|e| bad(&e))?;
+    let channels = match (info.color_type, info.bit_depth) {
+        (png::ColorType::Rgb, png::BitDepth::Eight) => 3,
+        (png::ColorType::Rgba, png::BitDepth::Eight) => 4,
+        other => return Err(bad(&format!("{other:?} pixels"))),
+    };
+    let mut rgb = Vec::with_capacity(info.width as usize * info.height as usize * 3);
+    for row in buf[..info.buffer_size()].chunks_exact(info.line_size) {
+        for px in row.chunks_exact(channels) {
+            rgb.extend_from_slice(&px[..3]);
+        }
+    }
+    Ok(Frame {
+        width: info.width,
+        height: info.height,
+        rgb,
+    })
+}
+
 /// How the server lays pixels out for the root window: 32 bits per pixel with 8-bit channels, the
 /// only layout of depth-24 and depth-32 visuals in practice.
 #[derive(Debug, Clone, Copy)]
@@ -409,12 +437,11 @@ mod tests {
         let frame = Frame {
             width: 4,
             height: 3,
-            rgb: vec![7; 36],
+            rgb: (0..36).collect(),
         };
         let png = encode_png(&frame).expect("encode");
         assert_eq!(&png[1..4], b"PNG");
-        let decoder = png::Decoder::new(std::io::Cursor::new(png));
-        let reader = decoder.read_info().expect("decode");
-        assert_eq!((reader.info().width, reader.info().height), (4, 3));
+        assert_eq!(decode_png(&png).expect("decode"), frame);
+        assert!(decode_png(b"not a png").is_err());
     }
 }

@@ -18,7 +18,7 @@ pub mod registry;
 pub mod server;
 pub mod x11;
 
-pub use capture::{encode_png, Frame};
+pub use capture::{decode_png, encode_png, Frame};
 pub use desktop::{
     check_size, Desktop, DesktopInfo, DesktopSpec, Target, DEFAULT_SIZE, DEFAULT_STEP_TIMEOUT,
 };
@@ -27,3 +27,5 @@ pub use keyboard::Modifier;
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use server::WindowManager;
 pub use x11::{connect, Button, Point, X11};
+/// The X11 protocol crate this one speaks through, for callers of [`connect`].
+pub use x11rb;

@@ -72,6 +72,16 @@ impl DesktopRegistry {
         others: &OtherSessions<'_>,
     ) -> Result<Reservation> {
         let mut state = self.state();
+        let free = |state: &State, sid: &str| {
+            !state.desktops.contains_key(sid)
+                && !state.starting.contains(sid)
+                && !(others.taken)(sid)
+        };
+        if let Some(sid) = requested {
+            if !free(&state, sid) {
+                return Err(DesktopError::Duplicate(sid.to_owned()));
+            }
+        }
         let mut running: Vec<String> = others.running.clone();
         running.extend(
             state
@@ -88,15 +98,7 @@ impl DesktopRegistry {
                 running.join(", ")
             )));
         }
-        let free = |state: &State, sid: &str| {
-            !state.desktops.contains_key(sid)
-                && !state.starting.contains(sid)
-                && !(others.taken)(sid)
-        };
         let sid = match requested {
-            Some(sid) if !free(&state, sid) => {
-                return Err(DesktopError::Duplicate(sid.to_owned()));
-            }
             Some(sid) => sid.to_owned(),
             None => loop {
                 let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;

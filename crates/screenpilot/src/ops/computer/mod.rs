@@ -61,7 +61,7 @@ drag {path: [{x, y}, ...]} (press at the first point, move through each, release
 Anthropic names work too: left_click, right_click, middle_click, double_click, triple_click {coordinate: [x, y], text: \"shift\"?}; \
 mouse_move {coordinate}; left_click_drag {start_coordinate, coordinate}; scroll {coordinate, scroll_direction, scroll_amount}; \
 key {text: \"ctrl+s\"}; hold_key {text, duration (s)}; type {text}; wait {duration (s)}; left_mouse_down / left_mouse_up {coordinate?}; \
-cursor_position; zoom {region: [x0, y0, x1, y1]} (desktop only; returns that region). `action` may stand for `type`.\n\
+cursor_position (desktops); zoom {region: [x0, y0, x1, y1]} (returns that part of the screen at full size). `action` may stand for `type`.\n\
 Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y} (desktops), png, format, width, height}: the PNG is always fresh. \
 On failure ok=false with error, failed_index, and outcome \"unknown\" when input may already have reached the screen \
 (inspect the screenshot before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.",
@@ -197,7 +197,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
 
     let picture = match &target {
         Target::Desktop(desktop) => on_desktop::picture(desktop, zoom, step_timeout).await,
-        Target::Terminal(session) => on_terminal::picture(session),
+        Target::Terminal(session) => on_terminal::picture(session, zoom),
     };
     let kind = match &target {
         Target::Desktop(_) => "desktop",

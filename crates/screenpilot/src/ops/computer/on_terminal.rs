@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use screenpilot_desktop::Modifier;
+use screenpilot_desktop::{decode_png, encode_png, Modifier};
 use screenpilot_screen::keys::{self, Modifiers};
 use screenpilot_screen::mouse::{self as encode, MouseButton, MouseError};
 use screenpilot_screen::render::{render_png, Layout, RenderOptions};
@@ -33,10 +33,6 @@ pub(super) fn image_size(session: &Session) -> (u32, u32) {
 pub(super) fn check(_session: &Session, action: &Action, prefix: &str) -> Result<(), OpError> {
     let field = format!("{prefix}.type");
     match action {
-        Action::Zoom { .. } => Err(OpError::invalid(
-            &field,
-            "zoom works on desktop sessions; a terminal screenshot is already at full resolution",
-        )),
         Action::CursorPosition => Err(OpError::invalid(
             &field,
             "a terminal session has no pointer; cursor_position works on desktop sessions",
@@ -98,8 +94,8 @@ pub(super) async fn perform(
         |e: MouseError| not_sent(OpError::new("mouse_unavailable", format!("mouse: {e}")));
     let mut fields = Map::new();
     let writes: Vec<Vec<u8>> = match action {
-        Action::Screenshot | Action::Wait { .. } => return Ok(fields),
-        Action::Zoom { .. } | Action::CursorPosition => {
+        Action::Screenshot | Action::Wait { .. } | Action::Zoom { .. } => return Ok(fields),
+        Action::CursorPosition => {
             return Err(not_sent(OpError::invalid(
                 "type",
                 "not available on terminal sessions",
@@ -207,17 +203,29 @@ async fn settle(mut updates: tokio::sync::watch::Receiver<u64>) {
     }
 }
 
-/// The rendered screen.
-pub(super) fn picture(session: &Session) -> Result<Picture, OpError> {
+/// The rendered screen, cropped to `zoom` when set.
+pub(super) fn picture(session: &Session, zoom: Option<[u32; 4]>) -> Result<Picture, OpError> {
     let options = RenderOptions::default();
     let grid = session.with_screen(|s| s.cells());
     let layout = Layout::new(grid.size, &options);
-    let png = render_png(&grid, &options)
-        .map_err(|e| OpError::new("render_failed", format!("screenshot: {e}")))?;
+    let failed =
+        |e: &dyn std::fmt::Display| OpError::new("render_failed", format!("screenshot: {e}"));
+    let png = render_png(&grid, &options).map_err(|e| failed(&e))?;
+    let Some([x0, y0, x1, y1]) = zoom else {
+        return Ok(Picture {
+            png,
+            width: layout.image.width,
+            height: layout.image.height,
+            pointer: None,
+        });
+    };
+    let frame = decode_png(&png)
+        .map_err(|e| failed(&e))?
+        .crop(x0, y0, x1 - x0, y1 - y0);
     Ok(Picture {
-        png,
-        width: layout.image.width,
-        height: layout.image.height,
+        png: encode_png(&frame).map_err(|e| failed(&e))?,
+        width: frame.width,
+        height: frame.height,
         pointer: None,
     })
 }

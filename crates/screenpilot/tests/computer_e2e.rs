@@ -1,0 +1,701 @@
+//! Computer use end to end, through the real binary: desktop sessions on a private Xvfb that the
+//! product starts (xterm, and a test window that records the X events it receives), and the same
+//! actions on a terminal session. Synchronisation is by events only: X events, inotify, the product's
+//! own waits.
+
+#[path = "fixtures/x11/recorder.rs"]
+mod recorder;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use recorder::{Input, Recorder, BUTTON1_MASK, CONTROL_MASK, MOD4_MASK};
+
+/// Generous: CI is a loaded two-core machine, and every wait returns as soon as its event comes.
+const LONG: Duration = Duration::from_secs(20);
+
+/// One test's daemon, in its own directory; stopped (closing its sessions) when dropped.
+struct Daemon {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Daemon {
+    fn new() -> Daemon {
+        Daemon::with_env(&[])
+    }
+
+    fn with_env(env: &[(&str, &str)]) -> Daemon {
+        Daemon {
+            dir: tempfile::Builder::new()
+                .prefix("sp-computer-")
+                .tempdir()
+                .expect("temp dir"),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_screenpilot"));
+        cmd.arg("--json")
+            .args(args)
+            .env("SCREENPILOT_DIR", self.dir.path())
+            .env_remove("SCREENPILOT_MAX_SESSIONS")
+            .env_remove("SCREENPILOT_IDLE_TIMEOUT_SECS")
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.output()
+            .unwrap_or_else(|e| panic!("cannot run screenpilot {args:?}: {e}"))
+    }
+
+    /// Run and parse the one JSON object; returns the exit status too.
+    fn status_json(&self, args: &[&str]) -> (i32, Value) {
+        let out = self.run(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "screenpilot {args:?} printed no JSON ({e}); stdout {stdout}; stderr {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (out.status.code().unwrap_or(-1), value)
+    }
+
+    fn ok(&self, args: &[&str]) -> Value {
+        let (status, value) = self.status_json(args);
+        assert_eq!(status, 0, "screenpilot {args:?} failed: {}", brief(&value));
+        value
+    }
+
+    /// A call that must be refused as bad input (status 2); returns the error object.
+    fn refused(&self, args: &[&str]) -> Value {
+        let (status, value) = self.status_json(args);
+        assert_eq!(
+            status,
+            2,
+            "screenpilot {args:?} should be refused: {}",
+            brief(&value)
+        );
+        value["error"].clone()
+    }
+
+    /// `computer` with JSON parameters (sid, action/actions, ...).
+    fn computer(&self, params: Value) -> (i32, Value) {
+        self.status_json(&["call", "computer", &params.to_string()])
+    }
+
+    fn act(&self, sid: &str, action: Value) -> Value {
+        let (status, value) = self.computer(json!({"sid": sid, "action": action}));
+        assert_eq!(status, 0, "{action} failed: {}", brief(&value));
+        assert_eq!(value["ok"], true, "{action}: {}", brief(&value));
+        value
+    }
+
+    fn wait_regex(&self, sid: &str, pattern: &str) -> Value {
+        let regex = format!("--regex={pattern}");
+        let (status, value) = self.status_json(&["wait", sid, &regex, "--timeout-ms", "20000"]);
+        assert!(
+            status == 0 && value["matched"] == true,
+            "{pattern:?} never showed on {sid}; the screen was:\n{}",
+            value["text"].as_str().unwrap_or_default()
+        );
+        value
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_screenpilot"))
+            .args(["daemon", "stop"])
+            .env("SCREENPILOT_DIR", self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A result without its (long) base64 PNG, for messages.
+fn brief(value: &Value) -> String {
+    let mut value = value.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("png");
+    }
+    value.to_string()
+}
+
+fn png_of(result: &Value) -> Vec<u8> {
+    let data = result["png"].as_str().expect("a png field");
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64")
+}
+
+/// Start a desktop session; returns (display, xauthority).
+fn start_desktop(daemon: &Daemon, sid: &str, extra: &[&str]) -> (String, PathBuf) {
+    let mut args = vec!["desktop", "start", "--sid", sid, "--wm", "none"];
+    args.extend_from_slice(extra);
+    let started = daemon.ok(&args);
+    assert_eq!(started["kind"], "desktop");
+    (
+        started["display"].as_str().expect("display").to_owned(),
+        PathBuf::from(started["xauthority"].as_str().expect("xauthority")),
+    )
+}
+
+/// The next `n` button presses (motion skipped), each after its release.
+fn button_presses(window: &mut Recorder, n: usize) -> Vec<String> {
+    let mut presses = Vec::new();
+    let mut releases = 0;
+    while releases < n {
+        match window.next(LONG) {
+            Some(Input::Button { press: false, .. }) => releases += 1,
+            Some(press @ Input::Button { press: true, .. }) => presses.push(press.brief()),
+            Some(_) => {}
+            None => panic!("only {releases} of {n} clicks arrived: {presses:?}"),
+        }
+    }
+    presses
+}
+
+/// Block until `path` has been written and closed (inotify), then return its contents.
+fn wait_for_file(path: &Path, timeout: Duration) -> String {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path.parent().expect("a directory");
+    // SAFETY: plain syscalls on a descriptor we own and close below.
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+    assert!(fd >= 0, "inotify_init1");
+    let c_dir = CString::new(dir.as_os_str().as_bytes()).expect("path");
+    // SAFETY: valid descriptor and NUL-terminated path.
+    let watch = unsafe {
+        libc::inotify_add_watch(fd, c_dir.as_ptr(), libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO)
+    };
+    assert!(watch >= 0, "inotify_add_watch");
+    let end = Instant::now() + timeout;
+    let result = loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if !text.is_empty() {
+                break Some(text);
+            }
+        }
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break None;
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut buf = [0u8; 4096];
+        // SAFETY: one valid pollfd; reading into our own buffer.
+        unsafe {
+            libc::poll(&mut poll, 1, left.as_millis() as i32);
+            libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        }
+    };
+    // SAFETY: closing our own descriptor.
+    unsafe {
+        libc::close(fd);
+    }
+    result.unwrap_or_else(|| panic!("{} was not written within {timeout:?}", path.display()))
+}
+
+/// Block until process `pid` has exited (pidfd); false on timeout.
+fn wait_for_exit(pid: i64, timeout: Duration) -> bool {
+    // SAFETY: plain syscalls; the descriptor is closed below.
+    unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid as i32, 0) as i32;
+        if fd < 0 {
+            return true;
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = libc::poll(&mut poll, 1, timeout.as_millis() as i32);
+        libc::close(fd);
+        ready == 1
+    }
+}
+
+#[test]
+fn xterm_on_a_desktop_runs_a_typed_command_and_the_screen_changes() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(
+        &daemon,
+        "desk",
+        &[
+            "--size",
+            "1024x768",
+            "--",
+            "env",
+            "LANG=C.UTF-8",
+            "xterm",
+            "-u8",
+            "-e",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ],
+    );
+    let watcher = recorder::connect(&display, &xauthority);
+    recorder::wait_for_a_mapped_window(&watcher, LONG);
+
+    let listed = daemon.ok(&["list"]);
+    let entry = listed["sessions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["sid"] == "desk"))
+        .cloned()
+        .expect("the desktop is listed");
+    assert_eq!(entry["kind"], "desktop");
+    assert_eq!(entry["alive"], true);
+    assert_eq!(
+        (entry["width"].clone(), entry["height"].clone()),
+        (json!(1024), json!(768))
+    );
+
+    let before = daemon.act("desk", json!({"type": "click", "x": 100, "y": 100}));
+    assert_eq!(before["kind"], "desktop");
+    assert_eq!(
+        (before["width"].clone(), before["height"].clone()),
+        (json!(1024), json!(768))
+    );
+    assert_eq!(before["pointer"], json!({"x": 100, "y": 100}));
+    let first = png_of(&before);
+    assert_eq!(&first[1..4], b"PNG");
+
+    let out = daemon.path().join("typed.txt");
+    let command = format!("echo 'héllo ✓ 日本' > {}\n", out.display());
+    let typed = daemon.act("desk", json!({"type": "type", "text": command}));
+    assert_eq!(wait_for_file(&out, LONG), "héllo ✓ 日本\n");
+    assert_ne!(
+        png_of(&typed),
+        first,
+        "typing changed nothing on the screenshot"
+    );
+
+    // The CLI verb saves the screenshot to a file.
+    let shot = daemon.path().join("shot.png");
+    let saved = daemon.ok(&[
+        "computer",
+        "desk",
+        "screenshot",
+        "-o",
+        shot.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(saved["path"], shot.to_str().expect("utf-8"));
+    let frame =
+        screenpilot_desktop::decode_png(&std::fs::read(&shot).expect("saved png")).expect("a PNG");
+    assert_eq!((frame.width, frame.height), (1024, 768));
+
+    // close stops what it started: the program and the X server.
+    let (xvfb, program) = (entry["pid"].as_i64(), entry["program_pid"].as_i64());
+    let closed = daemon.ok(&["close", "desk"]);
+    assert_eq!(closed["kind"], "desktop");
+    for pid in [xvfb, program].into_iter().flatten() {
+        assert!(wait_for_exit(pid, LONG), "process {pid} outlived close");
+    }
+    let gone = daemon.refused(&["alive", "desk"]);
+    assert_eq!(gone["code"], "unknown_session");
+}
+
+#[test]
+fn an_x_client_receives_every_button_scroll_chord_drag_and_character() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "events", &["--size", "800x600"]);
+    let mut window = Recorder::open(&display, &xauthority);
+    let briefs = |inputs: &[Input]| inputs.iter().map(Input::brief).collect::<Vec<_>>();
+
+    daemon.act("events", json!({"type": "click", "x": 10, "y": 20}));
+    assert_eq!(
+        briefs(&window.take(3, LONG)),
+        [
+            "motion 10,20",
+            "press 1 @10,20 state=0x0",
+            "release 1 @10,20 state=0x100"
+        ]
+    );
+
+    // Every button: right, wheel (middle), back, forward, as one batch.
+    let (status, batch) = daemon.computer(json!({"sid": "events", "actions": [
+        {"type": "click", "x": 30, "y": 40, "button": "right"},
+        {"type": "click", "x": 30, "y": 40, "button": "wheel"},
+        {"type": "click", "x": 30, "y": 40, "button": "back"},
+        {"type": "click", "x": 30, "y": 40, "button": "forward"},
+    ]}));
+    assert_eq!(status, 0, "{}", brief(&batch));
+    assert_eq!(batch["done"], 4);
+    // XTest reports a motion for every move, even to where the pointer already is: count presses.
+    assert_eq!(
+        button_presses(&mut window, 4),
+        ["3", "2", "8", "9"].map(|b| format!("press {b} @30,40 state=0x0"))
+    );
+
+    // Scroll: 240 right is 2 notches (button 7), 360 up is 3 (button 4); horizontal first.
+    let scrolled = daemon.act(
+        "events",
+        json!({"type": "scroll", "x": 100, "y": 100, "scroll_x": 240, "scroll_y": -360}),
+    );
+    assert_eq!(scrolled["results"][0]["steps_x"], 2);
+    assert_eq!(scrolled["results"][0]["steps_y"], -3);
+    assert_eq!(
+        button_presses(&mut window, 5),
+        ["7", "7", "4", "4", "4"].map(|b| format!("press {b} @100,100 state=0x0"))
+    );
+
+    // Double click, and Anthropic's triple_click alias.
+    daemon.act("events", json!({"type": "double_click", "x": 50, "y": 60}));
+    daemon.act(
+        "events",
+        json!({"action": "triple_click", "coordinate": [50, 60]}),
+    );
+    assert_eq!(
+        button_presses(&mut window, 5),
+        vec!["press 1 @50,60 state=0x0".to_owned(); 5]
+    );
+
+    // Chords: Ctrl+C, then META (Super) + e, then Anthropic's key "ctrl+shift+t".
+    daemon.act("events", json!({"type": "keypress", "keys": ["CTRL", "C"]}));
+    let ctrl_c = window.take(4, LONG);
+    assert_eq!(
+        briefs(&ctrl_c),
+        ["key+ 0xffe3", "key+ 0x63", "key- 0x63", "key- 0xffe3"]
+    );
+    assert!(matches!(ctrl_c[1], Input::Key { state, .. } if state & CONTROL_MASK != 0));
+    daemon.act("events", json!({"type": "keypress", "keys": ["META", "e"]}));
+    let super_e = window.take(4, LONG);
+    assert_eq!(
+        briefs(&super_e),
+        ["key+ 0xffeb", "key+ 0x65", "key- 0x65", "key- 0xffeb"]
+    );
+    assert!(matches!(super_e[1], Input::Key { state, .. } if state & MOD4_MASK != 0));
+    daemon.act("events", json!({"action": "key", "text": "ctrl+shift+t"}));
+    let combo = window.take(6, LONG);
+    assert_eq!(
+        briefs(&combo)[..3],
+        ["key+ 0xffe3", "key+ 0xffe1", "key+ 0x54"]
+    );
+
+    // A drag moves through every point with the button held.
+    daemon.act(
+        "events",
+        json!({"type": "drag", "path": [{"x": 10, "y": 10}, {"x": 200, "y": 150}, [400, 300]]}),
+    );
+    let drag = window.take(5, LONG);
+    assert_eq!(
+        briefs(&drag),
+        [
+            "motion 10,10",
+            "press 1 @10,10 state=0x0",
+            "motion 200,150",
+            "motion 400,300",
+            "release 1 @400,300 state=0x100"
+        ]
+    );
+    assert!(matches!(drag[2], Input::Motion { state, .. } if state & BUTTON1_MASK != 0));
+
+    // Any Unicode arrives intact, characters missing from the keymap included.
+    let text = "héllo ✓ 日本 Ünïcödé";
+    daemon.act("events", json!({"type": "type", "text": text}));
+    let mut typed = String::new();
+    while typed.chars().count() < text.chars().count() {
+        match window.next(LONG) {
+            Some(Input::Key {
+                press: true,
+                keysym,
+                ..
+            }) => {
+                if let Some(c) = screenpilot_desktop::keysym::to_char(keysym) {
+                    typed.push(c);
+                }
+            }
+            Some(_) => {}
+            None => panic!("typing stopped after {typed:?}"),
+        }
+    }
+    assert_eq!(typed, text);
+
+    // The test window's colour shows in the screenshot (pixels arrive as RGB, not BGR).
+    let shot = daemon.act("events", json!({"type": "screenshot"}));
+    let frame = screenpilot_desktop::decode_png(&png_of(&shot)).expect("a PNG");
+    assert_eq!(frame.pixel(700, 500), Some([0x33, 0x66, 0xcc]));
+    // cursor_position reports where the pointer is.
+    let position = daemon.act("events", json!({"action": "cursor_position"}));
+    assert_eq!(position["results"][0]["x"], 400);
+    assert_eq!(position["results"][0]["y"], 300);
+}
+
+#[test]
+fn out_of_range_coordinates_are_refused_before_anything_is_sent() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "edge", &["--size", "640x480"]);
+    let mut window = Recorder::open(&display, &xauthority);
+
+    let (status, refused) = daemon.computer(json!({"sid": "edge", "actions": [
+        {"type": "click", "x": 10, "y": 10},
+        {"type": "keypress", "keys": ["CTRL", "a"]},
+        {"type": "click", "x": 640, "y": 10},
+    ]}));
+    assert_eq!(status, 2, "{}", brief(&refused));
+    assert_eq!(refused["error"]["field"], "actions[2].x");
+    let (_, anthropic) = daemon.computer(
+        json!({"sid": "edge", "action": {"action": "left_click", "coordinate": [5, 480]}}),
+    );
+    assert_eq!(anthropic["error"]["field"], "action.x");
+    let (_, drag) = daemon
+        .computer(json!({"sid": "edge", "action": {"type": "drag", "path": [[1, 1], [5000, 1]]}}));
+    assert_eq!(drag["error"]["field"], "action.path");
+    let (_, negative) =
+        daemon.computer(json!({"sid": "edge", "action": {"type": "move", "x": -1, "y": 3}}));
+    assert_eq!(negative["error"]["field"], "action.x");
+
+    // The first thing the window sees is this sentinel click: nothing of the refused calls arrived.
+    daemon.act("edge", json!({"type": "click", "x": 7, "y": 9}));
+    assert_eq!(
+        window.next(LONG).map(|i| i.brief()).as_deref(),
+        Some("motion 7,9")
+    );
+}
+
+#[test]
+fn held_keys_are_released_when_an_action_fails_midway() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "guard", &["--size", "640x480"]);
+    let mut window = Recorder::open(&display, &xauthority);
+
+    // The second action holds Ctrl+Shift for 5 s but may take only 300 ms: it fails with the keys down.
+    let (status, failed) =
+        daemon.computer(json!({"sid": "guard", "step_timeout_ms": 300, "actions": [
+            {"type": "keypress", "keys": ["CTRL", "a"]},
+            {"action": "hold_key", "text": "ctrl+shift", "duration": 5},
+            {"type": "click", "x": 1, "y": 1},
+        ]}));
+    assert_eq!(
+        status,
+        0,
+        "a failure after dispatch is a result: {}",
+        brief(&failed)
+    );
+    assert_eq!(failed["ok"], false);
+    assert_eq!(failed["failed_index"], 1);
+    assert_eq!(failed["done"], 1);
+    assert_eq!(failed["outcome"], "unknown");
+    assert_eq!(failed["error"]["code"], "timeout");
+    assert!(failed["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("outcome is unknown")));
+    assert_eq!(
+        &png_of(&failed)[1..4],
+        b"PNG",
+        "a failure still brings a screenshot"
+    );
+
+    let keys = window.take(8, LONG);
+    assert_eq!(
+        keys.iter().map(Input::brief).collect::<Vec<_>>(),
+        [
+            "key+ 0xffe3",
+            "key+ 0x61",
+            "key- 0x61",
+            "key- 0xffe3",
+            "key+ 0xffe3",
+            "key+ 0xffe1",
+            "key- 0xffe1",
+            "key- 0xffe3",
+        ]
+    );
+    // The next click arrives with no modifier down.
+    daemon.act("guard", json!({"type": "click", "x": 20, "y": 30}));
+    let click = window.until(LONG, |i| matches!(i, Input::Button { press: true, .. }));
+    assert_eq!(
+        click.last().map(Input::brief).as_deref(),
+        Some("press 1 @20,30 state=0x0")
+    );
+}
+
+#[test]
+fn desktops_share_sids_and_the_session_limit_with_terminals_and_attach_never_kills() {
+    let daemon = Daemon::with_env(&[("SCREENPILOT_MAX_SESSIONS", "2")]);
+    daemon.ok(&["spawn", "--sid", "t1", "--", "sleep", "600"]);
+    start_desktop(&daemon, "d1", &["--size", "320x240"]);
+    let limit = daemon.refused(&["desktop", "start", "--sid", "d2"]);
+    assert_eq!(limit["code"], "limit_exceeded");
+    let limit = daemon.refused(&["spawn", "--sid", "t2", "--", "sleep", "600"]);
+    assert_eq!(limit["code"], "limit_exceeded");
+    daemon.ok(&["close", "t1"]);
+    let taken = daemon.refused(&["spawn", "--sid", "d1", "--", "sleep", "600"]);
+    assert_eq!(taken["code"], "duplicate_session");
+    daemon.ok(&["spawn", "--sid", "t3", "--", "sleep", "600"]);
+    let taken = daemon.refused(&["desktop", "start", "--sid", "t3"]);
+    assert_eq!(taken["code"], "duplicate_session");
+    daemon.ok(&["close", "t3"]);
+    daemon.ok(&["close", "d1"]);
+
+    // An X server we did not start: attach, act, close; it must still be running afterwards.
+    let mut xvfb = KillOnDrop(
+        Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "300x200x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start Xvfb"),
+    );
+    let mut number = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = xvfb.0.stdout.take().expect("stdout");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut number)
+            .expect("display number");
+    }
+    let display = format!(":{}", number.trim());
+    let attached = daemon.ok(&[
+        "desktop",
+        "start",
+        "--sid",
+        "outside",
+        "--display",
+        &display,
+    ]);
+    assert_eq!(attached["attached"], true);
+    assert_eq!(attached["width"], 300);
+    let shot = daemon.act("outside", json!({"type": "click", "x": 299, "y": 199}));
+    assert_eq!(shot["pointer"], json!({"x": 299, "y": 199}));
+    daemon.ok(&["close", "outside"]);
+    assert!(
+        xvfb.0.try_wait().expect("status").is_none(),
+        "closing an attached desktop stopped its X server"
+    );
+    let (conn, _) =
+        screenpilot_desktop::x11rb::rust_connection::RustConnection::connect(Some(&display))
+            .expect("the display still answers");
+    drop(conn);
+}
+
+/// A child process killed and reaped when the test ends, even on a panic.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
+    let daemon = Daemon::new();
+    let python = std::env::var("SCREENPILOT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let fixture = format!(
+        "{}/tests/fixtures/x11/mouse_menu.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    daemon.ok(&[
+        "spawn", "--sid", "menu", "--size", "60x20", "--", &python, &fixture,
+    ]);
+    let ready = daemon.wait_regex("menu", "^READY mouse menu$");
+
+    let shot = daemon.act("menu", json!({"type": "screenshot"}));
+    assert_eq!(shot["kind"], "terminal");
+    let (width, height) = (
+        shot["width"].as_u64().expect("width"),
+        shot["height"].as_u64().expect("height"),
+    );
+    let frame = screenpilot_desktop::decode_png(&png_of(&shot)).expect("a PNG");
+    assert_eq!(
+        (u64::from(frame.width), u64::from(frame.height)),
+        (width, height)
+    );
+    let (cell_w, cell_h) = (width / 60, height / 20);
+
+    // Click the middle of "Pears", found in the screen text, in pixels of the screenshot.
+    let text = ready["text"].as_str().expect("text");
+    let (row, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("Pears"))
+        .expect("Pears is on screen");
+    let col = line.find("Pears").expect("column") as u64;
+    let (x, y) = (
+        col * cell_w + cell_w * 5 / 2,
+        row as u64 * cell_h + cell_h / 2,
+    );
+    let clicked = daemon.act("menu", json!({"type": "click", "x": x, "y": y}));
+    assert_eq!(clicked["results"][0]["row"], row);
+    daemon.wait_regex("menu", "^CLICKED Pears$");
+    assert_ne!(
+        png_of(&clicked),
+        png_of(&shot),
+        "the screenshot is taken after the app redrew"
+    );
+
+    daemon.act("menu", json!({"type": "type", "text": "hi"}));
+    daemon.wait_regex("menu", r"^KEY 'hi'$");
+    daemon.act("menu", json!({"type": "keypress", "keys": ["CTRL", "C"]}));
+    daemon.wait_regex("menu", r"^KEY '\\x03'$");
+    daemon.act("menu", json!({"type": "keypress", "keys": ["ALT", "x"]}));
+    daemon.wait_regex("menu", r"^KEY '\\x1bx'$");
+    daemon.act(
+        "menu",
+        json!({"type": "keypress", "keys": ["SHIFT", "TAB"]}),
+    );
+    daemon.wait_regex("menu", r"^KEY '\\x1b\[Z'$");
+    daemon.act("menu", json!({"action": "key", "text": "ctrl+Left"}));
+    daemon.wait_regex("menu", r"^KEY '\\x1b\[1;5D'$");
+
+    // Scroll down 240 = 2 wheel steps; right click; drag from one cell to another.
+    daemon.act(
+        "menu",
+        json!({"type": "scroll", "x": 25, "y": 25, "scroll_x": 0, "scroll_y": 240}),
+    );
+    daemon.wait_regex("menu", r"(?s)WHEEL b=65 x=3 y=2\nWHEEL b=65 x=3 y=2");
+    daemon.act(
+        "menu",
+        json!({"type": "click", "x": 405, "y": 185, "button": "right"}),
+    );
+    daemon.wait_regex("menu", "^PRESS b=2 x=41 y=10$");
+    daemon.act(
+        "menu",
+        json!({"type": "drag", "path": [{"x": 405, "y": 305}, {"x": 455, "y": 305}]}),
+    );
+    daemon.wait_regex(
+        "menu",
+        r"(?s)PRESS b=0 x=41 y=16\nDRAG b=32 x=46 y=16\nRELEASE x=46 y=16",
+    );
+
+    // Off the rendered screen is refused, nothing sent.
+    let refused =
+        daemon.computer(json!({"sid": "menu", "action": {"type": "click", "x": width, "y": 0}}));
+    assert_eq!(refused.0, 2);
+    assert_eq!(refused.1["error"]["field"], "action.x");
+    // A modifier alone has no terminal encoding.
+    let alone =
+        daemon.computer(json!({"sid": "menu", "action": {"type": "keypress", "keys": ["CTRL"]}}));
+    assert_eq!(alone.0, 2);
+    assert_eq!(alone.1["error"]["field"], "action.keys");
+    daemon.ok(&["close", "menu"]);
+}
