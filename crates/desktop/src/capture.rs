@@ -1,7 +1,7 @@
 //! Screen capture: the root window's pixels through MIT-SHM (the server writes straight into memory we
 //! share with it), or a plain GetImage when shared memory is not available (a remote display, another
 //! IPC namespace). The pointer, which GetImage never includes, is drawn in from XFixes; the result is
-//! RGB, encoded as PNG with fast compression.
+//! RGB, encoded as PNG with light (zlib level 1) compression.
 
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -51,13 +51,18 @@ impl Frame {
     }
 }
 
-/// Encode as PNG (RGB, 8 bit, fast compression: a desktop frame in tens of milliseconds).
+/// Encode as PNG (RGB, 8 bit).
+///
+/// Why zlib level 1 rather than `Compression::Fast` (fdeflate): on a 1280x800 desktop with text it
+/// costs about 1 ms more (4.3 ms instead of 3.3 ms) and makes a file a third the size (161 KiB
+/// instead of 472 KiB), and every screenshot travels to the model as base64.
 pub fn encode_png(frame: &Frame) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(frame.rgb.len() / 8);
     let mut encoder = png::Encoder::new(&mut out, frame.width, frame.height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
+    encoder.set_deflate_compression(png::DeflateCompression::Level(1));
+    encoder.set_filter(png::Filter::Adaptive);
     let encode_err = |e: png::EncodingError| DesktopError::Io(format!("PNG encoding failed: {e}"));
     let mut writer = encoder.write_header().map_err(encode_err)?;
     writer.write_image_data(&frame.rgb).map_err(encode_err)?;

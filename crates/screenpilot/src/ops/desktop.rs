@@ -23,36 +23,32 @@ use super::{schema_of, Context, OpError, OpResult, OperationDef};
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopStartParams {
-    /// Session id, 1-64 chars [A-Za-z0-9][A-Za-z0-9_.-]*; generated ("desktop-1") when omitted.
+    /// Session id (default "desktop-N").
     pub sid: Option<String>,
-    /// Screen size of the new Xvfb, [width, height] in pixels (default [1280, 800]; 64-8192 each).
+    /// [width, height] of the new Xvfb (default [1280, 800]).
     pub size: Option<[u32; 2]>,
-    /// A program to run on the display, as a command line split like a shell (not run by one).
-    /// Example: "xterm" or "firefox --new-instance".
+    /// Program to run on the display: a command line, split like a shell (not run by one).
     pub cmd: Option<String>,
-    /// The program and its arguments, used exactly (instead of cmd).
+    /// The program and arguments, exactly (instead of cmd).
     pub argv: Option<Vec<String>>,
     /// Run cmd with `sh -c`.
     #[serde(default)]
     pub shell: bool,
-    /// Attach to this existing X display (e.g. ":0") instead of starting Xvfb. `close` never stops it.
+    /// Attach to this existing display (":0") instead of starting Xvfb.
     pub display: Option<String>,
-    /// For a new Xvfb: "auto" (default: the first installed of openbox, fluxbox, icewm, xfwm4,
-    /// matchbox-window-manager, twm; none if none is), "none", or a program name.
+    /// "auto" (default: openbox, fluxbox, icewm, xfwm4, matchbox or twm if installed), "none", or a program.
     pub window_manager: Option<String>,
-    /// Working directory of the program (absolute; must exist).
+    /// The program's working directory (absolute).
     pub cwd: Option<String>,
 }
 
 pub const DESKTOP_START: OperationDef = OperationDef {
     name: "desktop_start",
-    description: "Start an X11 desktop session: a private Xvfb screen (default 1280x800, only you can connect to it), optionally with a program on it, \
-or attach to an existing display with `display` (\":0\"; close will not stop it). Act on it and see it with the `computer` tool; \
-it is listed by `list` (kind \"desktop\") and ended by `close` (which stops the program, window manager and Xvfb it started). \
-It counts toward the running-session limit (8) and closes after 15 min idle. \
-Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window_manager, xauthority}. \
-To start more programs on it, spawn them with env DISPLAY=<display> and XAUTHORITY=<xauthority>. \
-Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}, then computer {\"sid\": \"desk\", \"action\": {\"type\": \"screenshot\"}}.",
+    description: "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
+or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
+`close` stops what it started. Counts toward the session limit and idle expiry. \
+Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
+Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.",
     schema: schema_of::<DesktopStartParams>,
 };
 

@@ -8,7 +8,7 @@ use super::super::OpError;
 use super::keys::{parse_chord, parse_combo_text, Chord};
 use screenpilot_desktop::Modifier;
 
-/// One point, as `{"x": 10, "y": 20}` or `[10, 20]`.
+/// {x, y} or [x, y].
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum PointSpec {
@@ -16,47 +16,33 @@ pub enum PointSpec {
     Pair([f64; 2]),
 }
 
-/// One action. `type` says which; the other fields belong to particular types (see the tool
-/// description). Anthropic's spelling is accepted too (`action` for `type`, `coordinate: [x, y]`).
+/// One action: `type` plus the fields that type uses (see the tool description).
 #[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionSpec {
-    /// screenshot | click | double_click | scroll | type | wait | move | keypress | drag, or an alias
-    /// (left_click, right_click, middle_click, triple_click, mouse_move, left_click_drag, key,
-    /// hold_key, left_mouse_down, left_mouse_up, cursor_position, zoom).
+    /// screenshot, click, double_click, scroll, type, wait, move, keypress, drag, or an alias.
     #[serde(rename = "type", alias = "action")]
     pub kind: String,
-    /// Pixel column in the screenshot (0 = left edge).
     pub x: Option<f64>,
-    /// Pixel row in the screenshot (0 = top edge).
     pub y: Option<f64>,
-    /// click: left (default) | right | wheel (= middle) | middle | back | forward.
+    /// left (default), right, wheel, back, forward.
     pub button: Option<String>,
-    /// scroll: horizontal amount, positive = right, in wheel deltas (120 = one notch).
     pub scroll_x: Option<f64>,
-    /// scroll: vertical amount, positive = down, in wheel deltas (120 = one notch).
     pub scroll_y: Option<f64>,
-    /// type: the text (any Unicode; "\n" presses Enter). key/hold_key: xdotool-style "ctrl+s".
-    /// click-like aliases: modifier keys to hold, e.g. "shift".
     pub text: Option<String>,
-    /// keypress: one chord, e.g. ["CTRL", "c"]. click, double_click, scroll, drag, move: modifier
-    /// keys held during the action.
+    /// keypress: one chord. Pointer actions: modifiers to hold.
     pub keys: Option<Vec<String>>,
-    /// drag: the points to move through, in order; press at the first, release at the last.
+    /// drag: [{x, y}, ...] or [[x, y], ...].
     pub path: Option<Vec<PointSpec>>,
-    /// wait: milliseconds (default 2000, at most 60000). keypress: how long to hold the chord.
+    /// wait: milliseconds (default 2000).
     pub ms: Option<u64>,
-    /// Anthropic: [x, y].
     pub coordinate: Option<[f64; 2]>,
-    /// Anthropic left_click_drag: where the drag starts.
     pub start_coordinate: Option<[f64; 2]>,
-    /// Anthropic scroll: up | down | left | right.
     pub scroll_direction: Option<String>,
-    /// Anthropic scroll: wheel notches (1-50).
     pub scroll_amount: Option<u32>,
-    /// Anthropic wait and hold_key: seconds.
+    /// Seconds (wait, hold_key).
     pub duration: Option<f64>,
-    /// zoom: [x0, y0, x1, y1], the part of the screen to return at full resolution.
+    /// zoom: [x0, y0, x1, y1].
     pub region: Option<[f64; 4]>,
 }
 

@@ -33,9 +33,9 @@ pub struct ComputerParams {
     pub sid: String,
     /// One action, e.g. {"type": "click", "x": 120, "y": 45}.
     pub action: Option<ActionSpec>,
-    /// Several actions, run in order; the run stops at the first that fails.
-    pub actions: Option<Vec<ActionSpec>>,
-    /// Limit for each step (one action, or the screenshot) in ms; default 30000.
+    /// Several action objects (as `action`), run in order; the run stops at the first failure.
+    pub actions: Option<Vec<Value>>,
+    /// Limit for each step in ms (default 30000).
     pub step_timeout_ms: Option<u64>,
 }
 
@@ -49,22 +49,18 @@ const SETTLE_MAX: Duration = Duration::from_millis(1000);
 
 pub const COMPUTER: OperationDef = OperationDef {
     name: "computer",
-    description: "Look at and operate a screen like a person: on a desktop session (desktop_start; X11 through XTest) or a terminal session (spawn; \
-pixels map to cells of the rendered screen, clicks go to the app in its mouse protocol, keys as the terminal would send them). \
-Give {sid, action: {type, ...}} or {sid, actions: [...]} (run in order, stopping at the first failure). Coordinates are pixels of the latest screenshot, \
-(0,0) top-left; a point outside it is refused before anything is sent. After input the screenshot waits until the screen is still for 50 ms (at most 1 s).\n\
-Actions: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} \
-(positive = right/down, in wheel deltas: ceil(|delta|/120) notches, 1-50 per axis) | type {text} (any Unicode; \\n = Enter) | \
-wait {ms} (default 2000) | move {x, y} | keypress {keys: [\"CTRL\", \"c\"]} (one chord; CTRL, ALT/OPTION, SHIFT, META/CMD/SUPER/WIN = Super, \
-ENTER/RETURN, ESC, TAB, SPACE, BACKSPACE, DELETE, arrows UP or ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, single characters) | \
-drag {path: [{x, y}, ...]} (press at the first point, move through each, release at the last). click/double_click/scroll/move/drag take keys: [...] modifiers to hold.\n\
-Anthropic names work too: left_click, right_click, middle_click, double_click, triple_click {coordinate: [x, y], text: \"shift\"?}; \
-mouse_move {coordinate}; left_click_drag {start_coordinate, coordinate}; scroll {coordinate, scroll_direction, scroll_amount}; \
-key {text: \"ctrl+s\"}; hold_key {text, duration (s)}; type {text}; wait {duration (s)}; left_mouse_down / left_mouse_up {coordinate?}; \
-cursor_position (desktops); zoom {region: [x0, y0, x1, y1]} (returns that part of the screen at full size). `action` may stand for `type`.\n\
-Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y} (desktops), png, format, width, height}: the PNG is always fresh. \
-On failure ok=false with error, failed_index, and outcome \"unknown\" when input may already have reached the screen \
-(inspect the screenshot before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.",
+    description: "See and operate a screen like a person, on a desktop session (desktop_start; X11) or a terminal session (spawn; pixels map to cells, \
+clicks reach the app in its mouse protocol). {sid, action: {type, ...}} or {sid, actions: [...]} (in order, stopping at the first failure). \
+x, y are pixels of the latest screenshot; a point off it is refused before anything is sent. After input, the screenshot waits for the screen to be still 50 ms (max 1 s).\n\
+Types: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} (+ = right/down; \
+ceil(|delta|/120) wheel notches, 1-50 per axis) | type {text} (any Unicode, \\n = Enter) | wait {ms} (default 2000) | move {x, y} | \
+keypress {keys: [\"CTRL\", \"c\"]} (one chord: CTRL, ALT/OPTION, SHIFT, META/CMD/SUPER/WIN (= Super), ENTER/RETURN, ESC, TAB, SPACE, BACKSPACE, \
+DELETE, UP/ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, one character) | drag {path: [{x, y}, ...]}. Pointer actions take keys: [modifiers to hold].\n\
+Anthropic names also work (`action` may stand for `type`, coordinate: [x, y] for x, y): left_click, right_click, middle_click, triple_click, mouse_move, \
+left_click_drag {start_coordinate, coordinate}, scroll {scroll_direction, scroll_amount}, key {text: \"ctrl+s\"}, hold_key {text, duration}, \
+wait {duration}, left_mouse_down, left_mouse_up, cursor_position, zoom {region: [x0, y0, x1, y1]}.\n\
+Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y}, png, width, height}, always with a fresh PNG. A failure gives ok=false, error, failed_index \
+and outcome: \"unknown\" if input may have reached the screen (look before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.",
     schema: schema_of::<ComputerParams>,
 };
 
@@ -123,8 +119,13 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
             }
             list.into_iter()
                 .enumerate()
-                .map(|(i, a)| (format!("actions[{i}]"), a))
-                .collect()
+                .map(|(i, value)| {
+                    let prefix = format!("actions[{i}]");
+                    let spec: ActionSpec = serde_json::from_value(value)
+                        .map_err(|e| OpError::invalid(&prefix, e.to_string()))?;
+                    Ok((prefix, spec))
+                })
+                .collect::<Result<_, OpError>>()?
         }
     };
     let step_timeout = match p.step_timeout_ms {
