@@ -176,7 +176,19 @@ impl Link {
         let mut line = Value::Object(request).to_string();
         line.push('\n');
         if let Err(e) = self.writer.write_all(line.as_bytes()).await {
-            return Err(LinkError::Io(format!("cannot reach the probe: {e}")));
+            // The probe closed its end: the app is ending. Its exit report may still be unread.
+            let drain = async {
+                loop {
+                    match self.next_message().await {
+                        Ok(_) => continue,
+                        Err(LinkError::Exited(exit)) => return LinkError::Exited(exit),
+                        Err(other) => return other,
+                    }
+                }
+            };
+            return Err(tokio::time::timeout(limit, drain)
+                .await
+                .unwrap_or_else(|_| LinkError::Io(format!("cannot reach the probe: {e}"))));
         }
         let answer = async {
             loop {

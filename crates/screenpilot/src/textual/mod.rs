@@ -120,6 +120,15 @@ async fn drive(
             "message": format!("{}/{total} {}\n{text}", i + 1, params::describe(step)),
         }));
     }
+    // The final picture shows the app at rest, after its short timers (a Button's pressed look).
+    if !exited
+        && matches!(
+            driver.calm("the final screen").await,
+            Err(StepError::Exited)
+        )
+    {
+        exited = true;
+    }
     let text = app.screen_text();
     let mut out = Map::new();
     if !exited {

@@ -44,6 +44,9 @@ pub struct Driver<'a> {
     /// Things the caller should know that did not stop the run (an app that never went idle).
     pub warnings: Vec<String>,
     pub shots: Vec<Shot>,
+    /// The app has short one-shot timers still to fire (a Button's pressed look): they are awaited
+    /// before the next input or the final picture, so a pause in between covers them for free.
+    timers_pending: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -54,6 +57,7 @@ impl<'a> Driver<'a> {
             deadline,
             warnings: Vec::new(),
             shots: Vec::new(),
+            timers_pending: false,
         }
     }
 
@@ -94,14 +98,24 @@ impl<'a> Driver<'a> {
 
     /// Wait until the app has handled everything sent so far and its screen is drawn (bounded).
     pub async fn settle(&mut self, size: Option<Size>, what: &str) -> Result<(), StepError> {
-        self.settle_with(size, true, what).await
+        self.settle_with(size, true, false, what).await
     }
 
-    /// With `paint` false: only until the app has handled the input (its queues are empty).
+    /// Settle including the short timers still pending, if any: before input and final pictures.
+    pub async fn calm(&mut self, what: &str) -> Result<(), StepError> {
+        if self.timers_pending {
+            self.settle_with(None, true, true, what).await?;
+        }
+        Ok(())
+    }
+
+    /// With `paint` false: only until the app has handled the input (its queues are empty). With
+    /// `timers`: also until short one-shot timers have fired.
     async fn settle_with(
         &mut self,
         size: Option<Size>,
         paint: bool,
+        timers: bool,
         what: &str,
     ) -> Result<(), StepError> {
         let limit = self.limit();
@@ -109,8 +123,15 @@ impl<'a> Driver<'a> {
             "limit_ms": limit.as_millis() as u64,
             "size": size.map(|s| [s.cols, s.rows]),
             "paint": paint,
+            "timers": timers,
         });
-        match self.ask("settle", fields, what).await {
+        let answer = self.ask("settle", fields, what).await;
+        if let Ok(answer) = &answer {
+            if paint {
+                self.timers_pending = answer["pending_timers"].as_u64().unwrap_or(0) > 0;
+            }
+        }
+        match answer {
             Ok(answer) if answer["settled"] == Value::Bool(true) => Ok(()),
             Ok(answer) => {
                 let reason = answer["reason"].as_str().unwrap_or("it did not settle");
@@ -136,6 +157,9 @@ impl<'a> Driver<'a> {
 
     /// Run one step, then settle. `field` names it in errors (`actions[2]`).
     pub async fn run(&mut self, step: &Step, field: &str) -> Result<(), StepError> {
+        if !matches!(step, Step::Pause(_)) {
+            self.calm(field).await?;
+        }
         match step {
             Step::Press(keys) => {
                 // One key at a time, each handled before the next: Textual resolves bindings where a
@@ -144,7 +168,7 @@ impl<'a> Driver<'a> {
                     let writes = keys::encode_tokens(&[key], &self.app.session.modes());
                     self.send(&writes).await?;
                     let last = i + 1 == keys.len();
-                    self.settle_with(None, last, field).await?;
+                    self.settle_with(None, last, false, field).await?;
                 }
                 Ok(())
             }

@@ -60,9 +60,17 @@ async def _drain(app):
         await done.wait()
 
 
-async def _short_timers(app):
-    """Wait for one-shot timers that fire soon (private Textual API; skipped if it changes)."""
+def _short_timers(app):
+    """Tasks of one-shot timers that fire soon (private Textual API; none found if it changes).
+
+    A tooltip timer counts only when its widget has a tooltip to show.
+    """
     tasks = []
+    try:
+        screen = app.screen
+        tooltip_widget = getattr(screen, "_tooltip_widget", None)
+    except Exception:
+        tooltip_widget = None
     for pump in _pumps(app):
         for timer in list(getattr(pump, "_timers", ())):
             try:
@@ -70,30 +78,38 @@ async def _short_timers(app):
                 one_shot = timer._repeat == 0
                 running = timer._active.is_set()
                 short = timer._interval <= SHORT_TIMER
+                name = timer.name
             except AttributeError:
                 continue
-            if task is not None and not task.done() and one_shot and running and short:
-                tasks.append(task)
-    if tasks:
-        await asyncio.wait(tasks, timeout=SHORT_TIMER)
-    return len(tasks)
+            if task is None or task.done() or not (one_shot and running and short):
+                continue
+            if name == "tooltip-timer" and getattr(tooltip_widget, "tooltip", None) is None:
+                continue
+            tasks.append(task)
+    return tasks
 
 
-async def _round(app):
+async def _round(app, timers):
     await _drain(app)
-    timers = await _short_timers(app)
+    pending = _short_timers(app) if timers else []
+    if pending:
+        await asyncio.wait(pending, timeout=SHORT_TIMER)
     try:
         await app.animator.wait_for_idle()
     except Exception:
         pass
     screen = app.screen
     await screen.wait_for_refresh()
-    return timers
+    return len(pending)
 
 
-async def settle(app, limit=10.0, size=None, paint=True):
+async def settle(app, limit=10.0, size=None, paint=True, timers=True):
     """Settle fully, or with ``paint=False`` only until the input is handled (between keys of one press,
-    so a key bound at the app level is handled before the next key is typed, as Textual's Pilot does)."""
+    so a key bound at the app level is handled before the next key is typed, as Textual's Pilot does).
+
+    With ``timers=False`` short one-shot timers are not awaited, only counted in ``pending_timers``:
+    screenpilot waits for them lazily, before the next input or the final picture, so a pause the
+    caller asked for covers them at no extra cost."""
     started = time.monotonic()
     driver = app._driver
     result = {"settled": False, "rounds": 0}
@@ -110,9 +126,9 @@ async def settle(app, limit=10.0, size=None, paint=True):
             return
         for rounds in range(1, MAX_ROUNDS + 1):
             result["rounds"] = rounds
-            timers = await _round(app)
+            fired = await _round(app, timers)
             size_ok = size is None or tuple(app.size) == tuple(size)
-            if not timers and not _busy(app) and size_ok:
+            if not fired and not _busy(app) and size_ok:
                 break
         await driver.round_trip()  # all output written so far is on the terminal's screen
         result["settled"] = True
@@ -121,6 +137,7 @@ async def settle(app, limit=10.0, size=None, paint=True):
         await asyncio.wait_for(work(), timeout=limit)
     except asyncio.TimeoutError:
         result["reason"] = f"the app was still busy after {limit:.1f} s"
+    result["pending_timers"] = len(_short_timers(app))
     result["waited_ms"] = round((time.monotonic() - started) * 1000, 1)
     result["size"] = list(app.size)
     return result
