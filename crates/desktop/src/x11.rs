@@ -196,10 +196,12 @@ impl X11 {
         self.capturer.method()
     }
 
-    /// Start a call: set its deadline, read pending events (a keymap change, stale damage).
+    /// Start a call: set its deadline, read pending events (a keymap change, stale damage), and the
+    /// screen size (a display we attached to may have been resized).
     pub fn begin(&mut self, deadline: Instant) -> Result<()> {
         self.deadline = deadline;
         self.drain_events()?;
+        self.refresh_size()?;
         if let Some(damage) = self.damage {
             self.conn
                 .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;

@@ -411,7 +411,12 @@ fn an_x_client_receives_every_button_scroll_chord_drag_and_character() {
     assert!(matches!(drag[2], Input::Motion { state, .. } if state & BUTTON1_MASK != 0));
 
     // Any Unicode arrives intact, characters missing from the keymap included.
-    let text = "héllo ✓ 日本 Ünïcödé";
+    // More distinct missing characters than the keymap has spare keycodes: keycodes get reused.
+    let many: String = ('\u{4e00}'..'\u{4e00}')
+        .chain('\u{4e00}'..='\u{4e77}')
+        .collect();
+    let text = format!("héllo ✓ 日本 Ünïcödé {many}");
+    let text = text.as_str();
     daemon.act("events", json!({"type": "type", "text": text}));
     let mut typed = String::new();
     while typed.chars().count() < text.chars().count() {
@@ -698,4 +703,22 @@ fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
     assert_eq!(alone.0, 2);
     assert_eq!(alone.1["error"]["field"], "action.keys");
     daemon.ok(&["close", "menu"]);
+}
+
+#[test]
+fn an_idle_desktop_is_closed_with_everything_it_started() {
+    let daemon = Daemon::with_env(&[("SCREENPILOT_IDLE_TIMEOUT_SECS", "1")]);
+    let started = daemon.ok(&[
+        "desktop", "start", "--sid", "idle", "--wm", "none", "--size", "320x240", "--", "sleep",
+        "600",
+    ]);
+    for pid in [&started["pid"], &started["program_pid"]] {
+        let pid = pid.as_i64().expect("a pid");
+        assert!(
+            wait_for_exit(pid, LONG),
+            "process {pid} outlived the idle limit"
+        );
+    }
+    let listed = daemon.ok(&["list"]);
+    assert_eq!(listed["sessions"], json!([]), "{listed}");
 }
