@@ -88,11 +88,8 @@ pub async fn run(
         DaemonError::Setup(format!("cannot listen on {}: {e}", paths.socket.display()))
     })?;
 
-    let registry = Registry::new(limits);
-    let ctx = Context {
-        registry: registry.clone(),
-        desktops: screenpilot_desktop::DesktopRegistry::new(),
-    };
+    let ctx = Context::new(Registry::new(limits));
+    let registry = ctx.registry.clone();
     let expiry = tokio::spawn(registry.clone().expire_idle());
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let state = Arc::new(DaemonState {
@@ -277,7 +274,7 @@ fn handle(
                 "version": env!("CARGO_PKG_VERSION"),
                 "socket": state.paths.socket,
                 "uptime_secs": state.started.elapsed().as_secs(),
-                "sessions": ctx.registry.list().len(),
+                "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
                 "max_sessions": ctx.registry.limits().max_sessions,
             });
             let _ = tx.send(Response::done(id, Ok(result)));

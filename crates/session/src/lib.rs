@@ -11,7 +11,7 @@ pub mod wait;
 
 pub use error::{Result, SessionError};
 pub use process::ExitInfo;
-pub use registry::Registry;
+pub use registry::{PeerSessions, Registry};
 pub use session::{hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo};
 pub use spec::{Limits, SessionId, SpawnSpec};
 pub use wait::{Condition, Outcome, Reason, WaitOptions};

@@ -8,10 +8,20 @@ use crate::error::{Result, SessionError};
 use crate::session::{Session, SessionInfo};
 use crate::spec::{Limits, SessionId, SpawnSpec};
 
+/// Sessions of other kinds (desktops) that share the sid space and the running-session limit with
+/// terminal sessions.
+pub trait PeerSessions: Send + Sync {
+    /// Ids of the peer sessions that are running (or starting).
+    fn running(&self) -> Vec<String>;
+    /// Is this sid taken by a peer session?
+    fn has(&self, sid: &str) -> bool;
+}
+
 pub struct Registry {
     sessions: Mutex<BTreeMap<SessionId, Arc<Session>>>,
     limits: Arc<Limits>,
     counter: AtomicU64,
+    peers: std::sync::OnceLock<Arc<dyn PeerSessions>>,
 }
 
 impl Registry {
@@ -20,7 +30,21 @@ impl Registry {
             sessions: Mutex::new(BTreeMap::new()),
             limits: Arc::new(limits),
             counter: AtomicU64::new(0),
+            peers: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Share the sid space and the session limit with sessions of another kind. Set once.
+    pub fn set_peers(&self, peers: Arc<dyn PeerSessions>) {
+        let _ = self.peers.set(peers);
+    }
+
+    fn peer_running(&self) -> Vec<String> {
+        self.peers.get().map(|p| p.running()).unwrap_or_default()
+    }
+
+    fn peer_has(&self, sid: &SessionId) -> bool {
+        self.peers.get().is_some_and(|p| p.has(sid.as_str()))
     }
 
     pub fn limits(&self) -> &Limits {
@@ -37,11 +61,12 @@ impl Registry {
     pub fn spawn(&self, spec: SpawnSpec) -> Result<Arc<Session>> {
         self.limits.check_size(spec.size, "cols/rows")?;
         let mut sessions = self.sessions();
-        let running: Vec<String> = sessions
+        let mut running: Vec<String> = sessions
             .values()
             .filter(|s| s.alive())
             .map(|s| s.sid.to_string())
             .collect();
+        running.extend(self.peer_running());
         if running.len() >= self.limits.max_sessions {
             return Err(SessionError::Limit(format!(
                 "limit: {} sessions are running, the most allowed (running: {}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
@@ -50,14 +75,14 @@ impl Registry {
             )));
         }
         let sid = match &spec.sid {
-            Some(sid) if sessions.contains_key(sid) => {
+            Some(sid) if sessions.contains_key(sid) || self.peer_has(sid) => {
                 return Err(SessionError::DuplicateSession(sid.to_string()))
             }
             Some(sid) => sid.clone(),
             None => loop {
                 let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
                 let candidate = SessionId::generate(&spec.argv[0], n);
-                if !sessions.contains_key(&candidate) {
+                if !sessions.contains_key(&candidate) && !self.peer_has(&candidate) {
                     break candidate;
                 }
             },

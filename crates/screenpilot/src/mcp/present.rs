@@ -79,7 +79,14 @@ fn success(mut result: Map<String, Value>) -> CallToolResult {
     };
     let mut content = vec![ContentBlock::text(text)];
     content.extend(image);
-    let mut out = CallToolResult::success(content);
+    // An operation can answer `ok: false` with evidence attached (computer: input was sent, then a
+    // step failed; a fresh screenshot shows the outcome): a tool error that keeps its image.
+    let failed = result.get("ok") == Some(&Value::Bool(false));
+    let mut out = if failed {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
     out.structured_content = Some(Value::Object(result));
     out
 }
@@ -177,6 +184,16 @@ mod tests {
         let structured = result.structured_content.unwrap_or_default();
         assert_eq!(structured["png"], json!(PNG_PLACEHOLDER));
         assert!(!texts(&tool_result(Ok(structured)))[0].contains("iVBOR"));
+    }
+
+    #[test]
+    fn a_failed_result_with_a_picture_is_a_tool_error_keeping_the_picture() {
+        let result = tool_result(Ok(json!({
+            "ok": false, "outcome": "unknown", "error": {"code": "timeout", "message": "step 2 timed out"},
+            "format": "png", "width": 10, "height": 20, "png": "iVBORw0KGgo="
+        })));
+        assert_eq!(result.is_error, Some(true));
+        assert!(result.content.iter().any(|c| c.as_image().is_some()));
     }
 
     #[test]

@@ -219,3 +219,16 @@ pub(super) async fn close(ctx: &Context, sid: &str) -> Option<Value> {
 
 /// How long `computer` waits for one native step unless told otherwise.
 pub(super) const STEP_TIMEOUT: Duration = DEFAULT_STEP_TIMEOUT;
+
+/// Desktops as the terminal registry sees them: they share its sid space and session limit.
+pub(crate) struct DesktopPeers(pub(crate) Arc<screenpilot_desktop::DesktopRegistry>);
+
+impl screenpilot_session::PeerSessions for DesktopPeers {
+    fn running(&self) -> Vec<String> {
+        self.0.running()
+    }
+
+    fn has(&self, sid: &str) -> bool {
+        self.0.contains(sid)
+    }
+}

@@ -115,31 +115,6 @@ pub async fn spawn(ctx: &Context, p: SpawnParams) -> OpResult {
     };
     let argv = command_argv(command)?;
     let sid = p.sid.as_deref().map(SessionId::parse).transpose()?;
-    // Desktops share the sid space and the running-session limit with terminal sessions.
-    if let Some(sid) = &sid {
-        if ctx.desktops.contains(sid.as_str()) {
-            return Err(SessionError::DuplicateSession(sid.to_string()).into());
-        }
-    }
-    let desktops = ctx.desktops.running();
-    let terminals: Vec<String> = ctx
-        .registry
-        .list()
-        .into_iter()
-        .filter(|s| s.alive)
-        .map(|s| s.sid)
-        .collect();
-    if !desktops.is_empty()
-        && terminals.len() + desktops.len() >= ctx.registry.limits().max_sessions
-    {
-        let running = [terminals, desktops].concat();
-        return Err(SessionError::Limit(format!(
-            "limit: {} sessions are running, the most allowed (running: {}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
-            running.len(),
-            running.join(", ")
-        ))
-        .into());
-    }
     let cwd = match &p.cwd {
         Some(cwd) => PathBuf::from(cwd),
         None => std::env::var_os("HOME")

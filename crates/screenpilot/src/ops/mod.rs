@@ -61,6 +61,15 @@ pub struct Context {
     pub desktops: Arc<DesktopRegistry>,
 }
 
+impl Context {
+    /// A context over `registry`, with desktops sharing its sid space and session limit.
+    pub fn new(registry: Arc<Registry>) -> Context {
+        let desktops = DesktopRegistry::new();
+        registry.set_peers(Arc::new(desktop::DesktopPeers(desktops.clone())));
+        Context { registry, desktops }
+    }
+}
+
 /// Why an operation failed: a stable code, a message for people and models, and the field at fault.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
