@@ -474,6 +474,7 @@ fn a_session_is_opened_acted_on_twice_and_closed() {
         .filter_map(|s| s["sid"].as_str())
         .collect();
     assert_eq!(sids, ["counter"], "{list}");
+    assert_eq!(list["sessions"][0]["kind"], "textual", "{list}");
 
     let (_, closed) = h.textual(&["--session", "counter", "--close"]);
     assert_eq!(closed["alive"], false);

@@ -22,7 +22,7 @@ use crate::spec::{Limits, SessionId, SpawnSpec};
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SessionInfo {
     pub sid: String,
-    /// Always "terminal" for pty sessions.
+    /// "terminal" for pty sessions, unless the owner labelled it (e.g. "textual").
     pub kind: &'static str,
     pub pid: i32,
     /// The program and its arguments.
@@ -112,6 +112,8 @@ pub struct Session {
     /// Waits in progress: a session someone is waiting on is not idle.
     waiters: std::sync::atomic::AtomicUsize,
     limits: Arc<Limits>,
+    /// What `list` calls it; "terminal" unless set.
+    kind: std::sync::OnceLock<&'static str>,
 }
 
 impl std::fmt::Debug for Session {
@@ -156,6 +158,7 @@ impl Session {
             recorder: Mutex::new(recorder),
             pump: Mutex::new(None),
             closed: std::sync::atomic::AtomicBool::new(false),
+            kind: std::sync::OnceLock::new(),
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
         });
@@ -229,12 +232,21 @@ impl Session {
         f(&mut lock(&self.screen))
     }
 
+    /// Label the session for `list` (once; e.g. "textual" for a Textual app on the pty).
+    pub fn set_kind(&self, kind: &'static str) {
+        let _ = self.kind.set(kind);
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.kind.get().copied().unwrap_or("terminal")
+    }
+
     pub fn info(&self) -> SessionInfo {
         let exit = self.exit_info();
         let (size, title) = self.with_screen(|s| (s.size(), s.title().map(str::to_owned)));
         SessionInfo {
             sid: self.sid.to_string(),
-            kind: "terminal",
+            kind: self.kind(),
             pid: self.pid,
             cmd: self.argv.clone(),
             cwd: self.cwd.clone(),

@@ -181,7 +181,7 @@ pub async fn start(
     };
     paths.ensure_private_dir().map_err(setup)?;
     let probe_dir = probe::install(&paths.dir).map_err(setup)?;
-    let socket = paths.dir.join(format!("probe-{}.sock", launch.sid));
+    let socket = paths.dir.join(format!("textual-{}.sock", launch.sid));
     if !super::link::fits_socket_path(&socket) {
         return Err(OpError::new(
             "textual_setup",
@@ -235,6 +235,7 @@ pub async fn start(
         ),
         other => other.into(),
     })?;
+    session.set_kind("textual");
     let mut guard = CloseGuard::new(registry.clone(), session.sid.as_str());
 
     let failed = |session: &Session, why: &str| {

@@ -87,7 +87,10 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
         std::fs::write(&path, body)?;
     }
     match std::fs::rename(&staging, &target) {
-        Ok(()) => Ok(target),
+        Ok(()) => {
+            forget_other_versions(dir, &target);
+            Ok(target)
+        }
         // Another start installed the same version first: use theirs.
         Err(_) if target.join(FILES[0].0).is_file() => {
             let _ = std::fs::remove_dir_all(&staging);
@@ -96,6 +99,22 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
             Err(e)
+        }
+    }
+}
+
+/// Remove probes of other screenpilot builds: one daemon owns the directory, and it runs this build.
+fn forget_other_versions(dir: &Path, current: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let old_probe = name.starts_with("probe-") && !name.starts_with("probe-staging-");
+        if old_probe && path != current && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(&path);
         }
     }
 }
