@@ -443,7 +443,8 @@ mod tests {
         let list = ListToolsResult::with_all_items(server.tools().to_vec());
         let bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(0);
         println!("tools/list: {bytes} bytes, ~{} tokens", bytes / 4);
-        assert!(bytes > 0 && bytes < 24_000, "tools/list is {bytes} bytes");
+        // About 1.2 KB a tool for 20 tools: a new tool must earn its bytes (trim descriptions first).
+        assert!(bytes > 0 && bytes < 26_000, "tools/list is {bytes} bytes");
     }
 
     #[test]
