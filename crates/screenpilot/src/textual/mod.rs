@@ -108,7 +108,7 @@ async fn drive(
         match driver.run(step, &field).await {
             Ok(()) => {}
             Err(StepError::Exited) => exited = true,
-            Err(StepError::Failed(e)) => return Err(e),
+            Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
         }
         let text = app.screen_text();
         progress.send(json!({
@@ -142,7 +142,7 @@ async fn drive(
                     out.insert("tree".into(), tree);
                 }
                 Err(StepError::Exited) => exited = true,
-                Err(StepError::Failed(e)) => return Err(e),
+                Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
             }
         }
         if !request.query.is_empty() && !exited {
@@ -154,7 +154,7 @@ async fn drive(
                     out.insert("query".into(), found);
                 }
                 Err(StepError::Exited) => exited = true,
-                Err(StepError::Failed(e)) => return Err(e),
+                Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
             }
         }
     }
@@ -238,6 +238,18 @@ async fn drive(
     out.insert("rows".into(), json!(rows));
     out.insert("details".into(), Value::Object(details));
     Ok(Value::Object(out))
+}
+
+/// An error once the app runs says what became of it: a one-shot app is stopped, a session stays open.
+fn after_start(mut error: OpError, request: &Request, sid: &str) -> OpError {
+    let fate = match request.mode {
+        Mode::OneShot => "the app was stopped".to_owned(),
+        Mode::Open(_) | Mode::Act(_) => format!(
+            "session '{sid}' is still open: act on it with session, or close it with close: true"
+        ),
+    };
+    error.message = format!("{} ({fate})", error.message);
+    error
 }
 
 /// Acting on an open session: `python` and `size` may repeat what it was opened with, not change it.
