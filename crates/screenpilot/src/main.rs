@@ -131,7 +131,12 @@ async fn run_daemon(
         },
         DaemonAction::Stop => match Client::connect_existing(paths).await {
             Some(client) => {
-                client.call("shutdown", json!({})).await?;
+                match client.call("shutdown", json!({})).await {
+                    Ok(_) => {}
+                    // It may exit before its answer is written: gone is what we asked for.
+                    Err(e) if e.code == "daemon_gone" => {}
+                    Err(e) => return Err(e),
+                }
                 // Return only once it has closed its sessions and exited, so a next command starts afresh.
                 let _ =
                     tokio::time::timeout(std::time::Duration::from_secs(60), client.closed()).await;

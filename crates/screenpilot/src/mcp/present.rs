@@ -16,7 +16,7 @@ pub const PNG_PLACEHOLDER: &str = "<attached as image content>";
 
 /// Parameters that name files or directories: relative ones are taken from the MCP server's directory,
 /// because the daemon runs elsewhere and accepts absolute paths only.
-const PATH_PARAMS: &[&str] = &["cwd", "record"];
+const PATH_PARAMS: &[&str] = &["cwd", "record", "app"];
 
 /// Header fields of screen-bearing results, in the order a reader wants them. Values that are absent or
 /// null are left out.
@@ -134,6 +134,14 @@ fn screen_text(result: &Map<String, Value>, screen: &str) -> String {
     }
     text.push('\n');
     text.push_str(screen);
+    // What else the operation found (textual_run's tree, query and details), for models that read only
+    // the text content.
+    for field in ["details", "query", "tree", "results"] {
+        match result.get(field) {
+            None | Some(Value::Null) => {}
+            Some(value) => text.push_str(&format!("\n[{field}] {value}")),
+        }
+    }
     text
 }
 
