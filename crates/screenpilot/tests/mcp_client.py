@@ -39,7 +39,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOOLS = {
     "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
     "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
+    "textual_run", "desktop_start", "computer",
 }
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_PLACEHOLDER = "<attached as image content>"
 # Bound on every step, so a broken server fails the test instead of hanging it.
@@ -200,6 +202,57 @@ async def flow(session: ClientSession, sid: str, binary: str, env: dict, workdir
     return facts
 
 
+async def beyond_terminals(session: ClientSession, workdir: Path) -> dict:
+    """textual_run, desktop_start and computer through the same MCP client: each tool a model would call."""
+    facts: dict = {}
+    # textual_run with the seed's relative app path: the server resolves it against its own directory.
+    shutil.copy(FIXTURES / "textual" / "counter.py", workdir / "counter.py")
+    updates: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append(message or "")
+
+    ran = await call_ok(
+        session,
+        "textual_run",
+        {
+            "app": "counter.py",
+            "python": sys.executable,
+            "actions": [{"press": "tab"}, {"click": "#inc"}, {"click": "#inc"}],
+            "query": ["#label"],
+            "screenshot": True,
+        },
+        progress_callback=on_progress,
+    )
+    screen = ran.structured_content["text"]
+    check("count: 2" in screen, f"textual_run: two clicks did not count to 2: {screen!r}")
+    check("count: 2" in texts(ran)[0], "textual_run: the text content lacks the screen")
+    check(len(updates) >= 3, f"textual_run: {len(updates)} progress updates for 3 actions")
+    svg = ran.structured_content["details"]["screenshot"]
+    check(Path(svg).parent == workdir and Path(svg).exists(), f"textual_run: screenshot not beside the app: {svg}")
+    facts["textual_progress_updates"] = len(updates)
+
+    # computer on a terminal session: pixels of the rendered screen map to cells.
+    await call_ok(session, "spawn", {"cmd": "cat", "sid": "mcp-cat"})
+    typed = await call_ok(session, "computer", {"sid": "mcp-cat", "action": {"type": "type", "text": "pixels\n"}})
+    check(len(images(typed)) == 1, "computer on a terminal: no screenshot")
+    seen = await call_ok(session, "wait_for", {"sid": "mcp-cat", "pattern": "^pixels$", "timeout_ms": 10000})
+    check(seen.structured_content["matched"] is True, "computer on a terminal: typed text not on screen")
+    off = await call(session, "computer", {"sid": "mcp-cat", "action": {"type": "click", "x": 99999, "y": 5}})
+    check(off.is_error is True, "computer: an off-screen click is not an error")
+    await call_ok(session, "close", {"sid": "mcp-cat"})
+
+    # A private X desktop: started, seen, clicked, closed.
+    started = await call_ok(session, "desktop_start", {"sid": "mcp-desk", "size": [640, 400]})
+    check(started.structured_content["sid"] == "mcp-desk", "desktop_start: wrong sid")
+    clicked = await call_ok(session, "computer", {"sid": "mcp-desk", "action": {"type": "click", "x": 320, "y": 200}})
+    width, height = decode_png(base64.b64decode(images(clicked)[0].data))
+    check((width, height) == (640, 400), f"computer on a desktop: screenshot is {width}x{height}")
+    await call_ok(session, "close", {"sid": "mcp-desk"})
+    facts["desktop_screenshot"] = f"{width}x{height}"
+    return facts
+
+
 async def cancel_long_wait(session: ClientSession, sid: str) -> dict:
     """Start a 60 s wait, cancel it once the server reports progress, and time how fast it ends."""
     started = anyio.Event()
@@ -248,6 +301,7 @@ async def run_stdio(binary: str, env: dict, root: Path) -> dict:
         async with stdio_client(server, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
                 facts = await flow(session, "mcp-stdio", binary, env, workdir)
+                facts["beyond_terminals"] = await beyond_terminals(session, workdir)
     # The server exits when its stdin closes, after handing running calls' cancellation to the daemon.
     log = errlog_path.read_text()
     check(cancel_logged(log), f"stdio: no record that the daemon wait was cancelled; stderr: {log!r}")
