@@ -116,6 +116,8 @@ pub struct Screen {
     /// Counts every feed, resize and sync flush; cached text is valid for one generation.
     generation: u64,
     cache: Option<(u64, String)>,
+    /// The same for [`Screen::search_text`].
+    search_cache: Option<(u64, String)>,
 }
 
 impl Screen {
@@ -148,6 +150,7 @@ impl Screen {
             title: None,
             generation: 0,
             cache: None,
+            search_cache: None,
         }
     }
 
@@ -285,10 +288,29 @@ impl Screen {
             .is_none_or(|(generation, _)| *generation != self.generation)
         {
             let rows = self.term.screen_lines() as i32;
-            let text = self.lines_text(0, rows);
+            let text = self.lines_text(0, rows, false);
             self.cache = Some((self.generation, text));
         }
         self.cache
+            .as_ref()
+            .map(|(_, text)| text.as_str())
+            .unwrap_or_default()
+    }
+
+    /// The visible screen as logical lines: like [`Screen::text`], but a line the terminal soft-wrapped
+    /// at the right margin is joined back into one, as the program wrote it. Waits match regexes against
+    /// this, so a pattern finds output that happens to be wider than the terminal.
+    pub fn search_text(&mut self) -> &str {
+        if self
+            .search_cache
+            .as_ref()
+            .is_none_or(|(generation, _)| *generation != self.generation)
+        {
+            let rows = self.term.screen_lines() as i32;
+            let text = self.lines_text(0, rows, true);
+            self.search_cache = Some((self.generation, text));
+        }
+        self.search_cache
             .as_ref()
             .map(|(_, text)| text.as_str())
             .unwrap_or_default()
@@ -298,23 +320,33 @@ impl Screen {
     /// [`Screen::text`]. Empty on the alternate screen, which has no history.
     pub fn scrollback_text(&self, max_lines: usize) -> String {
         let history = self.term.grid().history_size().min(max_lines) as i32;
-        self.lines_text(-history, 0)
+        self.lines_text(-history, 0, false)
+    }
+
+    /// The scrollback as logical lines, soft wraps joined (see [`Screen::search_text`]).
+    pub fn scrollback_search_text(&self, max_lines: usize) -> String {
+        let history = self.term.grid().history_size().min(max_lines) as i32;
+        self.lines_text(-history, 0, true)
     }
 
     /// Lines in `[from, to)`, where 0 is the top visible row and negative lines are history.
     ///
     /// Trailing blanks are dropped, except on the row of a visible cursor, where everything up to the
-    /// cursor is kept: a prompt such as `$ ` keeps its space, so `\$ $` finds it.
-    fn lines_text(&self, from: i32, to: i32) -> String {
+    /// cursor is kept: a prompt such as `$ ` keeps its space, so `\$ $` finds it. With `join_wrapped`,
+    /// a row the terminal soft-wrapped continues on the next without a line break.
+    fn lines_text(&self, from: i32, to: i32, join_wrapped: bool) -> String {
         let grid = self.term.grid();
         let cursor = self.cursor();
         let mut out =
             String::with_capacity(((to - from).max(0) as usize) * (self.term.columns() + 1));
+        let last_col = Column(self.term.columns().saturating_sub(1));
+        let mut continues = false;
         for line in from..to {
-            if line != from {
+            if line != from && !continues {
                 out.push('\n');
             }
             let row = &grid[Line(line)];
+            continues = join_wrapped && row[last_col].flags.contains(Flags::WRAPLINE);
             let start = out.len();
             let keep_to_cursor = cursor.visible && line == i32::from(cursor.row);
             let mut keep = 0;
@@ -334,8 +366,10 @@ impl Screen {
                     out.extend(marks.iter());
                 }
             }
-            let trimmed = out[start..].trim_end_matches(' ').len().max(keep);
-            out.truncate(start + trimmed);
+            if !continues {
+                let trimmed = out[start..].trim_end_matches(' ').len().max(keep);
+                out.truncate(start + trimmed);
+            }
         }
         out
     }
@@ -516,6 +550,24 @@ mod tests {
         // A hidden cursor keeps nothing extra.
         s.feed(b"\x1b[?25l");
         assert_eq!(s.text(), "done\n$\n\n\n");
+    }
+
+    #[test]
+    fn search_text_joins_soft_wrapped_lines() {
+        let mut s = screen();
+        s.feed(format!("{}\r\nnext", "x".repeat(25)).as_bytes());
+        assert_eq!(
+            s.text(),
+            format!("{}\n{}\nnext\n\n", "x".repeat(20), "x".repeat(5))
+        );
+        assert_eq!(s.search_text(), format!("{}\nnext\n\n", "x".repeat(25)));
+        // A space at the wrap point is part of the line.
+        let mut s = screen();
+        s.feed(b"0123456789012345678 wrapped");
+        assert_eq!(
+            s.search_text().lines().next(),
+            Some("0123456789012345678 wrapped")
+        );
     }
 
     #[test]

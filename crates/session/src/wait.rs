@@ -120,17 +120,17 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
                 }
                 *last = Some(hash);
             }
+            // Regexes see logical lines: output wider than the terminal is joined back together.
             let mut text = || match options.scrollback {
                 Some(lines) => {
-                    let history = screen.scrollback_text(lines);
-                    let mut all = history;
+                    let mut all = screen.scrollback_search_text(lines);
                     if !all.is_empty() {
                         all.push('\n');
                     }
-                    all.push_str(screen.text());
+                    all.push_str(screen.search_text());
                     all
                 }
-                None => screen.text().to_owned(),
+                None => screen.search_text().to_owned(),
             };
             match condition {
                 Condition::Regex(re) => {

@@ -122,3 +122,22 @@ async fn an_idle_session_is_closed_and_its_waiters_released() {
     assert!(registry.list().is_empty());
     expiry.abort();
 }
+
+#[tokio::test]
+async fn a_regex_finds_output_wider_than_the_terminal() {
+    let registry = Registry::new(Limits::default());
+    let session = registry
+        .spawn(spec(&[
+            "sh",
+            "-c",
+            "printf 'start %0150d end\\n' 0; exec cat",
+        ]))
+        .unwrap();
+    let wide = compile(r"^start 0{150} end$", "pattern", registry.limits()).unwrap();
+    let found = wait(&session, &Condition::Regex(wide), LONG).await;
+    assert_eq!(found.reason, Reason::Matched);
+    // The screen itself still has one line per row.
+    let text = session.read(Default::default()).text;
+    assert!(text.lines().next().is_some_and(|l| l.len() == 80), "{text}");
+    registry.close_all().await;
+}

@@ -88,7 +88,7 @@ pub struct WaitExitParams {
 pub const WAIT_FOR: OperationDef = OperationDef {
     name: "wait_for",
     description: "Wait until a regex matches the screen, woken by the program's output (no polling). Use after send_line/send_keys instead of sleeping. \
-The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt. \
+The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; lines soft-wrapped by the terminal width are joined back for matching. \
 Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
 On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.",
