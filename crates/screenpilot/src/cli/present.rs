@@ -109,10 +109,10 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
             if !history.is_empty() {
                 let _ = writeln!(out, "{history}");
             }
-            writeln!(out, "{}", text("text"))
+            writeln!(out, "{}", text("text").trim_end_matches('\n'))
         }
         Verb::Wait(_) => {
-            let _ = writeln!(out, "{}", text("text"));
+            let _ = writeln!(out, "{}", text("text").trim_end_matches('\n'));
             let detail = match (result.get("index"), result.get("reason")) {
                 (Some(index), _) => format!("index {index}"),
                 (_, Some(reason)) => format!("reason {}", reason.as_str().unwrap_or("")),

@@ -133,7 +133,8 @@ fn screen_text(result: &Map<String, Value>, screen: &str) -> String {
         }
     }
     text.push('\n');
-    text.push_str(screen);
+    // Blank rows below the last line of text cost tokens and say nothing (size= gives the row count).
+    text.push_str(screen.trim_end_matches('\n'));
     // What else the operation found (textual_run's tree, query and details), for models that read only
     // the text content.
     for field in ["details", "query", "tree", "results"] {
