@@ -219,6 +219,59 @@ impl Client {
     }
 }
 
+/// One request over a plain blocking socket, for one-shot CLI verbs: no async runtime to build, which is
+/// most of what a short command costs. Progress lines go to `on_progress`. `None` when no daemon
+/// answers (the caller then starts one through [`Client::connect_or_start`]).
+pub fn call_blocking(
+    paths: &Paths,
+    op: &str,
+    params: Value,
+    mut on_progress: impl FnMut(&Value),
+) -> Option<Result<Value, OpError>> {
+    use std::io::Write;
+    let stream = std::os::unix::net::UnixStream::connect(&paths.socket).ok()?;
+    let gone = |e: std::io::Error| {
+        OpError::new("daemon_gone", format!("lost the screenpilot daemon: {e}"))
+    };
+    let request = Request {
+        id: json!(1),
+        op: op.to_owned(),
+        params,
+    };
+    let outcome = (|| {
+        let mut line =
+            serde_json::to_vec(&request).map_err(|e| OpError::new("bad_request", e.to_string()))?;
+        line.push(b'\n');
+        (&stream).write_all(&line).map_err(gone)?;
+        let mut reader = BufReader::new(&stream);
+        loop {
+            let mut answer = String::new();
+            if reader.read_line(&mut answer).map_err(gone)? == 0 {
+                return Err(OpError::new(
+                    "daemon_gone",
+                    "the screenpilot daemon closed the connection before answering",
+                ));
+            }
+            let response: Response = serde_json::from_str(&answer).map_err(|e| {
+                OpError::new(
+                    "bad_response",
+                    format!("the daemon sent a malformed answer: {e}"),
+                )
+            })?;
+            if let Some(progress) = &response.progress {
+                on_progress(progress);
+                continue;
+            }
+            return match (response.result, response.error) {
+                (_, Some(error)) => Err(error),
+                (Some(result), None) => Ok(result),
+                (None, None) => Ok(Value::Null),
+            };
+        }
+    })();
+    Some(outcome)
+}
+
 /// Start `screenpilot daemon run` in the background, detached from our terminal and process group, and
 /// wait for its one line saying it is ready (or that another daemon already is).
 async fn start_daemon(paths: &Paths) -> Result<(), OpError> {

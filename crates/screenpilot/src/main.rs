@@ -10,6 +10,13 @@ use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Fast path: a one-shot verb to a daemon that is already running needs no async runtime.
+    if let Some(outcome) = one_shot(&cli) {
+        return match outcome {
+            Ok(status) => ExitCode::from(status as u8),
+            Err(error) => fail(&error, cli.json),
+        };
+    }
     // The daemon (and the MCP server) serve many requests at once; a one-shot verb is a single
     // request, and a single-threaded runtime starts faster.
     let serving = matches!(
@@ -39,6 +46,23 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status as u8),
         Err(error) => fail(&error, cli.json),
     }
+}
+
+/// Run an operation verb over a blocking connection when a daemon already answers; `None` otherwise
+/// (daemon and MCP verbs, or no daemon yet), and `main` takes the async path.
+fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
+    if matches!(cli.verb, Verb::Daemon { .. } | Verb::Mcp { .. }) {
+        return None;
+    }
+    let plan = match cli::plan(&cli.verb) {
+        Ok(plan) => plan,
+        Err(e) => return Some(Err(e)),
+    };
+    let paths = Paths::from_env();
+    let answer = screenpilot::client::call_blocking(&paths, &plan.op, plan.params, |update| {
+        cli::progress(&cli.verb, update, cli.json)
+    })?;
+    Some(answer.and_then(|result| cli::present(&cli.verb, &result, cli.json)))
 }
 
 /// Print an error: to stderr for people, and as the one JSON object with --json. Exit status 2.
