@@ -360,6 +360,18 @@ impl X11 {
             .collect()
     }
 
+    /// Move the pointer to `at` (already checked), then press `modifiers`: the start of every pointer
+    /// gesture. What is held is released when the returned guard goes.
+    fn held_at(&self, at: Point, modifiers: &[Modifier]) -> Result<Held<'_>> {
+        let mods = self.modifier_keycodes(modifiers)?;
+        let mut held = self.held();
+        held.motion(at)?;
+        for kc in mods {
+            held.key_down(kc)?;
+        }
+        Ok(held)
+    }
+
     /// Move the pointer, with `modifiers` held during the move.
     pub fn move_to(&mut self, to: Point, modifiers: &[Modifier]) -> Result<()> {
         self.check_point(to, "x/y")?;
@@ -381,12 +393,7 @@ impl X11 {
         modifiers: &[Modifier],
     ) -> Result<()> {
         self.check_point(at, "x/y")?;
-        let mods = self.modifier_keycodes(modifiers)?;
-        let mut held = self.held();
-        held.motion(at)?;
-        for kc in mods {
-            held.key_down(kc)?;
-        }
+        let mut held = self.held_at(at, modifiers)?;
         for _ in 0..count {
             held.button_down(button)?;
             held.button_up(button)?;
@@ -403,12 +410,7 @@ impl X11 {
         modifiers: &[Modifier],
     ) -> Result<()> {
         self.check_point(at, "x/y")?;
-        let mods = self.modifier_keycodes(modifiers)?;
-        let mut held = self.held();
-        held.motion(at)?;
-        for kc in mods {
-            held.key_down(kc)?;
-        }
+        let mut held = self.held_at(at, modifiers)?;
         let horizontal = if steps_x > 0 { WHEEL_RIGHT } else { WHEEL_LEFT };
         let vertical = if steps_y > 0 { WHEEL_DOWN } else { WHEEL_UP };
         for (button, steps) in [(horizontal, steps_x), (vertical, steps_y)] {
@@ -431,12 +433,7 @@ impl X11 {
         for point in path {
             self.check_point(*point, "path")?;
         }
-        let mods = self.modifier_keycodes(modifiers)?;
-        let mut held = self.held();
-        held.motion(*first)?;
-        for kc in mods {
-            held.key_down(kc)?;
-        }
+        let mut held = self.held_at(*first, modifiers)?;
         held.button_down(button)?;
         for point in &path[1..] {
             held.motion(*point)?;

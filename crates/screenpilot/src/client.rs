@@ -60,11 +60,7 @@ impl Call {
                 on_progress(progress);
                 continue;
             }
-            return match (response.result, response.error) {
-                (_, Some(error)) => Err(error),
-                (Some(result), None) => Ok(result),
-                (None, None) => Ok(Value::Null),
-            };
+            return final_answer(response);
         }
     }
 
@@ -219,6 +215,15 @@ impl Client {
     }
 }
 
+/// The outcome a final (non-progress) response carries.
+fn final_answer(response: Response) -> Result<Value, OpError> {
+    match (response.result, response.error) {
+        (_, Some(error)) => Err(error),
+        (Some(result), None) => Ok(result),
+        (None, None) => Ok(Value::Null),
+    }
+}
+
 /// One request over a plain blocking socket, for one-shot CLI verbs: no async runtime to build, which is
 /// most of what a short command costs. Progress lines go to `on_progress`. `None` when no daemon
 /// answers (the caller then starts one through [`Client::connect_or_start`]).
@@ -262,11 +267,7 @@ pub fn call_blocking(
                 on_progress(progress);
                 continue;
             }
-            return match (response.result, response.error) {
-                (_, Some(error)) => Err(error),
-                (Some(result), None) => Ok(result),
-                (None, None) => Ok(Value::Null),
-            };
+            return final_answer(response);
         }
     })();
     Some(outcome)

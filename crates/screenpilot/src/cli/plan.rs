@@ -32,6 +32,15 @@ pub(super) fn absolute(path: &Path) -> PathBuf {
     }
 }
 
+/// The program's working directory: the one given (made absolute), else ours. The daemon needs an
+/// absolute path and would otherwise use its own.
+fn insert_cwd(params: &mut Map<String, Value>, given: Option<&Path>) {
+    let cwd = given.map(absolute).or_else(|| std::env::current_dir().ok());
+    if let Some(cwd) = cwd {
+        params.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
+    }
+}
+
 /// Turn a verb into an operation and its parameters.
 pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
     let (op, params) = match verb {
@@ -46,14 +55,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             if let Some(sid) = &a.sid {
                 p.insert("sid".into(), sid.clone().into());
             }
-            let cwd = a
-                .cwd
-                .as_deref()
-                .map(absolute)
-                .or_else(|| std::env::current_dir().ok());
-            if let Some(cwd) = cwd {
-                p.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
-            }
+            insert_cwd(&mut p, a.cwd.as_deref());
             let mut env = Map::new();
             for entry in &a.env {
                 let (k, v) = entry
@@ -241,14 +243,7 @@ fn plan_desktop_start(a: &DesktopStartArgs) -> Result<Value, OpError> {
     }
     if !a.program.is_empty() {
         p.insert("argv".into(), json!(a.program));
-        let cwd = a
-            .cwd
-            .as_deref()
-            .map(absolute)
-            .or_else(|| std::env::current_dir().ok());
-        if let Some(cwd) = cwd {
-            p.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
-        }
+        insert_cwd(&mut p, a.cwd.as_deref());
     }
     Ok(Value::Object(p))
 }
