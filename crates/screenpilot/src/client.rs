@@ -354,12 +354,14 @@ fn daemon_failed(log: &Path, why: &str) -> OpError {
                 .join("\n")
         })
         .unwrap_or_default();
+    let log_part = if tail.trim().is_empty() {
+        format!("its log {} is empty", log.display())
+    } else {
+        format!("the end of its log {}:\n{tail}", log.display())
+    };
     OpError::new(
         "daemon_unavailable",
-        format!(
-            "the screenpilot daemon could not start: {why}. Log {}:\n{tail}",
-            log.display()
-        ),
+        format!("the screenpilot daemon could not start: {why}; {log_part}"),
     )
 }
 
