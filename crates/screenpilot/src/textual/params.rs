@@ -193,6 +193,7 @@ impl Request {
         if timeout_ms == 0 {
             return Err(OpError::invalid("timeout", "must be at least 1 ms"));
         }
+        let timeout = Duration::from_millis(timeout_ms);
         if let Some(python) = &p.python {
             if python.trim().is_empty() || python.contains('\0') {
                 return Err(OpError::invalid(
@@ -205,7 +206,7 @@ impl Request {
             .actions
             .iter()
             .enumerate()
-            .map(|(i, raw)| Ok((parse_step(i, raw)?, raw.clone())))
+            .map(|(i, raw)| Ok((parse_step(i, raw, timeout)?, raw.clone())))
             .collect::<Result<Vec<_>, OpError>>()?;
         Ok(Request {
             mode,
@@ -217,7 +218,7 @@ impl Request {
             query: p.query,
             close: p.close,
             python: p.python,
-            timeout: Duration::from_millis(timeout_ms),
+            timeout,
         })
     }
 }
@@ -246,7 +247,7 @@ fn check_app(app: &str) -> Result<PathBuf, OpError> {
     }
 }
 
-fn parse_step(index: usize, raw: &Value) -> Result<Step, OpError> {
+fn parse_step(index: usize, raw: &Value, timeout: Duration) -> Result<Step, OpError> {
     let field = format!("actions[{index}]");
     let bad = |why: String| OpError::invalid(&field, why);
     let action: Action = serde_json::from_value(raw.clone())
@@ -307,12 +308,17 @@ fn parse_step(index: usize, raw: &Value) -> Result<Step, OpError> {
         Action::Click(target) => pointer(target, None, false),
         Action::DoubleClick(target) => pointer(target, Some(2), false),
         Action::Hover(target) => pointer(target, Some(0), true),
-        Action::Pause(seconds) if seconds.is_finite() && seconds >= 0.0 => {
-            Ok(Step::Pause(Duration::from_secs_f64(seconds)))
-        }
-        Action::Pause(seconds) => Err(bad(format!(
-            "pause {seconds} is not a number of seconds >= 0"
-        ))),
+        // try_from: a pause too long for a Duration (1e300) is an error, not a panic.
+        Action::Pause(seconds) => match Duration::try_from_secs_f64(seconds) {
+            Ok(pause) if pause <= timeout => Ok(Step::Pause(pause)),
+            Ok(_) => Err(bad(format!(
+                "pause {seconds} s is longer than the whole call may take (timeout {} ms)",
+                timeout.as_millis()
+            ))),
+            Err(_) => Err(bad(format!(
+                "pause {seconds} is not a number of seconds >= 0"
+            ))),
+        },
         Action::Resize([w, h]) => Ok(Step::Resize(Size::new(w, h))),
         Action::Screenshot(true) => Ok(Step::Screenshot),
         Action::Screenshot(false) => Err(bad(
@@ -411,6 +417,8 @@ mod tests {
             json!({"clik": "#x"}),
             json!({"press": []}),
             json!({"pause": -1}),
+            json!({"pause": 1e300}),
+            json!({"pause": 121}),
             json!({"click": {"selector": "#x", "times": 0}}),
             json!({"click": {"selector": "#x", "button": "huge"}}),
             json!({"click": ""}),
