@@ -528,3 +528,27 @@ fn missing_prerequisites_are_clear_errors() {
         "{error}"
     );
 }
+
+#[test]
+fn sizes_out_of_range_are_refused_before_the_app_starts_naming_their_field() {
+    let h = Harness::new("sizes");
+    let app = h.app("counter.py");
+    let error = h.textual_error(&[&app, "--size", "1x1"]);
+    assert_eq!(error["field"], "size", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("size: 1x1 is too small"),
+        "{error}"
+    );
+    let actions = json!([{"press": "tab"}, {"resize": [5000, 10]}]).to_string();
+    let error = h.textual_error(&[&app, "--actions", &actions]);
+    assert_eq!(error["field"], "actions[1]", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("too large"),
+        "{error}"
+    );
+    let (_, _, list) = h.run(&["list"]);
+    assert_eq!(list["sessions"], json!([]), "{list}");
+}

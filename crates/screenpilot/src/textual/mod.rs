@@ -18,9 +18,12 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
+use screenpilot_screen::Size;
+use screenpilot_session::SessionError;
+
 use crate::ops::{Context, OpError, OpResult, Progress};
 use app::{CloseGuard, Launch, TextualApp};
-use params::{Mode, Request, DEFAULT_PYTHON, DEFAULT_SIZE};
+use params::{Mode, Request, Step, DEFAULT_PYTHON, DEFAULT_SIZE};
 use steps::{Driver, StepError};
 
 pub use params::TextualRunParams;
@@ -28,6 +31,7 @@ pub use params::TextualRunParams;
 /// Run a `textual_run` call, streaming the screen after every step to `progress`.
 pub async fn run(ctx: &Context, params: TextualRunParams, progress: &Progress) -> OpResult {
     let request = Request::from_params(params)?;
+    check_sizes(ctx, &request)?;
     let deadline = Instant::now() + request.timeout;
     match tokio::time::timeout_at(deadline, drive(ctx, &request, deadline, progress)).await {
         Ok(outcome) => outcome,
@@ -250,6 +254,27 @@ fn after_start(mut error: OpError, request: &Request, sid: &str) -> OpError {
     };
     error.message = format!("{} ({fate})", error.message);
     error
+}
+
+/// Sizes within the daemon's caps, checked before the app starts and named by their own field (the
+/// session layer would call them cols/rows, and a bad resize would only show after earlier steps ran).
+fn check_sizes(ctx: &Context, request: &Request) -> Result<(), OpError> {
+    let limits = ctx.registry.limits();
+    let check = |size: Size, field: &str| {
+        limits.check_size(size, "size").map_err(|e| match e {
+            SessionError::Invalid { message, .. } => OpError::invalid(field, message),
+            other => other.into(),
+        })
+    };
+    if let Some(size) = request.size {
+        check(size, "size")?;
+    }
+    for (i, (step, _)) in request.steps.iter().enumerate() {
+        if let Step::Resize(size) = step {
+            check(*size, &format!("actions[{i}]"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Acting on an open session: `python` and `size` may repeat what it was opened with, not change it.
