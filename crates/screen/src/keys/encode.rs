@@ -149,6 +149,44 @@ fn functional(key: NamedKey) -> Option<Functional> {
     })
 }
 
+/// A keypad key: in application keypad mode (DECKPAM) `ESC O` and the key's letter, as VT100 keypads
+/// send; under the kitty protocol its own code point (57399 for KP_0 ...); otherwise the character
+/// it types. Alt adds an ESC prefix; other modifiers have no legacy encoding here.
+pub(super) fn keypad(out: &mut Vec<u8>, ch: u8, mods: Modifiers, modes: &InputModes) {
+    if kitty_active(modes) {
+        let code = match ch {
+            b'0'..=b'9' => 57399 + u32::from(ch - b'0'),
+            b'.' => 57409,
+            b'/' => 57410,
+            b'*' => 57411,
+            b'-' => 57412,
+            b'+' => 57413,
+            b'\r' => 57414,
+            _ => 57415,
+        };
+        push_csi(out, code, mods, b'u');
+        return;
+    }
+    if mods.alt {
+        out.push(ESC);
+    }
+    if !modes.app_keypad {
+        out.push(ch);
+        return;
+    }
+    let letter = match ch {
+        b'0'..=b'9' => b'p' + (ch - b'0'),
+        b'\r' => b'M',
+        b'*' => b'j',
+        b'+' => b'k',
+        b'-' => b'm',
+        b'.' => b'n',
+        b'/' => b'o',
+        _ => b'X',
+    };
+    out.extend_from_slice(&[ESC, b'O', letter]);
+}
+
 /// xterm's encoding of the named keys.
 pub(super) fn legacy_named(out: &mut Vec<u8>, key: NamedKey, mods: Modifiers, app_cursor: bool) {
     let alt_prefix = |out: &mut Vec<u8>| {
@@ -322,6 +360,27 @@ mod tests {
         assert_eq!(key("S-a", &m), b"A");
         assert_eq!(key("S-1", &m), b"!");
         assert_eq!(key("M-S-a", &m), b"\x1bA");
+    }
+
+    #[test]
+    fn keypad_keys_follow_application_keypad_mode() {
+        let normal = legacy();
+        assert_eq!(key("KP5", &normal), b"5");
+        assert_eq!(key("KP_Enter", &normal), b"\r");
+        assert_eq!(key("kpplus", &normal), b"+");
+        let app = InputModes {
+            app_keypad: true,
+            ..InputModes::default()
+        };
+        assert_eq!(key("KP0", &app), b"\x1bOp");
+        assert_eq!(key("KP9", &app), b"\x1bOy");
+        assert_eq!(key("KPEnter", &app), b"\x1bOM");
+        assert_eq!(key("KP*", &app), b"\x1bOj");
+        assert_eq!(key("KPMinus", &app), b"\x1bOm");
+        assert_eq!(key("M-KP1", &app), b"\x1b\x1bOq");
+        assert_eq!(key("KP1", &kitty(KITTY_DISAMBIGUATE)), b"\x1b[57400u");
+        // Not a keypad name: typed as text.
+        assert_eq!(key("KPX", &normal), b"KPX");
     }
 
     #[test]

@@ -104,6 +104,9 @@ pub enum NamedKey {
     Delete,
     /// F1 to F12.
     F(u8),
+    /// A numeric keypad key, by the character it types: `0`-`9`, `+`, `-`, `*`, `/`, `.`, `=`, or `\r`
+    /// for the keypad's Enter. In application keypad mode (DECKPAM) it sends its own sequence.
+    Keypad(u8),
 }
 
 /// One `send_keys` token, parsed.
@@ -121,7 +124,8 @@ pub enum KeyToken {
 pub fn describe_grammar() -> &'static str {
     "Each token is one key press or a piece of text.\n\
      Named keys: Enter Return Tab BackTab Space Backspace Delete Escape Esc Up Down Left Right \
-     Home End PageUp PageDown Insert F1-F12 (any case; page_up, page_down also).\n\
+     Home End PageUp PageDown Insert F1-F12 (any case; page_up, page_down also); keypad: KP0-KP9 \
+     KPEnter KPPlus KPMinus KPMultiply KPDivide KPDecimal KPEqual (application keypad mode honoured).\n\
      Modifiers: C-x (ctrl), M-x (alt/meta), S-x (shift), combinable: C-M-x, C-Up, S-Tab; ^x is ctrl+x; \
      Textual style too: ctrl+c, alt+x, shift+tab, ctrl+shift+up.\n\
      Any other token is typed as literal text (\"hello\" types hello; use the type tool to type a word \
@@ -142,6 +146,10 @@ pub fn encode(token: &KeyToken, modes: &InputModes) -> Vec<u8> {
     let mut out = Vec::new();
     match token {
         KeyToken::Text(text) => return encode_text(text, modes),
+        KeyToken::Named {
+            key: NamedKey::Keypad(ch),
+            mods,
+        } => encode::keypad(&mut out, *ch, *mods, modes),
         KeyToken::Named { key, mods } if kitty_active(modes) => {
             kitty_named(&mut out, *key, *mods, modes.kitty_keyboard)
         }

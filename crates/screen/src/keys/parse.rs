@@ -146,6 +146,7 @@ fn named_key(name: &str) -> Option<(BaseKey, Modifiers)> {
         "pageup" | "page_up" | "pgup" | "ppage" => NamedKey::PageUp,
         "pagedown" | "page_down" | "pgdn" | "npage" => NamedKey::PageDown,
         "insert" => NamedKey::Insert,
+        _ if lower.starts_with("kp") => NamedKey::Keypad(keypad_char(&lower[2..])?),
         _ => {
             let n: u8 = lower.strip_prefix('f')?.parse().ok()?;
             // `f01` is not a key name.
@@ -156,6 +157,22 @@ fn named_key(name: &str) -> Option<(BaseKey, Modifiers)> {
         }
     };
     Some((BaseKey::Named(key), Modifiers::NONE))
+}
+
+/// The keypad key named after `kp` (tmux and X11 spellings: `KP5`, `KP_Enter`, `KPPlus`, `KP+`).
+fn keypad_char(rest: &str) -> Option<u8> {
+    let rest = rest.strip_prefix('_').unwrap_or(rest);
+    Some(match rest {
+        "enter" => b'\r',
+        "plus" | "add" | "+" => b'+',
+        "minus" | "subtract" | "-" => b'-',
+        "multiply" | "asterisk" | "*" => b'*',
+        "divide" | "slash" | "/" => b'/',
+        "decimal" | "period" | "dot" | "." => b'.',
+        "equal" | "=" => b'=',
+        digit if digit.len() == 1 && digit.as_bytes()[0].is_ascii_digit() => digit.as_bytes()[0],
+        _ => return None,
+    })
 }
 
 /// Textual's names for punctuation keys (`ctrl+minus`).
