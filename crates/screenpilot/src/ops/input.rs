@@ -28,7 +28,7 @@ pub struct TextParams {
 
 pub const SEND_KEYS: OperationDef = OperationDef {
     name: "send_keys",
-    description: "Press keys in a session, in order. Tokens: Enter Return Tab BackTab Space Backspace Delete Escape Esc Up Down Left Right Home End PageUp PageDown Insert F1-F12; \
+    description: "Press keys in a session, in order. Tokens: Enter Return Tab BackTab Space Backspace Delete Escape Esc Up Down Left Right Home End PageUp PageDown Insert F1-F12 KP0-KP9 KPEnter; \
 C-x or ^x (Ctrl), M-x (Alt), S- (Shift), combinable and usable on named keys (C-Up, S-Tab, C-M-Delete); Textual style (ctrl+c, shift+tab) too. \
 Any other token is typed as literal text (not an error). Keys are encoded for the app's current modes (application cursor keys, kitty keyboard). \
 Returns {ok, sid, hash, visual_hash}: the screen hashes from just before the keys, ready as the baseline for wait_change/wait_visual_change. \
