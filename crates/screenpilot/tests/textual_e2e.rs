@@ -552,3 +552,20 @@ fn sizes_out_of_range_are_refused_before_the_app_starts_naming_their_field() {
     let (_, _, list) = h.run(&["list"]);
     assert_eq!(list["sessions"], json!([]), "{list}");
 }
+
+#[test]
+fn an_app_that_crashes_while_starting_is_an_error_showing_its_traceback() {
+    let h = Harness::new("crash");
+    let app = h.app("crash.py");
+    let actions = json!([{"press": "tab"}, {"click": "#inc"}]).to_string();
+    let error = h.textual_error(&[&app, "--actions", &actions]);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("RuntimeError: compose exploded"),
+        "{message}"
+    );
+    assert!(message.contains("while starting"), "{message}");
+    assert!(message.contains("none of the 2 action(s) ran"), "{message}");
+    let (_, _, list) = h.run(&["list"]);
+    assert_eq!(list["sessions"], json!([]), "{list}");
+}

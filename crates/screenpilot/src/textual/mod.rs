@@ -98,6 +98,8 @@ async fn drive(
     let mut link = app.link.lock().await;
     let mut driver = Driver::new(&app, &mut link, deadline);
     let mut exited = false;
+    // When the app ended with actions still to run: "while starting" or "during actions[i]".
+    let mut exited_at = "while starting".to_owned();
     if fresh {
         exited = matches!(driver.settle(None, "start").await, Err(StepError::Exited));
     }
@@ -111,7 +113,10 @@ async fn drive(
         let field = format!("actions[{i}]");
         match driver.run(step, &field).await {
             Ok(()) => {}
-            Err(StepError::Exited) => exited = true,
+            Err(StepError::Exited) => {
+                exited = true;
+                exited_at = format!("during {field}");
+            }
             Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
         }
         let text = app.screen_text();
@@ -186,11 +191,15 @@ async fn drive(
                 )
             })
             .unwrap_or_default();
+        let unrun = if skipped == total {
+            format!("none of the {total} action(s) ran")
+        } else {
+            format!("the last {skipped} of {total} action(s) did not run")
+        };
         return Err(OpError {
             code: "app_exited".into(),
             message: format!(
-                "actions: the app exited during actions[{}] ({how}); the last {skipped} action(s) did not run. Its last screen:\n{text}",
-                total - skipped - 1
+                "actions: the app exited {exited_at} ({how}); {unrun}. Its last screen:\n{text}"
             ),
             field: Some("actions".into()),
         });
