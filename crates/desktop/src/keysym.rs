@@ -59,6 +59,20 @@ pub fn for_char(c: char) -> Option<Keysym> {
     }
 }
 
+/// The keysyms that type `text`, one per character ("\r\n" is one Return, like "\n"); or the
+/// position and value of the first character no key types (a control character).
+pub fn for_text(text: &str) -> Result<Vec<Keysym>, (usize, char)> {
+    let mut keysyms = Vec::with_capacity(text.len());
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n') {
+            continue;
+        }
+        keysyms.push(for_char(c).ok_or((i, c))?);
+    }
+    Ok(keysyms)
+}
+
 /// The character a keysym types, for the keysyms [`for_char`] produces (and Return, Tab).
 pub fn to_char(keysym: Keysym) -> Option<char> {
     match keysym {
@@ -92,6 +106,15 @@ mod tests {
         assert_eq!(for_char('é'), Some(0xe9));
         assert_eq!(for_char('✓'), Some(0x0100_2713));
         assert_eq!(for_char('\u{7}'), None);
+    }
+
+    #[test]
+    fn text_is_checked_whole_and_crlf_is_one_return() {
+        assert_eq!(
+            for_text("a\r\nb\rc"),
+            Ok(vec![0x61, RETURN, 0x62, RETURN, 0x63])
+        );
+        assert_eq!(for_text("ok\u{7}no"), Err((2, '\u{7}')));
     }
 
     #[test]

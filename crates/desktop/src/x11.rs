@@ -511,20 +511,18 @@ impl X11 {
     }
 
     /// Type text: each character's key (with Shift when needed); characters the keymap lacks go on
-    /// spare keycodes. Newline is Return, tab is Tab.
+    /// spare keycodes. Newline is Return, tab is Tab. Text with a character that is no key (a control
+    /// character) is refused before any key is pressed.
     pub fn type_text(&mut self, text: &str) -> Result<()> {
+        let keysyms = keysym::for_text(text).map_err(|(i, c)| {
+            DesktopError::invalid(
+                "text",
+                format!("character {i} is {c:?}, a control character, not text; press keys with keypress"),
+            )
+        })?;
         let shift = self.keyboard.modifier(Modifier::Shift).ok();
-        for c in text.chars() {
-            if c == '\r' {
-                continue;
-            }
+        for ks in keysyms {
             self.check_deadline("typing")?;
-            let Some(ks) = keysym::for_char(c) else {
-                return Err(DesktopError::invalid(
-                    "text",
-                    format!("{c:?} is a control character, not text; use keypress"),
-                ));
-            };
             if self.keyboard.find(ks).is_none() && self.keyboard.must_settle_before_borrowing() {
                 // Let every client read the keys typed so far before a keycode changes meaning.
                 let remaining = self.deadline.saturating_duration_since(Instant::now());

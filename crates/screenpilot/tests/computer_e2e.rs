@@ -447,7 +447,7 @@ fn an_x_client_receives_every_button_scroll_chord_drag_and_character() {
 }
 
 #[test]
-fn out_of_range_coordinates_are_refused_before_anything_is_sent() {
+fn out_of_range_points_and_control_characters_are_refused_before_anything_is_sent() {
     let daemon = Daemon::new();
     let (display, xauthority) = start_desktop(&daemon, "edge", &["--size", "640x480"]);
     let mut window = Recorder::open(&display, &xauthority);
@@ -469,6 +469,13 @@ fn out_of_range_coordinates_are_refused_before_anything_is_sent() {
     let (_, negative) =
         daemon.computer(json!({"sid": "edge", "action": {"type": "move", "x": -1, "y": 3}}));
     assert_eq!(negative["error"]["field"], "action.x");
+    // A control character has no key: the whole text is refused, not typed up to it.
+    let (status, bell) = daemon.computer(json!({"sid": "edge", "actions": [
+        {"type": "click", "x": 10, "y": 10},
+        {"type": "type", "text": "ab\u{7}c"},
+    ]}));
+    assert_eq!(status, 2, "{}", brief(&bell));
+    assert_eq!(bell["error"]["field"], "actions[1].text");
 
     // The first thing the window sees is this sentinel click: nothing of the refused calls arrived.
     daemon.act("edge", json!({"type": "click", "x": 7, "y": 9}));

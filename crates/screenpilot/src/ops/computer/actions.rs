@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::super::OpError;
 use super::keys::{parse_chord, parse_combo_text, Chord};
-use screenpilot_desktop::Modifier;
+use screenpilot_desktop::{keysym, Modifier};
 
 /// {x, y} or [x, y].
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -389,6 +389,15 @@ pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
                     format!("longer than {MAX_TEXT_CHARS} characters; split it"),
                 ));
             }
+            // Refused here, not halfway through typing: a control character has no key to press.
+            if let Err((i, c)) = keysym::for_text(&text) {
+                return Err(OpError::invalid(
+                    &f("text"),
+                    format!(
+                        "character {i} is {c:?}, a control character, not text; press keys with keypress (\\n, \\t, backspace and escape are fine)"
+                    ),
+                ));
+            }
             Action::Type { text }
         }
         "wait" => {
@@ -590,6 +599,9 @@ mod tests {
         assert_eq!(err.field.as_deref(), Some("action.type"));
         let err = parse_json(json!({"type": "drag", "path": [[1, 1]]})).expect_err("short path");
         assert_eq!(err.field.as_deref(), Some("action.path"));
+        let err = parse_json(json!({"type": "type", "text": "ok\u{7}"})).expect_err("bell");
+        assert_eq!(err.field.as_deref(), Some("action.text"));
+        assert!(err.message.contains("character 2"), "{}", err.message);
     }
 
     #[test]
