@@ -667,6 +667,10 @@ fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
 
     daemon.act("menu", json!({"type": "type", "text": "hi"}));
     daemon.wait_regex("menu", r"^KEY 'hi'$");
+    // A line break is the Enter key, as on a desktop, even though the app asked for bracketed paste
+    // (a shell would otherwise hold the pasted line instead of running it).
+    daemon.act("menu", json!({"type": "type", "text": "ls\n"}));
+    daemon.wait_regex("menu", r"^KEY 'ls\\r'$");
     daemon.act("menu", json!({"type": "keypress", "keys": ["CTRL", "C"]}));
     daemon.wait_regex("menu", r"^KEY '\\x03'$");
     daemon.act("menu", json!({"type": "keypress", "keys": ["ALT", "x"]}));

@@ -156,13 +156,9 @@ pub(super) async fn perform(
             };
             result.map_err(mouse_error)?
         }
-        Action::Type { text } => {
-            vec![if text.contains('\n') {
-                keys::encode_paste(text, &modes)
-            } else {
-                keys::encode_text(text, &modes)
-            }]
-        }
+        // Keystrokes, never a bracketed paste: `\n` is the Enter key here as on a desktop, so a
+        // shell runs a typed command line instead of holding it as pasted text.
+        Action::Type { text } => vec![keys::encode_text(text, &modes)],
         Action::Keypress { chords, .. } => {
             let mut writes = Vec::new();
             for chord in chords {
