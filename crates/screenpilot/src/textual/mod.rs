@@ -138,7 +138,7 @@ async fn drive(
     {
         exited = true;
     }
-    let text = app.screen_text();
+    let mut text = app.screen_text();
     let mut out = Map::new();
     if !exited {
         if request.screenshot {
@@ -179,6 +179,15 @@ async fn drive(
     drop(link);
     if let Some(guard) = guard.as_mut() {
         guard.disarm();
+    }
+    // An app that ended by itself may have gone on writing after we heard of it (Textual prints a
+    // crash's traceback after leaving its screen). Once stopped, all its output is drawn: that is its
+    // last screen, unless it left nothing there (a clean exit clears it), then the last frame stays.
+    if exited {
+        let last = app.screen_text();
+        if !last.trim().is_empty() {
+            text = last;
+        }
     }
     if skipped > 0 {
         let how = ended
