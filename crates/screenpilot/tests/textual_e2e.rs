@@ -566,6 +566,8 @@ fn an_app_that_crashes_while_starting_is_an_error_showing_its_traceback() {
     );
     assert!(message.contains("while starting"), "{message}");
     assert!(message.contains("none of the 2 action(s) ran"), "{message}");
+    // Only the app's own output: no terminal answer echoed once the app let go of the terminal.
+    assert!(!message.contains("^["), "{message}");
     let (_, _, list) = h.run(&["list"]);
     assert_eq!(list["sessions"], json!([]), "{list}");
 }

@@ -6,6 +6,11 @@ arrives on the input after every key and mouse event screenpilot sent before ask
 back, the app has received all input sent so far and the emulator shows all output written so far: the
 two fences that make "settled" exact, with no timing guesses.
 
+When the app ends, the terminal modes Textual restores have echo turned off: an answer to the last
+round trip that arrives after the app let go of the terminal is then dropped, rather than echoed as
+"^[[1;1R" above the traceback of an app that crashed. A suspend (running a shell or an editor) restores
+the modes unchanged.
+
 Stopping is quicker too: Textual's input thread looks for its exit flag between 0.1 s selects, twice, so
 an app took 0.2 s just to let go of its input. Here the flag also writes to a pipe that thread's selector
 watches, and it stops at once. (Both hooks degrade to Textual's own behaviour if its internals change.)
@@ -15,6 +20,7 @@ import asyncio
 import collections
 import os
 import selectors
+import termios
 import threading
 
 from textual import events
@@ -86,6 +92,7 @@ class ProbeDriver(LinuxDriver):
         super().__init__(*args, **kwargs)
         self._fences = collections.deque()
         self._fences_lock = threading.Lock()
+        self._suspending = False
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
@@ -102,6 +109,21 @@ class ProbeDriver(LinuxDriver):
         self.write(CURSOR_POSITION_REQUEST)
         self.flush()
         return future
+
+    def suspend_application_mode(self):
+        self._suspending = True
+        try:
+            super().suspend_application_mode()
+        finally:
+            self._suspending = False
+
+    def stop_application_mode(self):
+        attrs = getattr(self, "attrs_before", None)
+        if not self._suspending and isinstance(attrs, list) and len(attrs) > 3:
+            attrs = list(attrs)
+            attrs[3] &= ~termios.ECHO
+            self.attrs_before = attrs
+        super().stop_application_mode()
 
     def process_message(self, message):
         # Runs on the input thread, in input order.
