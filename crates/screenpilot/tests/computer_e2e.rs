@@ -469,6 +469,10 @@ fn out_of_range_points_and_control_characters_are_refused_before_anything_is_sen
     let (_, negative) =
         daemon.computer(json!({"sid": "edge", "action": {"type": "move", "x": -1, "y": 3}}));
     assert_eq!(negative["error"]["field"], "action.x");
+    // A malformed field is named, in a single action as in a batch.
+    let (_, wrong_type) =
+        daemon.computer(json!({"sid": "edge", "action": {"type": "click", "x": "10", "y": 3}}));
+    assert_eq!(wrong_type["error"]["field"], "action.x");
     // A control character has no key: the whole text is refused, not typed up to it.
     let (status, bell) = daemon.computer(json!({"sid": "edge", "actions": [
         {"type": "click", "x": 10, "y": 10},

@@ -32,7 +32,8 @@ pub struct ComputerParams {
     /// A desktop session (desktop_start) or a terminal session (spawn).
     pub sid: String,
     /// One action, e.g. {"type": "click", "x": 120, "y": 45}.
-    pub action: Option<ActionSpec>,
+    #[schemars(with = "Option<ActionSpec>")]
+    pub action: Option<Value>,
     /// Several action objects (as `action`), run in order; the run stops at the first failure.
     pub actions: Option<Vec<Value>>,
     /// Limit for each step in ms (default 30000).
@@ -106,7 +107,10 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
                 "say what to do, e.g. {\"type\": \"screenshot\"} or {\"type\": \"click\", \"x\": 10, \"y\": 20}",
             ))
         }
-        (Some(one), None) => vec![("action".to_owned(), one)],
+        (Some(one), None) => vec![(
+            "action".to_owned(),
+            actions::spec_from_json(one, "action")?,
+        )],
         (None, Some(list)) => {
             if list.is_empty() {
                 return Err(OpError::invalid("actions", "the list is empty"));
@@ -121,8 +125,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
                 .enumerate()
                 .map(|(i, value)| {
                     let prefix = format!("actions[{i}]");
-                    let spec: ActionSpec = serde_json::from_value(value)
-                        .map_err(|e| OpError::invalid(&prefix, e.to_string()))?;
+                    let spec = actions::spec_from_json(value, &prefix)?;
                     Ok((prefix, spec))
                 })
                 .collect::<Result<_, OpError>>()?
