@@ -571,3 +571,25 @@ fn an_app_that_crashes_while_starting_is_an_error_showing_its_traceback() {
     let (_, _, list) = h.run(&["list"]);
     assert_eq!(list["sessions"], json!([]), "{list}");
 }
+
+#[test]
+fn a_timeout_says_what_became_of_the_app_and_leaves_nothing_running() {
+    let h = Harness::new("timeout");
+    let app = h.app("slow_start.py");
+    for (session, words) in [
+        (None, "the app was stopped"),
+        (Some("slow"), "session 'slow' was not opened"),
+    ] {
+        let mut args = vec![app.as_str(), "--timeout", "1500"];
+        args.extend(session.iter().flat_map(|s| ["--session", s]));
+        let error = h.textual_error(&args);
+        assert_eq!(error["code"], "timeout", "{error}");
+        assert_eq!(error["field"], "timeout", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("1500 ms"), "{message}");
+        assert!(message.contains(words), "{message}");
+        // Gone by the time the caller hears of it.
+        let (_, _, list) = h.run(&["list"]);
+        assert_eq!(list["sessions"], json!([]), "{list}");
+    }
+}

@@ -13,13 +13,14 @@ mod probe;
 mod shots;
 mod steps;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
 use screenpilot_screen::Size;
-use screenpilot_session::SessionError;
+use screenpilot_session::{SessionError, SessionId};
 
 use crate::ops::{Context, OpError, OpResult, Progress};
 use app::{CloseGuard, Launch, TextualApp};
@@ -33,28 +34,48 @@ pub async fn run(ctx: &Context, params: TextualRunParams, progress: &Progress) -
     let request = Request::from_params(params)?;
     check_sizes(ctx, &request)?;
     let deadline = Instant::now() + request.timeout;
-    match tokio::time::timeout_at(deadline, drive(ctx, &request, deadline, progress)).await {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            let after = match request.mode {
-                Mode::OneShot => "the app was stopped",
-                Mode::Open(_) | Mode::Act(_) => "the session stays open",
-            };
-            Err(OpError {
-                code: "timeout".into(),
-                message: format!(
-                    "timeout: textual_run did not finish within {} ms; {after}",
-                    request.timeout.as_millis()
-                ),
-                field: Some("timeout".into()),
-            })
-        }
+    // The one-shot sid is chosen here, so that a timeout can stop that app by name.
+    let sid = match &request.mode {
+        Mode::OneShot => app::one_shot_sid(&ctx.registry),
+        Mode::Open(sid) | Mode::Act(sid) => sid.clone(),
+    };
+    let opened = AtomicBool::new(false);
+    let call = drive(ctx, &request, &sid, &opened, deadline, progress);
+    if let Ok(outcome) = tokio::time::timeout_at(deadline, call).await {
+        return outcome;
     }
+    let kept = match request.mode {
+        Mode::OneShot => false,
+        Mode::Open(_) => opened.load(Ordering::Acquire),
+        Mode::Act(_) => true,
+    };
+    let after = if kept {
+        format!("session '{sid}' stays open: act on it with session, or close it with close: true")
+    } else {
+        // A session by this name is the one this call spawned: nothing is awaited between the start
+        // of the call and the spawn, which fails at once if the name is taken. Closed here rather than
+        // by the guards' background close, so the app is gone by the time the caller reads this.
+        let _ = ctx.registry.close(sid.as_str()).await;
+        match request.mode {
+            Mode::Open(_) => format!("the app was stopped; session '{sid}' was not opened"),
+            _ => "the app was stopped".to_owned(),
+        }
+    };
+    Err(OpError {
+        code: "timeout".into(),
+        message: format!(
+            "timeout: textual_run did not finish within {} ms; {after}",
+            request.timeout.as_millis()
+        ),
+        field: Some("timeout".into()),
+    })
 }
 
 async fn drive(
     ctx: &Context,
     request: &Request,
+    sid: &SessionId,
+    opened: &AtomicBool,
     deadline: Instant,
     progress: &Progress,
 ) -> OpResult {
@@ -79,17 +100,17 @@ async fn drive(
     let mut guard: Option<CloseGuard> = None;
     let (app, fresh): (Arc<TextualApp>, bool) = match &request.mode {
         Mode::OneShot => {
-            let sid = app::one_shot_sid(registry);
-            let app = app::start(registry, launch(sid)?).await?;
+            let app = app::start(registry, launch(sid.clone())?).await?;
             guard = Some(CloseGuard::new(registry.clone(), app.sid()));
             (app, true)
         }
-        Mode::Open(sid) => {
+        Mode::Open(_) => {
             let app = app::start(registry, launch(sid.clone())?).await?;
             app::keep(app.clone());
+            opened.store(true, Ordering::Release);
             (app, true)
         }
-        Mode::Act(sid) => {
+        Mode::Act(_) => {
             let app = app::find(registry, sid)?;
             check_same_setup(&app, request)?;
             (app, false)
