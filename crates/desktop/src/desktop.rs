@@ -378,7 +378,7 @@ impl Desktop {
             .unwrap_or_default()
     }
 
-    /// End the desktop: put the keymap back, drop the connection, stop the program, the window manager
+    /// End the desktop: release buttons left down, put the keymap back, drop the connection, stop the program, the window manager
     /// and our Xvfb (TERM, then KILL). An attached display itself is left running. Returns the
     /// program's exit status when known.
     pub async fn close(&self) -> Option<ExitStatus> {
@@ -387,9 +387,11 @@ impl Desktop {
             tokio::time::timeout(Duration::from_secs(2), self.x.clone().lock_owned()).await
         {
             if let Some(mut x) = guard.take() {
-                let _ = blocking("restoring the keymap", Duration::from_secs(2), move || {
-                    x.restore_keyboard()
-                })
+                let _ = blocking(
+                    "releasing buttons and restoring the keymap",
+                    Duration::from_secs(2),
+                    move || x.leave_as_found(),
+                )
                 .await;
             }
         }

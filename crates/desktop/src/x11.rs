@@ -129,6 +129,8 @@ pub struct X11 {
     damage: Option<u32>,
     xfixes: bool,
     deadline: Instant,
+    /// Buttons pressed by [`X11::button`] and not released by it: let go when the desktop closes.
+    left_down: Vec<Button>,
 }
 
 impl X11 {
@@ -181,6 +183,7 @@ impl X11 {
             damage,
             xfixes,
             deadline: Instant::now() + Duration::from_secs(30),
+            left_down: Vec::new(),
         };
         x.refresh_size()?;
         Ok(x)
@@ -456,6 +459,10 @@ impl X11 {
         self.conn
             .xtest_fake_input(kind, button, 0, self.root, 0, 0, 0)?;
         self.conn.flush()?;
+        self.left_down.retain(|b| *b != button);
+        if press {
+            self.left_down.push(button);
+        }
         Ok(())
     }
 
@@ -546,8 +553,17 @@ impl X11 {
         Ok(())
     }
 
-    /// Put borrowed keycodes back (before closing, so an attached display is left as we found it).
-    pub fn restore_keyboard(&mut self) -> Result<()> {
+    /// Before closing, so an attached display is left as we found it: release the buttons
+    /// [`X11::button`] left down (a held button would block the real user's pointer) and put borrowed
+    /// keycodes back.
+    pub fn leave_as_found(&mut self) -> Result<()> {
+        let held = Held {
+            conn: &self.conn,
+            root: self.root,
+            keys: Vec::new(),
+            buttons: std::mem::take(&mut self.left_down),
+        };
+        held.release_all()?;
         self.keyboard.restore(&self.conn)?;
         self.sync()
     }

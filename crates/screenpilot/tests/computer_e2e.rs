@@ -601,15 +601,47 @@ fn desktops_share_sids_and_the_session_limit_with_terminals_and_attach_never_kil
     assert_eq!(attached["width"], 300);
     let shot = daemon.act("outside", json!({"type": "click", "x": 299, "y": 199}));
     assert_eq!(shot["pointer"], json!({"x": 299, "y": 199}));
+    // Leave a button down and a borrowed keycode behind: close must undo both.
+    daemon.act("outside", json!({"type": "type", "text": "✓"}));
+    daemon.act(
+        "outside",
+        json!({"action": "left_mouse_down", "coordinate": [10, 10]}),
+    );
+    use screenpilot_desktop::x11rb::connection::Connection as _;
+    use screenpilot_desktop::x11rb::protocol::xproto::ConnectionExt as _;
+    let (conn, screen) =
+        screenpilot_desktop::x11rb::rust_connection::RustConnection::connect(Some(&display))
+            .expect("connect to the attached display");
+    let root = conn.setup().roots[screen].root;
+    let left_button_down = || {
+        let pointer = conn
+            .query_pointer(root)
+            .expect("query")
+            .reply()
+            .expect("pointer");
+        u16::from(pointer.mask) & BUTTON1_MASK != 0
+    };
+    assert!(left_button_down(), "left_mouse_down left no button down");
     daemon.ok(&["close", "outside"]);
     assert!(
         xvfb.0.try_wait().expect("status").is_none(),
         "closing an attached desktop stopped its X server"
     );
-    let (conn, _) =
-        screenpilot_desktop::x11rb::rust_connection::RustConnection::connect(Some(&display))
-            .expect("the display still answers");
-    drop(conn);
+    assert!(
+        !left_button_down(),
+        "close left the left button down on a display we attached to"
+    );
+    let (min, max) = (conn.setup().min_keycode, conn.setup().max_keycode);
+    let map = conn
+        .get_keyboard_mapping(min, max - min + 1)
+        .expect("keymap")
+        .reply()
+        .expect("keymap");
+    let check_mark = screenpilot_desktop::keysym::for_char('✓').expect("a keysym");
+    assert!(
+        !map.keysyms.contains(&check_mark),
+        "close left a borrowed keycode mapped"
+    );
 }
 
 /// A child process killed and reaped when the test ends, even on a panic.
