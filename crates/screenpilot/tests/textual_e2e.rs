@@ -593,3 +593,32 @@ fn a_timeout_says_what_became_of_the_app_and_leaves_nothing_running() {
         assert_eq!(list["sessions"], json!([]), "{list}");
     }
 }
+
+#[test]
+fn an_interpreter_behind_a_wrapper_script_that_does_not_exec_runs_the_app() {
+    let h = Harness::new("wrapper");
+    let app = h.app("counter.py");
+    // Python runs as the script's child, as with many venv and toolchain shims.
+    let wrapper = h.dir.join("python-wrapper");
+    std::fs::write(&wrapper, format!("#!/bin/sh\n{} \"$@\"\n", h.python)).unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let actions = json!([{"click": "#inc"}]).to_string();
+    let (status, _, result) = h.run(&[
+        "textual",
+        "--python",
+        wrapper.to_str().unwrap(),
+        &app,
+        "--actions",
+        &actions,
+        "--timeout",
+        "20000",
+    ]);
+    assert_eq!(status, 0, "{result}");
+    assert!(
+        result["text"].as_str().unwrap().starts_with("count: 1"),
+        "{result}"
+    );
+    assert_eq!(result["details"]["exit"]["return_code"], 0, "{result}");
+}

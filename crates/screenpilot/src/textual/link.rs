@@ -1,9 +1,9 @@
 //! The side channel to the probe: one unix socket per app, JSON lines both ways.
 //!
 //! The daemon listens on a fresh socket in its private directory and accepts exactly one peer: the
-//! process it just started (checked by pid and uid). Requests carry an `id`; the probe answers each with
-//! `{id, ok, result | error}`, and announces `ready`, `error` and `exit` as `{event, ...}` lines. A
-//! closed socket means the app's process is gone.
+//! process it just started, or one in its session (checked by pid and uid). Requests carry an `id`;
+//! the probe answers each with `{id, ok, result | error}`, and announces `ready`, `error` and `exit`
+//! as `{event, ...}` lines. A closed socket means the app's process is gone.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -53,14 +53,22 @@ impl Rendezvous {
         Ok(Rendezvous { path, listener })
     }
 
-    /// Accept the connection of process `pid` (others are dropped).
+    /// Accept the connection of process `pid` or a process in its session (others are dropped). The
+    /// interpreter may be a wrapper script that runs Python as its child rather than exec-ing it; the
+    /// app's session leader is `pid`, as the pty spawn starts a new session.
     pub async fn accept(&self, pid: i32) -> std::io::Result<Link> {
         let uid = rustix::process::getuid().as_raw();
+        let in_session = |peer: i32| {
+            peer == pid
+                || rustix::process::Pid::from_raw(peer)
+                    .and_then(|peer| rustix::process::getsid(Some(peer)).ok())
+                    .is_some_and(|sid| sid.as_raw_nonzero().get() == pid)
+        };
         loop {
             let (stream, _) = self.listener.accept().await?;
             let allowed = stream
                 .peer_cred()
-                .map(|cred| cred.uid() == uid && cred.pid() == Some(pid))
+                .map(|cred| cred.uid() == uid && cred.pid().is_some_and(in_session))
                 .unwrap_or(false);
             if allowed {
                 let _ = std::fs::remove_file(&self.path);
