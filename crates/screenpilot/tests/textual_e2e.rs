@@ -622,3 +622,22 @@ fn an_interpreter_behind_a_wrapper_script_that_does_not_exec_runs_the_app() {
     );
     assert_eq!(result["details"]["exit"]["return_code"], 0, "{result}");
 }
+
+#[test]
+fn textual_key_names_type_their_characters_and_unknown_names_are_refused() {
+    let h = Harness::new("keynames");
+    let app = h.app("form.py");
+    let actions = json!([
+        {"press": ["A", "full_stop", "exclamation_mark", "slash", "at", "space", "minus", "pound_sign"]}
+    ])
+    .to_string();
+    let (_, result) = h.textual(&[&app, "--actions", &actions, "--query", "#name"]);
+    assert_eq!(queried(&result, "#name")["value"], "A.!/@ -£", "{result}");
+
+    // A misspelt key is an error, not the text of its name typed into the focused Input.
+    let actions = json!([{"press": "tab"}, {"press": ["a", "enetr"]}]).to_string();
+    let error = h.textual_error(&[&app, "--actions", &actions]);
+    assert_eq!(error["field"], "actions[1]", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("\"enetr\" is not a key"), "{message}");
+}

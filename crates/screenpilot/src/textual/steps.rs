@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use screenpilot_screen::keys::{self, Modifiers};
+use screenpilot_screen::keys::{self, KeyToken, Modifiers};
 use screenpilot_screen::mouse::{self, MouseButton};
 use screenpilot_screen::{CellPos, Size};
 use screenpilot_session::SessionError;
@@ -165,7 +165,8 @@ impl<'a> Driver<'a> {
                 // One key at a time, each handled before the next: Textual resolves bindings where a
                 // key ends up after bubbling, so keys sent at once could be handled out of order.
                 for (i, key) in keys.iter().enumerate() {
-                    let writes = keys::encode_tokens(&[key], &self.app.session.modes());
+                    let token = self.key_token(key, field).await?;
+                    let writes = [keys::encode(&token, &self.app.session.modes())];
                     self.send(&writes).await?;
                     let last = i + 1 == keys.len();
                     self.settle_with(None, last, false, field).await?;
@@ -192,6 +193,41 @@ impl<'a> Driver<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// A key as Textual names it, as a token the encoder knows. Textual's character names that our
+    /// grammar lacks ("full_stop", "exclamation_mark", "pound_sign") are looked up in the app's own
+    /// Textual; a name still unknown is refused, never typed as the text of its name.
+    async fn key_token(&mut self, key: &str, field: &str) -> Result<KeyToken, StepError> {
+        let not_a_key =
+            |token: &KeyToken| matches!(token, KeyToken::Text(t) if t.chars().count() > 1);
+        let token = keys::parse_token(key);
+        if !not_a_key(&token) {
+            return Ok(token);
+        }
+        let (held, name) = match key.rsplit_once('+') {
+            Some((held, name)) if !held.is_empty() && !name.is_empty() => (Some(held), name),
+            _ => (None, key),
+        };
+        let answer = self.ask("key", json!({ "name": name }), field).await?;
+        if let Some(ch) = answer["character"].as_str() {
+            let token = keys::parse_token(&match held {
+                Some(held) => format!("{held}+{ch}"),
+                None => ch.to_owned(),
+            });
+            if !not_a_key(&token) {
+                return Ok(token);
+            }
+        }
+        Err(OpError::invalid(
+            field,
+            format!(
+                "press: {key:?} is not a key. Keys are Textual's names (tab, enter, escape, up, home, f1, \
+                 space, ctrl+c, shift+tab, full_stop, question_mark, ...) or single characters (\"a\", \
+                 \"!\"); to type a word, list its characters: [\"h\", \"i\"]"
+            ),
+        )
+        .into())
     }
 
     /// A click or hover: only where the probe confirms the widget itself would receive it.

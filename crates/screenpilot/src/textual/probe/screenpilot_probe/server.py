@@ -8,6 +8,7 @@ import asyncio
 import concurrent.futures
 import threading
 import traceback
+import unicodedata
 
 from . import settle, widgets
 
@@ -20,6 +21,22 @@ def _jsonable(value):
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     return repr(value)
+
+
+def _key_character(name):
+    """The character a Textual key name stands for ("full_stop" is "."), or None. The lookup of
+    Textual's Pilot (its name table, then the Unicode name), reading the tables defensively since they
+    are private; spaces for underscores too, so "pound_sign" is "£"."""
+    from textual import keys
+
+    original = getattr(keys, "REPLACED_KEYS", {}).get(name, name)
+    unicode_name = getattr(keys, "KEY_TO_UNICODE_NAME", {}).get(original, original)
+    for candidate in (unicode_name, unicode_name.replace("_", " ")):
+        try:
+            return unicodedata.lookup(candidate)
+        except KeyError:
+            pass
+    return None
 
 
 class RequestError(Exception):
@@ -122,6 +139,8 @@ class Probe:
                 return widgets.locate(app, request.get("selector", ""), request.get("offset"))
             except widgets.Refusal as refusal:
                 raise RequestError(refusal.code, refusal.message) from None
+        if op == "key":
+            return {"character": _key_character(str(request.get("name", "")))}
         if op == "widget_at":
             return widgets.widget_at(app, int(request.get("x", 0)), int(request.get("y", 0)))
         if op == "exit":
