@@ -432,6 +432,9 @@ fn a_session_is_opened_acted_on_twice_and_closed() {
     assert_eq!(opened["sid"], "counter");
     assert_eq!(opened["alive"], true);
     assert_eq!(opened["details"]["exit"], Value::Null);
+    let again = h.textual_error(&[&app, "--session", "counter"]);
+    assert_eq!(again["code"], "duplicate_session", "{again}");
+    assert_eq!(again["field"], "session", "{again}");
     assert_eq!(
         (opened["cols"].as_u64(), opened["rows"].as_u64()),
         (Some(60), Some(20))

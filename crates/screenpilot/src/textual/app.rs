@@ -233,6 +233,13 @@ pub async fn start(
                 launch.python, launch.python
             ),
         ),
+        SessionError::DuplicateSession(sid) => OpError {
+            code: "duplicate_session".into(),
+            message: format!(
+                "session: a session named '{sid}' is already open; to act on it give session without app, or pick another name"
+            ),
+            field: Some("session".into()),
+        },
         other => other.into(),
     })?;
     session.set_kind("textual");
