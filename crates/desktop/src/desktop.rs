@@ -13,8 +13,9 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use crate::error::{DesktopError, Result};
+use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
-use crate::server::{display_env, launch_xvfb, PrivateDir, WindowManager, KNOWN_WINDOW_MANAGERS};
+use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
 use crate::x11::{connect_local, X11};
 
 /// The default limit for one native step (starting Xvfb, one action, one capture).

@@ -13,6 +13,7 @@ pub mod desktop;
 pub mod error;
 pub mod keyboard;
 pub mod keysym;
+mod private_dir;
 pub mod process;
 pub mod registry;
 pub mod server;

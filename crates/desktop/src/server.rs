@@ -8,7 +8,6 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,45 +18,8 @@ use crate::process::{log_tail, Child, Launch};
 
 pub const AUTH_NAME: &[u8] = b"MIT-MAGIC-COOKIE-1";
 
-/// A directory only we can read, removed when dropped: the cookie and the logs live here.
-#[derive(Debug)]
-pub struct PrivateDir(PathBuf);
-
-impl PrivateDir {
-    pub fn create(label: &str) -> Result<PrivateDir> {
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let mut bytes = [0u8; 6];
-        random_bytes(&mut bytes)?;
-        let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let label: String = label
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            .take(40)
-            .collect();
-        let path = base.join(format!("screenpilot-desktop-{label}-{suffix}"));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(|e| DesktopError::Io(format!("cannot create {}: {e}", path.display())))?;
-        Ok(PrivateDir(path))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Fill `buf` from the kernel's random source.
-fn random_bytes(buf: &mut [u8]) -> Result<()> {
+pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
         // SAFETY: writes at most the remaining length into our buffer.
@@ -271,19 +233,5 @@ mod tests {
         assert_eq!(entry, expected);
         let any = xauthority_entry(None, &[9]);
         assert_eq!(&any[..6], &[0xff, 0xff, 0, 0, 0, 0]);
-    }
-
-    #[test]
-    fn private_dirs_are_0700_and_removed() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = PrivateDir::create("unit").expect("private dir");
-        let path = dir.path().to_path_buf();
-        let mode = std::fs::metadata(&path)
-            .expect("exists")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o700);
-        drop(dir);
-        assert!(!path.exists());
     }
 }

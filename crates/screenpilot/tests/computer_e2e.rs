@@ -769,3 +769,35 @@ fn an_idle_desktop_is_closed_with_everything_it_started() {
     let listed = daemon.ok(&["list"]);
     assert_eq!(listed["sessions"], json!([]), "{listed}");
 }
+
+#[test]
+fn a_killed_daemon_leaves_no_x_server_and_its_directory_goes_at_the_next_start() {
+    let daemon = Daemon::new();
+    let (_, xauthority) = start_desktop(&daemon, "doomed", &["--size", "320x240"]);
+    let private_dir = xauthority.parent().expect("a directory").to_path_buf();
+    let xvfb = daemon.ok(&["list"])["sessions"][0]["pid"]
+        .as_i64()
+        .expect("the Xvfb pid");
+    let daemon_pid = daemon.ok(&["daemon", "status"])["pid"]
+        .as_i64()
+        .expect("the daemon pid");
+
+    // SAFETY: a signal to the daemon this test started.
+    unsafe {
+        libc::kill(daemon_pid as i32, libc::SIGKILL);
+    }
+    assert!(
+        wait_for_exit(daemon_pid, LONG),
+        "the daemon survived SIGKILL"
+    );
+    assert!(wait_for_exit(xvfb, LONG), "Xvfb outlived its daemon");
+    assert!(private_dir.exists(), "nobody was left to remove it yet");
+
+    // The next desktop (on a fresh daemon) removes what the dead one left.
+    start_desktop(&daemon, "next", &["--size", "320x240"]);
+    assert!(
+        !private_dir.exists(),
+        "{} outlived its daemon",
+        private_dir.display()
+    );
+}
