@@ -1,0 +1,284 @@
+//! One connection to a display, and everything done through it: capture, pointer and keyboard input
+//! through XTest, waiting for the screen to settle (DAMAGE), the pointer position.
+//!
+//! These calls block; [`crate::Desktop`] runs them on a blocking thread with a deadline. Long waits
+//! inside a call (holding a key, settling) stop at the deadline. Reaching the display is in
+//! the `connect` module, input (and the guard that releases what a call pressed) in `input`.
+
+mod connect;
+mod input;
+
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::damage::{self, ConnectionExt as _};
+use x11rb::protocol::shm::ConnectionExt as _;
+use x11rb::protocol::xfixes::ConnectionExt as _;
+use x11rb::protocol::xproto::{ConnectionExt as _, Window};
+use x11rb::protocol::xtest::ConnectionExt as _;
+use x11rb::protocol::Event;
+use x11rb::rust_connection::RustConnection;
+
+use crate::capture::{self, Capturer, Frame};
+use crate::error::{DesktopError, Result};
+use crate::keyboard::Keyboard;
+
+pub use connect::connect;
+pub(crate) use connect::connect_local;
+
+/// A pointer button, by X's numbering: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel
+/// left/right, 8 back, 9 forward.
+pub type Button = u8;
+
+pub const BUTTON_LEFT: Button = 1;
+pub const BUTTON_MIDDLE: Button = 2;
+pub const BUTTON_RIGHT: Button = 3;
+pub const WHEEL_UP: Button = 4;
+pub const WHEEL_DOWN: Button = 5;
+pub const WHEEL_LEFT: Button = 6;
+pub const WHEEL_RIGHT: Button = 7;
+pub const BUTTON_BACK: Button = 8;
+pub const BUTTON_FORWARD: Button = 9;
+
+/// A point on the screen, in pixels of the screenshot (= root window coordinates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Point {
+    pub x: u32,
+    pub y: u32,
+}
+
+/// A live connection to one screen of a display.
+pub struct X11 {
+    conn: RustConnection,
+    root: Window,
+    width: u16,
+    height: u16,
+    keyboard: Keyboard,
+    capturer: Capturer,
+    /// Reports that something was drawn since the last subtract; `None` without DAMAGE.
+    damage: Option<u32>,
+    xfixes: bool,
+    deadline: Instant,
+    /// Buttons pressed by [`X11::button`] and not released by it: let go when the desktop closes.
+    left_down: Vec<Button>,
+}
+
+impl X11 {
+    /// Set up a connection: XTEST is required; MIT-SHM, XFIXES and DAMAGE are used when present.
+    pub fn new(conn: RustConnection, screen: usize) -> Result<X11> {
+        let has = |name: &'static str| -> Result<bool> {
+            Ok(conn.extension_information(name)?.is_some())
+        };
+        if !has(x11rb::protocol::xtest::X11_EXTENSION_NAME)? {
+            return Err(DesktopError::Protocol(
+                "the display lacks the XTEST extension, so input cannot be sent".into(),
+            ));
+        }
+        conn.xtest_get_version(2, 2)?.reply()?;
+        let shm = has(x11rb::protocol::shm::X11_EXTENSION_NAME)?
+            && conn
+                .shm_query_version()
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .is_some_and(|v| (v.major_version, v.minor_version) >= (1, 2));
+        let xfixes = has(x11rb::protocol::xfixes::X11_EXTENSION_NAME)?
+            && conn.xfixes_query_version(4, 0)?.reply().is_ok();
+        let damage = if has(damage::X11_EXTENSION_NAME)?
+            && conn.damage_query_version(1, 1)?.reply().is_ok()
+        {
+            Some(conn.generate_id()?)
+        } else {
+            None
+        };
+        let root_screen = conn
+            .setup()
+            .roots
+            .get(screen)
+            .ok_or_else(|| DesktopError::Protocol(format!("screen {screen} does not exist")))?;
+        let root = root_screen.root;
+        let (width, height) = (root_screen.width_in_pixels, root_screen.height_in_pixels);
+        if let Some(id) = damage {
+            conn.damage_create(id, root, damage::ReportLevel::NON_EMPTY)?
+                .check()?;
+        }
+        let keyboard = Keyboard::load(&conn)?;
+        let capturer = Capturer::new(&conn, screen, shm)?;
+        let mut x = X11 {
+            conn,
+            root,
+            width,
+            height,
+            keyboard,
+            capturer,
+            damage,
+            xfixes,
+            deadline: Instant::now() + Duration::from_secs(30),
+            left_down: Vec::new(),
+        };
+        x.refresh_size()?;
+        Ok(x)
+    }
+
+    /// The screen size in pixels, as of the last look.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width.into(), self.height.into())
+    }
+
+    /// "shm" or "get_image".
+    pub fn capture_method(&self) -> &'static str {
+        self.capturer.method()
+    }
+
+    /// Start a call: set its deadline, read pending events (a keymap change, stale damage), and the
+    /// screen size (a display we attached to may have been resized).
+    pub fn begin(&mut self, deadline: Instant) -> Result<()> {
+        self.deadline = deadline;
+        self.drain_events()?;
+        self.refresh_size()?;
+        if let Some(damage) = self.damage {
+            self.conn
+                .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
+        }
+        Ok(())
+    }
+
+    fn check_deadline(&self, what: &str) -> Result<()> {
+        if Instant::now() >= self.deadline {
+            return Err(DesktopError::Timeout {
+                what: what.to_owned(),
+                limit: Duration::ZERO,
+            });
+        }
+        Ok(())
+    }
+
+    /// The root window's current size (a display we attached to may have been resized).
+    pub fn refresh_size(&mut self) -> Result<(u32, u32)> {
+        let geometry = self.conn.get_geometry(self.root)?.reply()?;
+        self.width = geometry.width;
+        self.height = geometry.height;
+        Ok(self.size())
+    }
+
+    /// A round trip: everything sent so far has been processed by the server.
+    pub fn sync(&self) -> Result<()> {
+        self.conn.get_input_focus()?.reply()?;
+        Ok(())
+    }
+
+    fn drain_events(&mut self) -> Result<()> {
+        let mut mapping_changed = false;
+        while let Some(event) = self.conn.poll_for_event()? {
+            if let Event::MappingNotify(_) = event {
+                mapping_changed = true;
+            }
+        }
+        if mapping_changed {
+            self.keyboard.reload(&self.conn)?;
+        }
+        Ok(())
+    }
+
+    /// The next event, waiting at most `timeout`.
+    fn next_event(&self, timeout: Duration) -> Result<Option<Event>> {
+        if let Some(event) = self.conn.poll_for_event()? {
+            return Ok(Some(event));
+        }
+        let mut poll = libc::pollfd {
+            fd: self.conn.stream().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd for the connection's socket.
+        unsafe {
+            libc::poll(&mut poll, 1, ms);
+        }
+        Ok(self.conn.poll_for_event()?)
+    }
+
+    /// Wait until nothing has been drawn for `quiet`, at most `max` (and never past the deadline).
+    /// Without DAMAGE this is only a round trip.
+    pub fn settle(&mut self, quiet: Duration, max: Duration) -> Result<()> {
+        self.sync()?;
+        let Some(damage) = self.damage else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let end = (start + max).min(self.deadline);
+        let mut last_change = start;
+        let mut mapping_changed = false;
+        loop {
+            let now = Instant::now();
+            let quiet_until = last_change + quiet;
+            if now >= quiet_until || now >= end {
+                break;
+            }
+            match self.next_event(quiet_until.min(end) - now)? {
+                Some(Event::DamageNotify(_)) => {
+                    self.conn
+                        .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
+                    self.conn.flush()?;
+                    last_change = Instant::now();
+                }
+                Some(Event::MappingNotify(_)) => mapping_changed = true,
+                _ => {}
+            }
+        }
+        if mapping_changed {
+            self.keyboard.reload(&self.conn)?;
+        }
+        self.keyboard.settled();
+        Ok(())
+    }
+
+    /// Capture the screen, with the pointer drawn in when `pointer` is set.
+    pub fn capture(&mut self, pointer: bool) -> Result<Frame> {
+        self.check_deadline("capturing the screen")?;
+        let mut frame = self
+            .capturer
+            .capture(&self.conn, self.root, self.width, self.height)?;
+        if pointer && self.xfixes {
+            if let Ok(cursor) = self.conn.xfixes_get_cursor_image()?.reply() {
+                capture::draw_cursor(&mut frame, &cursor);
+            }
+        }
+        Ok(frame)
+    }
+
+    /// Where the pointer is, and which modifier and button bits are down (X's state mask).
+    pub fn pointer(&self) -> Result<(Point, u16)> {
+        let reply = self.conn.query_pointer(self.root)?.reply()?;
+        Ok((
+            Point {
+                x: reply.root_x.max(0) as u32,
+                y: reply.root_y.max(0) as u32,
+            },
+            u16::from(reply.mask),
+        ))
+    }
+
+    /// Refuse a point off the screen (the server would silently clamp it).
+    pub fn check_point(&self, point: Point, field: &'static str) -> Result<()> {
+        let (w, h) = self.size();
+        if point.x >= w || point.y >= h {
+            return Err(DesktopError::invalid(
+                field,
+                format!(
+                    "({}, {}) is off the {w}x{h} screen; x must be 0-{} and y 0-{}",
+                    point.x,
+                    point.y,
+                    w - 1,
+                    h - 1
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The raw connection, for callers that need more than this type offers.
+    pub fn connection(&self) -> &RustConnection {
+        &self.conn
+    }
+}
