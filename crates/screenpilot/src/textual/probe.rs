@@ -7,6 +7,7 @@
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The package, as (path inside the cache directory, contents).
 const FILES: &[(&str, &str)] = &[
@@ -69,11 +70,14 @@ pub fn install(dir: &Path) -> io::Result<PathBuf> {
     if target.join(FILES[0].0).is_file() {
         return Ok(target);
     }
-    // Written aside and renamed into place, so a concurrent start never sees half a package.
+    // Written aside and renamed into place, so a concurrent start never sees half a package. The
+    // staging name is unique per call: the daemon starts apps concurrently, and a shared one let one
+    // start delete the files another was writing.
+    static STAGING: AtomicU64 = AtomicU64::new(0);
     let staging = dir.join(format!(
-        "probe-staging-{}-{:016x}",
+        "probe-staging-{}-{}",
         std::process::id(),
-        content_hash()
+        STAGING.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&staging);
     for (name, body) in FILES {
@@ -134,6 +138,29 @@ mod tests {
         for (name, body) in FILES {
             let written = std::fs::read_to_string(first.join(name)).expect("probe file");
             assert_eq!(&written, body);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn concurrent_first_installs_all_get_the_whole_package() {
+        let dir = std::env::temp_dir().join(format!("sp-probe-race-{}", std::process::id()));
+        for _ in 0..20 {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let installs: Vec<_> = (0..8)
+                .map(|_| {
+                    let dir = dir.clone();
+                    std::thread::spawn(move || install(&dir))
+                })
+                .collect();
+            for handle in installs {
+                let target = handle.join().expect("thread").expect("install");
+                for (name, body) in FILES {
+                    let written = std::fs::read_to_string(target.join(name)).expect("probe file");
+                    assert_eq!(&written, body, "{name}");
+                }
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
