@@ -644,3 +644,46 @@ fn textual_key_names_type_their_characters_and_unknown_names_are_refused() {
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("\"enetr\" is not a key"), "{message}");
 }
+
+#[test]
+fn app_files_that_give_no_single_app_say_why() {
+    let h = Harness::new("badapps");
+    let write = |name: &str, body: &str| {
+        let path = h.dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let syntax = write(
+        "syntax.py",
+        "from textual.app import App\nclass Broken(App)\n    pass\n",
+    );
+    let error = h.textual_error(&[&syntax]);
+    assert_eq!(error["code"], "app_load_failed", "{error}");
+    assert_eq!(error["field"], "app", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("SyntaxError"), "{message}");
+    assert!(message.contains("syntax.py\", line 2"), "{message}");
+    // The error is about the app, not the probe that imported it.
+    assert!(!message.contains("screenpilot_probe"), "{message}");
+    assert!(!message.contains("importlib"), "{message}");
+
+    let raises = write(
+        "raises.py",
+        "from textual.app import App\nraise ValueError('no config')\n",
+    );
+    let message = h.textual_error(&[&raises])["message"].to_string();
+    assert!(message.contains("raises.py"), "{message}");
+    assert!(message.contains("ValueError: no config"), "{message}");
+    assert!(!message.contains("screenpilot_probe"), "{message}");
+
+    let two = write(
+        "two.py",
+        "from textual.app import App\nclass First(App): pass\nclass Second(App): pass\n",
+    );
+    let message = h.textual_error(&[&two])["message"].to_string();
+    assert!(message.contains("(First, Second)"), "{message}");
+    assert!(message.contains("app = OneOfThem()"), "{message}");
+
+    let (_, _, list) = h.run(&["list"]);
+    assert_eq!(list["sessions"], json!([]), "{list}");
+}

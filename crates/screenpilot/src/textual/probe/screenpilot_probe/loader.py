@@ -11,6 +11,18 @@ class LoadError(Exception):
     """The app file could not give an app; the message says why and what to change."""
 
 
+def _user_traceback(path):
+    """The current exception's traceback from the app file's first frame on: the probe's and
+    importlib's frames above it say nothing about the app. A syntax error in the app file itself has no
+    frame of its own, so it is the error alone, which quotes the line."""
+    error_type, error, tb = sys.exc_info()
+    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+        tb = tb.tb_next
+    if tb is None:
+        return "".join(traceback.format_exception_only(error_type, error))
+    return "".join(traceback.format_exception(error_type, error, tb))
+
+
 def load_app(path):
     from textual.app import App
 
@@ -32,7 +44,7 @@ def load_app(path):
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        raise LoadError(f"app: importing {path} failed:\n{traceback.format_exc()}") from None
+        raise LoadError(f"app: importing {path} failed:\n{_user_traceback(path)}") from None
 
     instance = getattr(module, "app", None)
     if isinstance(instance, App):
@@ -61,5 +73,5 @@ def load_app(path):
     except BaseException:
         raise LoadError(
             f"app: creating {classes[0].__name__}() failed (it must take no arguments, "
-            f"or define a module-level `app`):\n{traceback.format_exc()}"
+            f"or define a module-level `app`):\n{_user_traceback(path)}"
         ) from None
