@@ -9,6 +9,8 @@ mod actions;
 mod keys;
 mod on_desktop;
 mod on_terminal;
+mod parse;
+mod request;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +25,8 @@ use screenpilot_session::{Session, SessionError};
 
 use super::{base, schema_of, Context, OpError, OpResult, OperationDef, Progress};
 
-pub use actions::{Action, ActionSpec};
+pub use actions::Action;
+pub use request::ActionSpec;
 
 /// Parameters of `computer`. Give `action` or `actions`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -109,7 +112,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
         }
         (Some(one), None) => vec![(
             "action".to_owned(),
-            actions::spec_from_json(one, "action")?,
+            request::spec_from_json(one, "action")?,
         )],
         (None, Some(list)) => {
             if list.is_empty() {
@@ -125,7 +128,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
                 .enumerate()
                 .map(|(i, value)| {
                     let prefix = format!("actions[{i}]");
-                    let spec = actions::spec_from_json(value, &prefix)?;
+                    let spec = request::spec_from_json(value, &prefix)?;
                     Ok((prefix, spec))
                 })
                 .collect::<Result<_, OpError>>()?
@@ -143,7 +146,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
     };
     let parsed: Vec<(String, Action)> = specs
         .iter()
-        .map(|(prefix, spec)| Ok((prefix.clone(), actions::parse(spec, prefix)?)))
+        .map(|(prefix, spec)| Ok((prefix.clone(), parse::parse(spec, prefix)?)))
         .collect::<Result<_, OpError>>()?;
     let target = find_target(ctx, &p.sid)?;
 

@@ -1,0 +1,502 @@
+//! From the request shape ([`ActionSpec`]) to a checked [`Action`]: OpenAI's names and fields, and
+//! Anthropic's as aliases, normalised into one form. Every error names the field at fault
+//! (`actions[2].x`); nothing here knows the screen size ([`super::actions::check_points`] does that).
+
+use screenpilot_desktop::{keysym, Modifier};
+
+use super::super::OpError;
+use super::actions::{
+    wheel_steps, Action, ButtonName, Px, DEFAULT_WAIT_MS, MAX_PATH_POINTS, MAX_SCROLL_STEPS,
+    MAX_TEXT_CHARS, MAX_WAIT_MS,
+};
+use super::keys::{parse_chord, parse_combo_text, Key};
+use super::request::{ActionSpec, PointSpec};
+
+/// A checked action from its request; `prefix` (e.g. "action" or "actions[2]") starts field names.
+pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
+    let fields = Fields { spec, prefix };
+    let kind = spec.kind.trim().to_ascii_lowercase();
+    let action = match kind.as_str() {
+        "screenshot" => Action::Screenshot,
+        "click" => fields.click(fields.button()?, 1)?,
+        "left_click" => fields.click(ButtonName::Left, 1)?,
+        "right_click" => fields.click(ButtonName::Right, 1)?,
+        "middle_click" => fields.click(ButtonName::Middle, 1)?,
+        "double_click" => fields.click(ButtonName::Left, 2)?,
+        "triple_click" => fields.click(ButtonName::Left, 3)?,
+        "move" | "mouse_move" => Action::Move {
+            at: fields.at()?,
+            hold: fields.hold()?,
+        },
+        "scroll" => fields.scroll()?,
+        "type" => fields.type_text()?,
+        "wait" => Action::Wait { ms: fields.wait()? },
+        "keypress" => fields.keypress()?,
+        "key" => Action::Keypress {
+            chords: parse_combo_text(fields.combo_text(&kind)?, &fields.name("text"))?,
+            hold_ms: 0,
+        },
+        "hold_key" => Action::Keypress {
+            chords: parse_combo_text(fields.combo_text(&kind)?, &fields.name("text"))?,
+            hold_ms: fields.hold_duration()?,
+        },
+        "drag" | "left_click_drag" => Action::Drag {
+            path: fields.drag_path()?,
+            hold: fields.hold()?,
+        },
+        "left_mouse_down" | "mouse_down" => Action::MouseDown {
+            at: fields.optional_at()?,
+        },
+        "left_mouse_up" | "mouse_up" => Action::MouseUp {
+            at: fields.optional_at()?,
+        },
+        "cursor_position" => Action::CursorPosition,
+        "zoom" => Action::Zoom {
+            region: fields.region()?,
+        },
+        "" => {
+            return Err(OpError::invalid(
+                &fields.name("type"),
+                "missing; e.g. \"click\"",
+            ))
+        }
+        other => {
+            return Err(OpError::invalid(
+                &fields.name("type"),
+                format!(
+                    "unknown action {other:?}; use screenshot, click, double_click, scroll, type, wait, move, keypress, drag \
+(or left_click, right_click, middle_click, triple_click, mouse_move, left_click_drag, key, hold_key, left_mouse_down, left_mouse_up, cursor_position, zoom)"
+                ),
+            ))
+        }
+    };
+    Ok(action)
+}
+
+/// A pixel coordinate from a JSON number: finite, not negative, rounded.
+fn pixel(value: f64, field: &str) -> Result<u32, OpError> {
+    if !value.is_finite() || value < 0.0 {
+        return Err(OpError::invalid(
+            field,
+            format!("{value} is not a pixel coordinate (0 or more)"),
+        ));
+    }
+    let rounded = value.round();
+    if rounded > f64::from(u32::MAX) {
+        return Err(OpError::invalid(
+            field,
+            format!("{value} is far off any screen"),
+        ));
+    }
+    Ok(rounded as u32)
+}
+
+/// Milliseconds from a number of seconds, at most [`MAX_WAIT_MS`].
+fn millis_of_seconds(secs: f64, field: &str) -> Result<u64, OpError> {
+    if !secs.is_finite() || secs < 0.0 || secs * 1000.0 > MAX_WAIT_MS as f64 {
+        return Err(OpError::invalid(
+            field,
+            format!("{secs} is not 0-{} seconds", MAX_WAIT_MS / 1000),
+        ));
+    }
+    Ok((secs * 1000.0).round() as u64)
+}
+
+/// Milliseconds as given, at most [`MAX_WAIT_MS`].
+fn bounded_ms(ms: u64, field: &str, what: &str) -> Result<u64, OpError> {
+    if ms > MAX_WAIT_MS {
+        return Err(OpError::invalid(
+            field,
+            format!("{ms} ms is longer than the {MAX_WAIT_MS} ms {what}"),
+        ));
+    }
+    Ok(ms)
+}
+
+/// The fields of one action spec, read with their full names for errors.
+struct Fields<'a> {
+    spec: &'a ActionSpec,
+    prefix: &'a str,
+}
+
+impl Fields<'_> {
+    fn name(&self, field: &str) -> String {
+        format!("{}.{field}", self.prefix)
+    }
+
+    /// The point it targets: x and y, or Anthropic's coordinate.
+    fn at(&self) -> Result<Px, OpError> {
+        let spec = self.spec;
+        match (spec.x, spec.y, spec.coordinate) {
+            (Some(x), Some(y), None) => Ok(Px {
+                x: pixel(x, &self.name("x"))?,
+                y: pixel(y, &self.name("y"))?,
+            }),
+            (None, None, Some([x, y])) => Ok(Px {
+                x: pixel(x, &self.name("coordinate"))?,
+                y: pixel(y, &self.name("coordinate"))?,
+            }),
+            (None, None, None) => Err(OpError::invalid(
+                &self.name("x"),
+                format!("{} needs x and y (pixels of the screenshot)", spec.kind),
+            )),
+            (Some(_), None, None) => Err(OpError::invalid(&self.name("y"), "x is given without y")),
+            (None, Some(_), None) => Err(OpError::invalid(&self.name("x"), "y is given without x")),
+            _ => Err(OpError::invalid(
+                &self.name("coordinate"),
+                "give x and y, or coordinate, not both",
+            )),
+        }
+    }
+
+    /// A point when one is given (Anthropic's mouse down/up may leave the pointer where it is).
+    fn optional_at(&self) -> Result<Option<Px>, OpError> {
+        let spec = self.spec;
+        if spec.x.is_none() && spec.y.is_none() && spec.coordinate.is_none() {
+            Ok(None)
+        } else {
+            self.at().map(Some)
+        }
+    }
+
+    /// Modifiers to hold during a pointer action: OpenAI's keys list, or Anthropic's text ("shift",
+    /// "ctrl+shift").
+    fn hold(&self) -> Result<Vec<Modifier>, OpError> {
+        let spec = self.spec;
+        let (names, field): (Vec<String>, String) = match (&spec.keys, &spec.text) {
+            (Some(keys), _) => (keys.clone(), self.name("keys")),
+            (None, Some(text)) => (
+                text.split(['+', ' '])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+                self.name("text"),
+            ),
+            (None, None) => return Ok(Vec::new()),
+        };
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        parse_chord(&names, &field)?
+            .0
+            .iter()
+            .map(|key| match key {
+                Key::Modifier(m) => Ok(*m),
+                other => Err(OpError::invalid(
+                    &field,
+                    format!(
+                        "only modifier keys can be held during a {} (got {other:?})",
+                        spec.kind
+                    ),
+                )),
+            })
+            .collect()
+    }
+
+    /// OpenAI's button names; "middle" is taken for "wheel" too.
+    fn button(&self) -> Result<ButtonName, OpError> {
+        let name = self.spec.button.as_deref().map(str::to_ascii_lowercase);
+        Ok(match name.as_deref() {
+            None | Some("left") => ButtonName::Left,
+            Some("right") => ButtonName::Right,
+            Some("wheel" | "middle") => ButtonName::Middle,
+            Some("back") => ButtonName::Back,
+            Some("forward") => ButtonName::Forward,
+            Some(other) => {
+                return Err(OpError::invalid(
+                    &self.name("button"),
+                    format!(
+                        "unknown button {other:?}; use left, right, wheel (middle), back or forward"
+                    ),
+                ))
+            }
+        })
+    }
+
+    fn click(&self, button: ButtonName, count: u32) -> Result<Action, OpError> {
+        Ok(Action::Click {
+            at: self.at()?,
+            button,
+            count,
+            hold: self.hold()?,
+        })
+    }
+
+    /// OpenAI's deltas (scroll_x, scroll_y) or Anthropic's direction and amount (in notches).
+    fn scroll(&self) -> Result<Action, OpError> {
+        let spec = self.spec;
+        let (steps_x, steps_y) = match (&spec.scroll_direction, spec.scroll_x, spec.scroll_y) {
+            (Some(direction), None, None) => {
+                let n = spec
+                    .scroll_amount
+                    .unwrap_or(3)
+                    .clamp(1, MAX_SCROLL_STEPS as u32) as i32;
+                match direction.to_ascii_lowercase().as_str() {
+                    "up" => (0, -n),
+                    "down" => (0, n),
+                    "left" => (-n, 0),
+                    "right" => (n, 0),
+                    other => {
+                        return Err(OpError::invalid(
+                            &self.name("scroll_direction"),
+                            format!("{other:?} is not up, down, left or right"),
+                        ))
+                    }
+                }
+            }
+            (Some(_), _, _) => {
+                return Err(OpError::invalid(
+                    &self.name("scroll_direction"),
+                    "give scroll_x/scroll_y or scroll_direction/scroll_amount, not both",
+                ))
+            }
+            (None, dx, dy) => (
+                wheel_steps(dx.unwrap_or(0.0)),
+                wheel_steps(dy.unwrap_or(0.0)),
+            ),
+        };
+        if steps_x == 0 && steps_y == 0 {
+            return Err(OpError::invalid(
+                &self.name("scroll_y"),
+                "scroll_x and scroll_y are both 0; e.g. scroll_y: 360 scrolls down 3 notches",
+            ));
+        }
+        Ok(Action::Scroll {
+            at: self.at()?,
+            steps_x,
+            steps_y,
+            hold: self.hold()?,
+        })
+    }
+
+    fn type_text(&self) -> Result<Action, OpError> {
+        let field = self.name("text");
+        let text = self
+            .spec
+            .text
+            .clone()
+            .ok_or_else(|| OpError::invalid(&field, "type needs text"))?;
+        if text.chars().count() > MAX_TEXT_CHARS {
+            return Err(OpError::invalid(
+                &field,
+                format!("longer than {MAX_TEXT_CHARS} characters; split it"),
+            ));
+        }
+        // Refused here, not halfway through typing: a control character has no key to press.
+        if let Err((i, c)) = keysym::for_text(&text) {
+            return Err(OpError::invalid(
+                &field,
+                format!(
+                    "character {i} is {c:?}, a control character, not text; press keys with keypress (\\n, \\t, backspace and escape are fine)"
+                ),
+            ));
+        }
+        Ok(Action::Type { text })
+    }
+
+    /// OpenAI's ms, or Anthropic's duration in seconds; two seconds when neither is given.
+    fn wait(&self) -> Result<u64, OpError> {
+        let ms = match (self.spec.ms, self.spec.duration) {
+            (Some(ms), _) => ms,
+            (None, Some(secs)) if secs.is_finite() && secs >= 0.0 => (secs * 1000.0).round() as u64,
+            (None, Some(secs)) => {
+                return Err(OpError::invalid(
+                    &self.name("duration"),
+                    format!("{secs} is not a number of seconds"),
+                ))
+            }
+            (None, None) => DEFAULT_WAIT_MS,
+        };
+        bounded_ms(ms, &self.name("ms"), "a wait may last")
+    }
+
+    /// One chord as a list of key names, held for `ms` when given.
+    fn keypress(&self) -> Result<Action, OpError> {
+        let field = self.name("keys");
+        let keys = self.spec.keys.as_ref().ok_or_else(|| {
+            OpError::invalid(&field, "keypress needs keys, e.g. [\"CTRL\", \"c\"]")
+        })?;
+        Ok(Action::Keypress {
+            chords: vec![parse_chord(keys, &field)?],
+            hold_ms: self.spec.ms.unwrap_or(0).min(MAX_WAIT_MS),
+        })
+    }
+
+    /// Anthropic's key text ("ctrl+s", chords separated by spaces).
+    fn combo_text(&self, kind: &str) -> Result<&str, OpError> {
+        self.spec.text.as_deref().ok_or_else(|| {
+            OpError::invalid(
+                &self.name("text"),
+                format!("{kind} needs text, e.g. \"ctrl+s\""),
+            )
+        })
+    }
+
+    /// How long hold_key holds, in ms.
+    fn hold_duration(&self) -> Result<u64, OpError> {
+        let field = self.name("duration");
+        let secs = self
+            .spec
+            .duration
+            .ok_or_else(|| OpError::invalid(&field, "hold_key needs duration (seconds)"))?;
+        millis_of_seconds(secs, &field)
+    }
+
+    /// OpenAI's path, or Anthropic's start_coordinate to coordinate.
+    fn drag_path(&self) -> Result<Vec<Px>, OpError> {
+        let spec = self.spec;
+        let path: Vec<Px> = match (&spec.path, spec.start_coordinate) {
+            (Some(points), None) => points
+                .iter()
+                .enumerate()
+                .map(|(i, point)| {
+                    let field = self.name(&format!("path[{i}]"));
+                    let (x, y) = match *point {
+                        PointSpec::Object { x, y } => (x, y),
+                        PointSpec::Pair([x, y]) => (x, y),
+                    };
+                    Ok(Px {
+                        x: pixel(x, &field)?,
+                        y: pixel(y, &field)?,
+                    })
+                })
+                .collect::<Result<_, OpError>>()?,
+            (None, Some([x0, y0])) => {
+                let field = self.name("start_coordinate");
+                vec![
+                    Px {
+                        x: pixel(x0, &field)?,
+                        y: pixel(y0, &field)?,
+                    },
+                    self.at()?,
+                ]
+            }
+            (Some(_), Some(_)) => {
+                return Err(OpError::invalid(
+                    &self.name("path"),
+                    "give path or start_coordinate, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(OpError::invalid(
+                    &self.name("path"),
+                    "drag needs path: [{\"x\": .., \"y\": ..}, ...] (at least two points)",
+                ))
+            }
+        };
+        if path.len() < 2 {
+            return Err(OpError::invalid(
+                &self.name("path"),
+                "a drag path needs at least two points",
+            ));
+        }
+        if path.len() > MAX_PATH_POINTS {
+            return Err(OpError::invalid(
+                &self.name("path"),
+                format!("{} points; at most {MAX_PATH_POINTS}", path.len()),
+            ));
+        }
+        Ok(path)
+    }
+
+    /// zoom's [x0, y0, x1, y1], a non-empty rectangle.
+    fn region(&self) -> Result<[u32; 4], OpError> {
+        let field = self.name("region");
+        let [x0, y0, x1, y1] = self
+            .spec
+            .region
+            .ok_or_else(|| OpError::invalid(&field, "zoom needs region: [x0, y0, x1, y1]"))?;
+        let region = [
+            pixel(x0, &field)?,
+            pixel(y0, &field)?,
+            pixel(x1, &field)?,
+            pixel(y1, &field)?,
+        ];
+        if region[2] <= region[0] || region[3] <= region[1] {
+            return Err(OpError::invalid(
+                &field,
+                "region must be [x0, y0, x1, y1] with x1 > x0 and y1 > y0",
+            ));
+        }
+        Ok(region)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_json(value: serde_json::Value) -> Result<Action, OpError> {
+        let spec: ActionSpec = serde_json::from_value(value).expect("well-formed spec");
+        parse(&spec, "action")
+    }
+
+    #[test]
+    fn openai_and_anthropic_spellings_agree() {
+        let openai =
+            parse_json(json!({"type": "click", "x": 10, "y": 20, "button": "right"})).expect("ok");
+        let anthropic =
+            parse_json(json!({"action": "right_click", "coordinate": [10, 20]})).expect("ok");
+        assert_eq!(openai, anthropic);
+        let drag = parse_json(
+            json!({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [3, 4]}),
+        )
+        .expect("ok");
+        assert_eq!(
+            drag,
+            parse_json(json!({"type": "drag", "path": [{"x": 1, "y": 2}, [3, 4]]})).expect("ok")
+        );
+        let scroll = parse_json(json!({"action": "scroll", "coordinate": [5, 5], "scroll_direction": "up", "scroll_amount": 2}))
+            .expect("ok");
+        assert_eq!(
+            scroll,
+            parse_json(json!({"type": "scroll", "x": 5, "y": 5, "scroll_y": -240})).expect("ok")
+        );
+        assert_eq!(
+            parse_json(json!({"action": "wait", "duration": 1.5})).expect("ok"),
+            Action::Wait { ms: 1500 }
+        );
+        assert_eq!(
+            parse_json(json!({"type": "wait"})).expect("ok"),
+            Action::Wait {
+                ms: DEFAULT_WAIT_MS
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = parse_json(json!({"type": "click", "x": -1, "y": 2})).expect_err("negative");
+        assert_eq!(err.field.as_deref(), Some("action.x"));
+        let err = parse_json(json!({"type": "click", "x": 1})).expect_err("no y");
+        assert_eq!(err.field.as_deref(), Some("action.y"));
+        let err = parse_json(json!({"type": "click", "x": 1, "y": 1, "button": "fourth"}))
+            .expect_err("button");
+        assert_eq!(err.field.as_deref(), Some("action.button"));
+        let err = parse_json(json!({"type": "fly"})).expect_err("type");
+        assert_eq!(err.field.as_deref(), Some("action.type"));
+        let err = parse_json(json!({"type": "drag", "path": [[1, 1]]})).expect_err("short path");
+        assert_eq!(err.field.as_deref(), Some("action.path"));
+        let err = parse_json(json!({"type": "type", "text": "ok\u{7}"})).expect_err("bell");
+        assert_eq!(err.field.as_deref(), Some("action.text"));
+        assert!(err.message.contains("character 2"), "{}", err.message);
+    }
+
+    #[test]
+    fn held_keys_must_be_modifiers() {
+        let click =
+            parse_json(json!({"action": "left_click", "coordinate": [1, 1], "text": "shift"}))
+                .expect("ok");
+        assert_eq!(
+            click,
+            Action::Click {
+                at: Px { x: 1, y: 1 },
+                button: ButtonName::Left,
+                count: 1,
+                hold: vec![Modifier::Shift]
+            }
+        );
+        assert!(parse_json(json!({"type": "click", "x": 1, "y": 1, "keys": ["a"]})).is_err());
+    }
+}
