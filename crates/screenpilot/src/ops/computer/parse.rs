@@ -296,18 +296,11 @@ impl Fields<'_> {
 
     /// OpenAI's ms, or Anthropic's duration in seconds; two seconds when neither is given.
     fn wait(&self) -> Result<u64, OpError> {
-        let ms = match (self.spec.ms, self.spec.duration) {
-            (Some(ms), _) => ms,
-            (None, Some(secs)) if secs.is_finite() && secs >= 0.0 => (secs * 1000.0).round() as u64,
-            (None, Some(secs)) => {
-                return Err(OpError::invalid(
-                    &self.name("duration"),
-                    format!("{secs} is not a number of seconds"),
-                ))
-            }
-            (None, None) => DEFAULT_WAIT_MS,
-        };
-        bounded_ms(ms, &self.name("ms"), "a wait may last")
+        match (self.spec.ms, self.spec.duration) {
+            (Some(ms), _) => bounded_ms(ms, &self.name("ms"), "a wait may last"),
+            (None, Some(secs)) => millis_of_seconds(secs, &self.name("duration")),
+            (None, None) => Ok(DEFAULT_WAIT_MS),
+        }
     }
 
     /// One chord as a list of key names, held for `ms` when given.
@@ -318,7 +311,10 @@ impl Fields<'_> {
         })?;
         Ok(Action::Keypress {
             chords: vec![parse_chord(keys, &field)?],
-            hold_ms: self.spec.ms.unwrap_or(0).min(MAX_WAIT_MS),
+            hold_ms: match self.spec.ms {
+                Some(ms) => bounded_ms(ms, &self.name("ms"), "a key may be held")?,
+                None => 0,
+            },
         })
     }
 
@@ -498,5 +494,18 @@ mod tests {
             }
         );
         assert!(parse_json(json!({"type": "click", "x": 1, "y": 1, "keys": ["a"]})).is_err());
+    }
+
+    #[test]
+    fn waits_and_holds_are_bounded() {
+        let err = parse_json(json!({"type": "wait", "ms": 60_001})).expect_err("too long");
+        assert_eq!(err.field.as_deref(), Some("action.ms"));
+        let err = parse_json(json!({"action": "wait", "duration": 1e300})).expect_err("too long");
+        assert_eq!(err.field.as_deref(), Some("action.duration"));
+        let err = parse_json(json!({"type": "keypress", "keys": ["a"], "ms": 90_000}))
+            .expect_err("held too long");
+        assert_eq!(err.field.as_deref(), Some("action.ms"));
+        let held = parse_json(json!({"type": "keypress", "keys": ["a"], "ms": 500})).expect("ok");
+        assert!(matches!(held, Action::Keypress { hold_ms: 500, .. }));
     }
 }
