@@ -225,6 +225,17 @@ fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots
     assert_eq!(progress[1]["action"], json!({"click": "#inc"}));
     assert!(progress[1]["text"].as_str().unwrap().contains("count: 1"));
     assert!(progress[4]["text"].as_str().unwrap().contains("count: 2"));
+    // The text keeps every row; the message (what MCP clients show) stops at the last line of text.
+    assert_eq!(progress[1]["text"].as_str().unwrap().split('\n').count(), 25);
+    let message = progress[1]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("2/5 click #inc\ncount: 1\n"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("Increment\n▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁"),
+        "{message:?}"
+    );
 
     // The screen comes from our emulator: the label and the button as a person sees them.
     let text = result["text"].as_str().unwrap();

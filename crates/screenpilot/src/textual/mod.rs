@@ -147,7 +147,13 @@ async fn drive(
             "of": total,
             "action": raw,
             "text": text,
-            "message": format!("{}/{total} {}\n{text}", i + 1, params::describe(step)),
+            // What MCP clients show: blank rows below the last line cost tokens and say nothing.
+            "message": format!(
+                "{}/{total} {}\n{}",
+                i + 1,
+                params::describe(step),
+                text.trim_end_matches('\n')
+            ),
         }));
     }
     // The final picture shows the app at rest, after its short timers (a Button's pressed look).
