@@ -226,7 +226,10 @@ fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots
     assert!(progress[1]["text"].as_str().unwrap().contains("count: 1"));
     assert!(progress[4]["text"].as_str().unwrap().contains("count: 2"));
     // The text keeps every row; the message (what MCP clients show) stops at the last line of text.
-    assert_eq!(progress[1]["text"].as_str().unwrap().split('\n').count(), 25);
+    assert_eq!(
+        progress[1]["text"].as_str().unwrap().split('\n').count(),
+        25
+    );
     let message = progress[1]["message"].as_str().unwrap();
     assert!(
         message.starts_with("2/5 click #inc\ncount: 1\n"),
@@ -697,4 +700,30 @@ fn app_files_that_give_no_single_app_say_why() {
 
     let (_, _, list) = h.run(&["list"]);
     assert_eq!(list["sessions"], json!([]), "{list}");
+}
+
+#[test]
+fn double_click_hover_times_button_and_offset_reach_the_widget_as_asked() {
+    let h = Harness::new("clicks");
+    let app = h.app("clicks.py");
+    let actions = json!([
+        {"hover": "#pad"},
+        {"double_click": "#pad"},
+        {"click": {"selector": "#pad", "times": 3}},
+        {"click": "#pad"},
+        {"click": {"selector": "#pad", "button": "right", "offset": [1, 2]}}
+    ])
+    .to_string();
+    let (progress, _) = h.textual(&[&app, "--actions", &actions]);
+    let report = |i: usize| -> Vec<String> {
+        let text = progress[i]["text"].as_str().unwrap();
+        text.lines().take(2).map(str::to_owned).collect()
+    };
+    assert_eq!(report(0), ["no clicks", "hovered"]);
+    // The pad is 20x5 at the top left below two lines: its centre is (10, 2) within it.
+    assert_eq!(report(1)[0], "chain 2 button 1 at 10,2");
+    // Each action is its own chain, however soon it follows the last (as with Textual's Pilot).
+    assert_eq!(report(2)[0], "chain 3 button 1 at 10,2");
+    assert_eq!(report(3)[0], "chain 1 button 1 at 10,2");
+    assert_eq!(report(4)[0], "chain 1 button 3 at 1,2");
 }

@@ -136,9 +136,15 @@ class Probe:
             return widgets.query(app, request.get("selectors") or [])
         if op == "region":
             try:
-                return widgets.locate(app, request.get("selector", ""), request.get("offset"))
+                place = widgets.locate(app, request.get("selector", ""), request.get("offset"))
             except widgets.Refusal as refusal:
                 raise RequestError(refusal.code, refusal.message) from None
+            # Each pointer action starts its own click chain, as a Pilot click does: otherwise clicks
+            # of the action before, within Textual's double-click time, count toward it (a click
+            # after a double click would arrive as the third of a triple click).
+            if hasattr(app, "_click_chain_last_time"):
+                app._click_chain_last_time = None
+            return place
         if op == "key":
             return {"character": _key_character(str(request.get("name", "")))}
         if op == "widget_at":
