@@ -6,6 +6,7 @@
 //! the answer carries a fresh PNG; a failure after input went out says the outcome is unknown.
 
 mod actions;
+mod answer;
 mod keys;
 mod on_desktop;
 mod on_terminal;
@@ -15,7 +16,6 @@ mod request;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -23,7 +23,8 @@ use serde_json::{json, Map, Value};
 use screenpilot_desktop::Desktop;
 use screenpilot_session::{Session, SessionError};
 
-use super::{base, schema_of, Context, OpError, OpResult, OperationDef, Progress};
+use super::{schema_of, Context, OpError, OpResult, OperationDef, Progress};
+use answer::{answer, Failure, Picture, Run};
 
 pub use actions::Action;
 pub use request::ActionSpec;
@@ -72,22 +73,6 @@ and outcome: \"unknown\" if input may have reached the screen (look before retry
 enum Target {
     Desktop(Arc<Desktop>),
     Terminal(Arc<Session>),
-}
-
-/// A failed action in a run.
-struct Failure {
-    index: usize,
-    error: OpError,
-    /// Input may have reached the screen before the failure.
-    outcome_unknown: bool,
-}
-
-/// A picture of the screen for the answer.
-struct Picture {
-    png: Vec<u8>,
-    width: u32,
-    height: u32,
-    pointer: Option<(u32, u32)>,
 }
 
 fn find_target(ctx: &Context, sid: &str) -> Result<Target, OpError> {
@@ -166,6 +151,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
     let mut results: Vec<Value> = Vec::with_capacity(total);
     let mut zoom: Option<[u32; 4]> = None;
     let mut failure: Option<Failure> = None;
+    let mut input_sent = false;
     for (index, (_, action)) in parsed.iter().enumerate() {
         let outcome = match (&target, action) {
             (_, Action::Wait { ms }) => {
@@ -179,6 +165,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
         };
         match outcome {
             Ok(mut fields) => {
+                input_sent |= action.sends_input();
                 zoom = match action {
                     Action::Zoom { region } => Some(*region),
                     _ => None,
@@ -210,52 +197,11 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
         Target::Desktop(_) => "desktop",
         Target::Terminal(_) => "terminal",
     };
-    let mut out = base(&p.sid);
-    out.insert("kind".into(), kind.into());
-    out.insert("done".into(), results.len().into());
-    out.insert("results".into(), Value::Array(results));
-    if let Some(region) = zoom {
-        out.insert("region".into(), json!(region));
-    }
-    match picture {
-        Ok(picture) => {
-            if let Some((x, y)) = picture.pointer {
-                out.insert("pointer".into(), json!({ "x": x, "y": y }));
-            }
-            out.insert("format".into(), "png".into());
-            out.insert(
-                "png".into(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(&picture.png)
-                    .into(),
-            );
-            out.insert("width".into(), picture.width.into());
-            out.insert("height".into(), picture.height.into());
-        }
-        Err(e) if failure.is_none() => return Err(e),
-        Err(e) => {
-            out.insert("screenshot_error".into(), json!(e));
-        }
-    }
-    if let Some(failure) = failure {
-        let action = &parsed[failure.index].1;
-        out.insert("ok".into(), false.into());
-        out.insert("failed_index".into(), failure.index.into());
-        out.insert("failed_action".into(), action.name().into());
-        let outcome = if failure.outcome_unknown {
-            "unknown"
-        } else {
-            "not_sent"
-        };
-        out.insert("outcome".into(), outcome.into());
-        let mut error = failure.error;
-        if failure.outcome_unknown {
-            error.message = format!(
-                "{}; the outcome is unknown (input may have reached the screen): look at the screenshot before retrying",
-                error.message
-            );
-        }
-        out.insert("error".into(), json!(error));
-    }
-    Ok(Value::Object(out))
+    let run = Run {
+        results,
+        zoom,
+        failure,
+        input_sent,
+    };
+    answer(&p.sid, kind, &parsed, run, picture)
 }
