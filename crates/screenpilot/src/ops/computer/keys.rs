@@ -93,7 +93,13 @@ pub fn parse_key(name: &str) -> Option<Key> {
     if let (Some(c), None) = (chars.next(), chars.next()) {
         return Some(match c {
             ' ' => Key::Named(Named::Space),
+            '\n' | '\r' => Key::Named(Named::Enter),
+            '\t' => Key::Named(Named::Tab),
+            '\u{8}' => Key::Named(Named::Backspace),
+            '\u{1b}' => Key::Named(Named::Escape),
             c if c.is_alphabetic() => Key::Char(c.to_lowercase().next().unwrap_or(c)),
+            // A control character is no key (a desktop would press nothing for it).
+            c if keysym::for_char(c).is_none() => return None,
             c => Key::Char(c),
         });
     }
@@ -340,10 +346,12 @@ mod tests {
             ("/", Char('/')),
             ("plus", Char('+')),
             (" ", Named(super::Named::Space)),
+            ("\n", Named(super::Named::Enter)),
+            ("\t", Named(super::Named::Tab)),
         ] {
             assert_eq!(parse_key(name), Some(key), "{name}");
         }
-        for bad in ["F25", "F0", "F01", "HYPERSPACE", ""] {
+        for bad in ["F25", "F0", "F01", "HYPERSPACE", "", "\u{7}", "\u{0}"] {
             assert_eq!(parse_key(bad), None, "{bad}");
         }
     }
