@@ -309,6 +309,24 @@ fn one_shot_returns_the_apps_exit_value() {
         Value::Null,
         "an exit is not a warning: {details}"
     );
+
+    // What could not be taken of an app that is gone is said, not silently left out.
+    let (_, result) = h.textual(&[
+        &app,
+        "--actions",
+        &actions,
+        "--screenshot",
+        "--tree",
+        "--query",
+        "#label",
+    ]);
+    let details = &result["details"];
+    assert_eq!(details["exit_value"], 1, "{details}");
+    assert_eq!(
+        details["warnings"],
+        json!(["screenshot, tree, query: not taken, the app had exited"]),
+        "{details}"
+    );
     assert_eq!(result["alive"], false);
     assert_eq!(result["exit_code"], 0);
 }

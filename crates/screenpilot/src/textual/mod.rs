@@ -167,10 +167,13 @@ async fn drive(
     }
     let mut text = app.screen_text();
     let mut out = Map::new();
+    let mut final_shot = false;
     if !exited {
         if request.screenshot {
-            let shot = shots::write_beside(&app.app, &app.session)?;
+            let shot = shots::write_beside(&app.app, &app.session)
+                .map_err(|e| after_start(e, request, app.sid()))?;
             driver.shots.push(shot);
+            final_shot = true;
         }
         if request.tree {
             match driver.ask("tree", json!({}), "tree").await {
@@ -193,6 +196,23 @@ async fn drive(
                 Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
             }
         }
+    }
+    let missing: Vec<&str> = [
+        ("screenshot", request.screenshot && !final_shot),
+        ("tree", request.tree && !out.contains_key("tree")),
+        (
+            "query",
+            !request.query.is_empty() && !out.contains_key("query"),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, asked)| asked.then_some(name))
+    .collect();
+    if exited && !missing.is_empty() {
+        driver.warnings.push(format!(
+            "{}: not taken, the app had exited",
+            missing.join(", ")
+        ));
     }
     let warnings = std::mem::take(&mut driver.warnings);
     let shots = std::mem::take(&mut driver.shots);
