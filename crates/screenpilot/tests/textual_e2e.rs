@@ -435,6 +435,7 @@ fn hidden_disabled_off_screen_and_absent_widgets_refuse_clicks() {
         ("#off", "widget_disabled", "disabled"),
         ("#below", "widget_off_screen", "out of view"),
         ("#nowhere", "widget_absent", "#visible"),
+        ("#under", "widget_covered", "covered by Static#cover"),
     ] {
         let actions = json!([{"click": selector}]).to_string();
         let error = h.textual_error(&["--session", "hid", "--actions", &actions]);
