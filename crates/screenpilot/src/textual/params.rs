@@ -379,6 +379,14 @@ mod tests {
                 .as_deref(),
             Some("app")
         );
+        let missing = request(json!({"app": "/nonexistent/counter.py"})).unwrap_err();
+        assert_eq!(missing.field.as_deref(), Some("app"));
+        assert!(
+            missing
+                .message
+                .contains("cannot read /nonexistent/counter.py"),
+            "{missing:?}"
+        );
         assert_eq!(
             request(json!({"session": "bad name"}))
                 .unwrap_err()
