@@ -801,3 +801,47 @@ fn a_killed_daemon_leaves_no_x_server_and_its_directory_goes_at_the_next_start()
         private_dir.display()
     );
 }
+
+#[test]
+fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
+    let daemon = Daemon::new();
+    // A terminal whose program has ended.
+    daemon.ok(&["spawn", "--sid", "ended", "--", "true"]);
+    daemon.ok(&["wait", "ended", "--exit", "--timeout-ms", "20000"]);
+    let (_, typed) =
+        daemon.computer(json!({"sid": "ended", "action": {"type": "type", "text": "hi"}}));
+    assert_eq!(typed["ok"], false, "{}", brief(&typed));
+    assert_eq!(typed["outcome"], "not_sent", "{}", brief(&typed));
+    assert!(
+        !typed["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown")),
+        "{}",
+        brief(&typed)
+    );
+
+    // A desktop whose X server is gone.
+    start_desktop(&daemon, "dead", &["--size", "320x240"]);
+    let xvfb = daemon.ok(&["list"])["sessions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["sid"] == "dead"))
+        .and_then(|s| s["pid"].as_i64())
+        .expect("the Xvfb pid");
+    // SAFETY: a signal to the Xvfb of this test's desktop.
+    unsafe {
+        libc::kill(xvfb as i32, libc::SIGTERM);
+    }
+    assert!(wait_for_exit(xvfb, LONG), "Xvfb ignored SIGTERM");
+    let (status, clicked) =
+        daemon.computer(json!({"sid": "dead", "action": {"type": "click", "x": 5, "y": 5}}));
+    assert_ne!(status, 0, "{}", brief(&clicked));
+    assert_eq!(clicked["error"]["code"], "display_unavailable");
+    assert!(
+        clicked["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nothing was sent")),
+        "{}",
+        brief(&clicked)
+    );
+    daemon.ok(&["close", "dead"]);
+}

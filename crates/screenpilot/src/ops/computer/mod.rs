@@ -134,6 +134,17 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
         .map(|(prefix, spec)| Ok((prefix.clone(), parse::parse(spec, prefix)?)))
         .collect::<Result<_, OpError>>()?;
     let target = find_target(ctx, &p.sid)?;
+    if let Target::Desktop(desktop) = &target {
+        if !desktop.alive() {
+            return Err(OpError::new(
+                "display_unavailable",
+                format!(
+                    "sid: the display of desktop '{}' is gone (its X server exited or stopped answering); nothing was sent. Close it and start a new one",
+                    p.sid
+                ),
+            ));
+        }
+    }
 
     // Everything is checked before the first event goes out.
     let (width, height) = match &target {

@@ -11,7 +11,7 @@ use screenpilot_screen::keys::{self, Modifiers};
 use screenpilot_screen::mouse::{self as encode, MouseButton, MouseError};
 use screenpilot_screen::render::{render_png, Layout, RenderOptions};
 use screenpilot_screen::CellPos;
-use screenpilot_session::Session;
+use screenpilot_session::{Session, SessionError};
 
 use super::actions::{Action, ButtonName, Px};
 use super::keys::terminal_tokens;
@@ -170,10 +170,11 @@ pub(super) async fn perform(
         }
     };
     let updates = session.subscribe();
-    session
-        .write(&writes)
-        .await
-        .map_err(|e| (OpError::from(e), true))?;
+    session.write(&writes).await.map_err(|e| {
+        // An ended program takes no input: that refusal comes before any byte is written.
+        let maybe_sent = !matches!(e, SessionError::Exited(_));
+        (OpError::from(e), maybe_sent)
+    })?;
     settle(updates).await;
     Ok(fields)
 }
