@@ -71,6 +71,8 @@ pub async fn run(ctx: &Context, params: TextualRunParams, progress: &Progress) -
     })
 }
 
+/// The call itself: get the app (start it, or find the open one), run the actions, look at the result,
+/// stop the app if this call ends it, and say what happened.
 async fn drive(
     ctx: &Context,
     request: &Request,
@@ -81,139 +83,18 @@ async fn drive(
 ) -> OpResult {
     let started_at = std::time::Instant::now();
     let registry = &ctx.registry;
-    let python = request.python.as_deref().unwrap_or(DEFAULT_PYTHON);
-    let size = request.size.unwrap_or(DEFAULT_SIZE);
-    let launch = |sid| -> Result<Launch<'_>, OpError> {
-        let app = request
-            .app
-            .as_ref()
-            .ok_or_else(|| OpError::invalid("app", "starting an app needs app"))?;
-        Ok(Launch {
-            sid,
-            app,
-            python,
-            size,
-            limit: deadline.saturating_duration_since(Instant::now()),
-        })
-    };
-    // A one-shot app is stopped however the call ends; an opened one only if opening fails.
-    let mut guard: Option<CloseGuard> = None;
-    let (app, fresh): (Arc<TextualApp>, bool) = match &request.mode {
-        Mode::OneShot => {
-            let app = app::start(registry, launch(sid.clone())?).await?;
-            guard = Some(CloseGuard::new(registry.clone(), app.sid()));
-            (app, true)
-        }
-        Mode::Open(_) => {
-            let app = app::start(registry, launch(sid.clone())?).await?;
-            app::keep(app.clone());
-            opened.store(true, Ordering::Release);
-            (app, true)
-        }
-        Mode::Act(_) => {
-            let app = app::find(registry, sid)?;
-            check_same_setup(&app, request)?;
-            (app, false)
-        }
-    };
+    let (app, fresh, mut guard) = get_app(ctx, request, sid, opened, deadline).await?;
     let mut link = app.link.lock().await;
     let mut driver = Driver::new(&app, &mut link, deadline);
-    let mut exited = false;
-    // When the app ended with actions still to run: "while starting" or "during actions[i]".
-    let mut exited_at = "while starting".to_owned();
-    if fresh {
-        exited = matches!(driver.settle(None, "start").await, Err(StepError::Exited));
-    }
-    let total = request.steps.len();
-    let mut skipped = 0;
-    for (i, (step, raw)) in request.steps.iter().enumerate() {
-        if exited {
-            skipped = total - i;
-            break;
-        }
-        let field = format!("actions[{i}]");
-        match driver.run(step, &field).await {
-            Ok(()) => {}
-            Err(StepError::Exited) => {
-                exited = true;
-                exited_at = format!("during {field}");
-            }
-            Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
-        }
-        let text = app.screen_text();
-        progress.send(json!({
-            "sid": app.sid(),
-            "step": i + 1,
-            "of": total,
-            "action": raw,
-            "text": text,
-            // What MCP clients show: blank rows below the last line cost tokens and say nothing.
-            "message": format!(
-                "{}/{total} {}\n{}",
-                i + 1,
-                params::describe(step),
-                text.trim_end_matches('\n')
-            ),
-        }));
-    }
-    // The final picture shows the app at rest, after its short timers (a Button's pressed look).
-    if !exited
-        && matches!(
-            driver.calm("the final screen").await,
-            Err(StepError::Exited)
-        )
-    {
-        exited = true;
-    }
+    let fail = |e: OpError| after_start(e, request, app.sid());
+    let actions = run_actions(&mut driver, request, fresh, progress)
+        .await
+        .map_err(fail)?;
     let mut text = app.screen_text();
     let mut out = Map::new();
-    let mut final_shot = false;
-    if !exited {
-        if request.screenshot {
-            let shot = shots::write_beside(&app.app, &app.session)
-                .map_err(|e| after_start(e, request, app.sid()))?;
-            driver.shots.push(shot);
-            final_shot = true;
-        }
-        if request.tree {
-            match driver.ask("tree", json!({}), "tree").await {
-                Ok(tree) => {
-                    out.insert("tree".into(), tree);
-                }
-                Err(StepError::Exited) => exited = true,
-                Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
-            }
-        }
-        if !request.query.is_empty() && !exited {
-            match driver
-                .ask("query", json!({ "selectors": request.query }), "query")
-                .await
-            {
-                Ok(found) => {
-                    out.insert("query".into(), found);
-                }
-                Err(StepError::Exited) => exited = true,
-                Err(StepError::Failed(e)) => return Err(after_start(e, request, app.sid())),
-            }
-        }
-    }
-    let missing: Vec<&str> = [
-        ("screenshot", request.screenshot && !final_shot),
-        ("tree", request.tree && !out.contains_key("tree")),
-        (
-            "query",
-            !request.query.is_empty() && !out.contains_key("query"),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(name, asked)| asked.then_some(name))
-    .collect();
-    if exited && !missing.is_empty() {
-        driver.warnings.push(format!(
-            "{}: not taken, the app had exited",
-            missing.join(", ")
-        ));
-    }
+    let exited = look(&mut driver, request, actions.exited, &mut out)
+        .await
+        .map_err(fail)?;
     let warnings = std::mem::take(&mut driver.warnings);
     let shots = std::mem::take(&mut driver.shots);
     drop(driver);
@@ -236,29 +117,13 @@ async fn drive(
             text = last;
         }
     }
-    if skipped > 0 {
-        let how = ended
-            .as_ref()
-            .map(|e| {
-                format!(
-                    "return code {}, value {}",
-                    e.app.return_code.map_or("none".into(), |c| c.to_string()),
-                    e.app.return_value
-                )
-            })
-            .unwrap_or_default();
-        let unrun = if skipped == total {
-            format!("none of the {total} action(s) ran")
-        } else {
-            format!("the last {skipped} of {total} action(s) did not run")
-        };
-        return Err(OpError {
-            code: "app_exited".into(),
-            message: format!(
-                "actions: the app exited {exited_at} ({how}); {unrun}. Its last screen:\n{text}"
-            ),
-            field: Some("actions".into()),
-        });
+    if actions.skipped > 0 {
+        return Err(cut_short(
+            &actions,
+            request.steps.len(),
+            ended.as_ref(),
+            &text,
+        ));
     }
 
     let (cols, rows) = app.session.with_screen(|s| {
@@ -270,7 +135,7 @@ async fn drive(
         _ => Map::new(),
     };
     details.insert("size".into(), json!([cols, rows]));
-    details.insert("steps".into(), json!(total));
+    details.insert("steps".into(), json!(request.steps.len()));
     details.insert(
         "screenshot".into(),
         json!(shots.last().map(|s| s.svg.clone())),
@@ -307,6 +172,204 @@ async fn drive(
     out.insert("rows".into(), json!(rows));
     out.insert("details".into(), Value::Object(details));
     Ok(Value::Object(out))
+}
+
+/// The app to drive: started for a one-shot run (with a guard that stops it however the call ends) or
+/// to open a session, else the open session's. `fresh` when this call started it.
+async fn get_app(
+    ctx: &Context,
+    request: &Request,
+    sid: &SessionId,
+    opened: &AtomicBool,
+    deadline: Instant,
+) -> Result<(Arc<TextualApp>, bool, Option<CloseGuard>), OpError> {
+    let registry = &ctx.registry;
+    let launch = || -> Result<Launch<'_>, OpError> {
+        let app = request
+            .app
+            .as_ref()
+            .ok_or_else(|| OpError::invalid("app", "starting an app needs app"))?;
+        Ok(Launch {
+            sid: sid.clone(),
+            app,
+            python: request.python.as_deref().unwrap_or(DEFAULT_PYTHON),
+            size: request.size.unwrap_or(DEFAULT_SIZE),
+            limit: deadline.saturating_duration_since(Instant::now()),
+        })
+    };
+    match &request.mode {
+        Mode::OneShot => {
+            let app = app::start(registry, launch()?).await?;
+            let guard = CloseGuard::new(registry.clone(), app.sid());
+            Ok((app, true, Some(guard)))
+        }
+        Mode::Open(_) => {
+            let app = app::start(registry, launch()?).await?;
+            app::keep(app.clone());
+            opened.store(true, Ordering::Release);
+            Ok((app, true, None))
+        }
+        Mode::Act(_) => {
+            let app = app::find(registry, sid)?;
+            check_same_setup(&app, request)?;
+            Ok((app, false, None))
+        }
+    }
+}
+
+/// How the actions went: whether the app has exited, and if that cut them short, where and how many
+/// did not run.
+struct ActionsRun {
+    exited: bool,
+    /// "while starting" or "during actions[i]".
+    exited_at: String,
+    skipped: usize,
+}
+
+/// Settle a fresh app, run each action streaming the screen after it, then let the app come to rest
+/// for the final picture (after its short timers: a Button's pressed look).
+async fn run_actions(
+    driver: &mut Driver<'_>,
+    request: &Request,
+    fresh: bool,
+    progress: &Progress,
+) -> Result<ActionsRun, OpError> {
+    let mut run = ActionsRun {
+        exited: false,
+        exited_at: "while starting".to_owned(),
+        skipped: 0,
+    };
+    if fresh {
+        run.exited = matches!(driver.settle(None, "start").await, Err(StepError::Exited));
+    }
+    let total = request.steps.len();
+    for (i, (step, raw)) in request.steps.iter().enumerate() {
+        if run.exited {
+            run.skipped = total - i;
+            break;
+        }
+        let field = format!("actions[{i}]");
+        match driver.run(step, &field).await {
+            Ok(()) => {}
+            Err(StepError::Exited) => {
+                run.exited = true;
+                run.exited_at = format!("during {field}");
+            }
+            Err(StepError::Failed(e)) => return Err(e),
+        }
+        let text = driver.app.screen_text();
+        progress.send(json!({
+            "sid": driver.app.sid(),
+            "step": i + 1,
+            "of": total,
+            "action": raw,
+            "text": text,
+            // What MCP clients show: blank rows below the last line cost tokens and say nothing.
+            "message": format!(
+                "{}/{total} {}\n{}",
+                i + 1,
+                params::describe(step),
+                text.trim_end_matches('\n')
+            ),
+        }));
+    }
+    if !run.exited
+        && matches!(
+            driver.calm("the final screen").await,
+            Err(StepError::Exited)
+        )
+    {
+        run.exited = true;
+    }
+    Ok(run)
+}
+
+/// Take what the caller asked to see of the app at rest (final screenshot, tree, query) into `out`.
+/// Returns whether the app has exited; what it could then not give is said in a warning.
+async fn look(
+    driver: &mut Driver<'_>,
+    request: &Request,
+    mut exited: bool,
+    out: &mut Map<String, Value>,
+) -> Result<bool, OpError> {
+    let mut final_shot = false;
+    if !exited && request.screenshot {
+        let shot = shots::write_beside(&driver.app.app, &driver.app.session)?;
+        driver.shots.push(shot);
+        final_shot = true;
+    }
+    let asks = [
+        ("tree", request.tree, json!({})),
+        (
+            "query",
+            !request.query.is_empty(),
+            json!({ "selectors": request.query }),
+        ),
+    ];
+    for (op, asked, fields) in asks {
+        if !asked || exited {
+            continue;
+        }
+        match driver.ask(op, fields, op).await {
+            Ok(answer) => {
+                out.insert(op.into(), answer);
+            }
+            Err(StepError::Exited) => exited = true,
+            Err(StepError::Failed(e)) => return Err(e),
+        }
+    }
+    let missing: Vec<&str> = [
+        ("screenshot", request.screenshot && !final_shot),
+        ("tree", request.tree && !out.contains_key("tree")),
+        (
+            "query",
+            !request.query.is_empty() && !out.contains_key("query"),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, asked)| asked.then_some(name))
+    .collect();
+    if exited && !missing.is_empty() {
+        driver.warnings.push(format!(
+            "{}: not taken, the app had exited",
+            missing.join(", ")
+        ));
+    }
+    Ok(exited)
+}
+
+/// The error for an app that exited with actions still to run: how it ended and its last screen.
+fn cut_short(
+    actions: &ActionsRun,
+    total: usize,
+    ended: Option<&app::Ended>,
+    text: &str,
+) -> OpError {
+    let how = ended
+        .map(|e| {
+            format!(
+                "return code {}, value {}",
+                e.app.return_code.map_or("none".into(), |c| c.to_string()),
+                e.app.return_value
+            )
+        })
+        .unwrap_or_default();
+    let unrun = if actions.skipped == total {
+        format!("none of the {total} action(s) ran")
+    } else {
+        format!(
+            "the last {} of {total} action(s) did not run",
+            actions.skipped
+        )
+    };
+    OpError {
+        code: "app_exited".into(),
+        message: format!(
+            "actions: the app exited {} ({how}); {unrun}. Its last screen:\n{text}",
+            actions.exited_at
+        ),
+        field: Some("actions".into()),
+    }
 }
 
 /// An error once the app runs says what became of it: a one-shot app is stopped, a session stays open.
