@@ -160,7 +160,7 @@ impl Child {
         if self.exited() {
             return true;
         }
-        let Ok(fd) = rustix_dup(&self.pidfd) else {
+        let Ok(fd) = self.pidfd.try_clone() else {
             return false;
         };
         // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
@@ -203,14 +203,39 @@ impl Child {
 
 impl Drop for Child {
     fn drop(&mut self) {
-        if !self.stopped.load(std::sync::atomic::Ordering::SeqCst) && !self.exited() {
-            self.signal_group(libc::SIGKILL);
+        if self.stopped.load(std::sync::atomic::Ordering::SeqCst) || self.exited() {
+            return;
+        }
+        self.signal_group(libc::SIGKILL);
+        // Nobody will look at this child again (a desktop start that was cancelled): reap it once
+        // the kill lands, or it stays a zombie for the daemon's life. A thread, because a drop must
+        // not block and may run where there is no async runtime.
+        if let Ok(pidfd) = self.pidfd.try_clone() {
+            let _ = std::thread::Builder::new()
+                .name("screenpilot-desktop-reap".into())
+                .spawn(move || reap_when_gone(&pidfd));
         }
     }
 }
 
-fn rustix_dup(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
-    fd.try_clone()
+/// Wait (at most 10 s: it was sent SIGKILL) until the process behind `pidfd` has exited, then reap it.
+fn reap_when_gone(pidfd: &OwnedFd) {
+    let mut poll = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; a plain wait on a pidfd we own, with a status buffer of ours.
+    unsafe {
+        libc::poll(&mut poll, 1, 10_000);
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PIDFD,
+            pidfd.as_raw_fd() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG,
+        );
+    }
 }
 
 /// Fork and exec on the current (launcher) thread.
@@ -310,4 +335,63 @@ pub fn log_tail(path: &Path, max: usize) -> String {
     };
     let start = bytes.len().saturating_sub(max);
     String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(argv: &[&str], log: &Path) -> Launch {
+        Launch {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            env: Vec::new(),
+            cwd: None,
+            log: log.to_path_buf(),
+            keep_fd: None,
+        }
+    }
+
+    /// The state letter of process `pid` (R, S, Z, ...), or `None` once it is gone (reaped).
+    fn state(pid: i32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+    }
+
+    #[tokio::test]
+    async fn a_child_dropped_unstopped_is_killed_and_reaped() {
+        let log = std::env::temp_dir().join(format!("sp-process-test-{}.log", std::process::id()));
+        let child = Child::spawn(launch(&["sleep", "600"], &log))
+            .await
+            .expect("spawn sleep");
+        let pid = child.pid;
+        assert!(
+            matches!(state(pid), Some(c) if c != 'Z'),
+            "sleep is not running"
+        );
+        drop(child);
+        // The reaping thread has no event to offer; look until it is done (or give up).
+        let end = std::time::Instant::now() + Duration::from_secs(20);
+        while state(pid).is_some() && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_file(&log);
+        assert_eq!(
+            state(pid),
+            None,
+            "the dropped child is still there (a zombie?)"
+        );
+    }
+
+    #[tokio::test]
+    async fn stop_ends_the_child_and_records_how() {
+        let log = std::env::temp_dir().join(format!("sp-process-stop-{}.log", std::process::id()));
+        let child = Child::spawn(launch(&["sleep", "600"], &log))
+            .await
+            .expect("spawn sleep");
+        child.stop(Duration::from_secs(5)).await;
+        let _ = std::fs::remove_file(&log);
+        assert!(child.exited());
+        assert_eq!(child.status().and_then(|s| s.signal), Some(libc::SIGTERM));
+        assert_eq!(state(child.pid), None, "stop left a zombie");
+    }
 }
