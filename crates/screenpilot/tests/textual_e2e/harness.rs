@@ -1,0 +1,199 @@
+//! The harness: one daemon and scratch directory per test, the interpreter with Textual, and helpers
+//! to read results.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// The interpreter with Textual installed.
+pub fn python() -> String {
+    let python = std::env::var("SCREENPILOT_TEST_PYTHON")
+        .unwrap_or_else(|_| format!("{}/../../.venv/bin/python", env!("CARGO_MANIFEST_DIR")));
+    let ok = Command::new(&python)
+        .args(["-c", "import textual"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "no Python with Textual at {python}: run scripts/test.sh (it creates .venv with textual), \
+         or set SCREENPILOT_TEST_PYTHON to an interpreter that has it"
+    );
+    python
+}
+
+/// One test's daemon and scratch directory; dropping it stops the daemon and removes the directory.
+pub struct Harness {
+    pub dir: PathBuf,
+    pub python: String,
+}
+
+impl Harness {
+    pub fn new(name: &str) -> Harness {
+        let dir = std::env::temp_dir().join(format!("sp-tx-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the test directory");
+        Harness {
+            dir,
+            python: python(),
+        }
+    }
+
+    /// Copy a fixture app into the test directory; returns its path.
+    pub fn app(&self, fixture: &str) -> String {
+        let from = format!(
+            "{}/tests/fixtures/textual/{fixture}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let to = self.dir.join(fixture);
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {from}: {e}"));
+        to.to_string_lossy().into_owned()
+    }
+
+    /// Write an executable script into the test directory; returns its path.
+    pub fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.join(name);
+        std::fs::write(&path, body).unwrap_or_else(|e| panic!("write {name}: {e}"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("chmod {name}: {e}"));
+        path.to_string_lossy().into_owned()
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_screenpilot"));
+        cmd.args(args)
+            .env("SCREENPILOT_DIR", &self.dir)
+            .env_remove("SCREENPILOT_MAX_SESSIONS")
+            .current_dir(&self.dir)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `screenpilot --json ARGS`: (exit status, progress updates, final object).
+    pub fn run(&self, args: &[&str]) -> (i32, Vec<Value>, Value) {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = self
+            .command(&full)
+            .output()
+            .unwrap_or_else(|e| panic!("run screenpilot {args:?}: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut lines: Vec<Value> = stdout
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line).unwrap_or_else(|e| {
+                    panic!(
+                        "not a JSON line ({e}): {line}\nstderr: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                })
+            })
+            .collect();
+        let last = lines.pop().unwrap_or_else(|| {
+            panic!(
+                "screenpilot {args:?} printed nothing; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let progress = lines.into_iter().map(|l| l["progress"].clone()).collect();
+        (out.status.code().unwrap_or(-1), progress, last)
+    }
+
+    /// A `textual` run that must succeed; returns (progress, result).
+    pub fn textual(&self, args: &[&str]) -> (Vec<Value>, Value) {
+        let mut full = vec!["textual", "--python", &self.python];
+        full.extend_from_slice(args);
+        let (status, progress, result) = self.run(&full);
+        assert_eq!(status, 0, "screenpilot {full:?} failed: {result}");
+        assert_eq!(result["ok"], true, "{result}");
+        (progress, result)
+    }
+
+    /// A `textual` run that must fail; returns the error object.
+    pub fn textual_error(&self, args: &[&str]) -> Value {
+        let mut full = vec!["textual", "--python", &self.python];
+        full.extend_from_slice(args);
+        let (status, _, result) = self.run(&full);
+        assert_eq!(status, 2, "screenpilot {full:?} should fail: {result}");
+        assert_eq!(result["ok"], false, "{result}");
+        result["error"].clone()
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self
+            .command(&["daemon", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The state of the first widget `selector` matched in a result's `query`.
+pub fn queried<'a>(result: &'a Value, selector: &str) -> &'a Value {
+    let entry = result["query"]
+        .as_array()
+        .and_then(|q| q.iter().find(|e| e["selector"] == selector))
+        .unwrap_or_else(|| panic!("no query result for {selector}: {result}"));
+    &entry["widgets"][0]
+}
+
+/// Find a widget by id in a `tree` result.
+pub fn find_in_tree<'a>(node: &'a Value, id: &str) -> Option<&'a Value> {
+    if node["id"] == id {
+        return Some(node);
+    }
+    node["children"]
+        .as_array()?
+        .iter()
+        .find_map(|child| find_in_tree(child, id))
+}
+
+/// Check that a PNG decodes: signature, IHDR, and the inflated pixel data has exactly the size the
+/// header promises (decoded by Python's zlib, the reference inflater).
+pub fn assert_png_decodes(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} is not a PNG",
+        path.display()
+    );
+    let script = r#"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]:
+        sys.exit("bad CRC in " + kind.decode())
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+width, height, depth, colour = ihdr[:4]
+channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+raw = zlib.decompress(idat)
+expected = height * (1 + width * channels * depth // 8)
+if len(raw) != expected:
+    sys.exit(f"pixel data is {len(raw)} bytes, expected {expected}")
+print(width, height)
+"#;
+    let out = Command::new(python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run python to decode the PNG");
+    assert!(
+        out.status.success(),
+        "{} does not decode: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
