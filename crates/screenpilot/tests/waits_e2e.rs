@@ -565,3 +565,27 @@ fn an_invalid_regex_is_an_error_naming_the_pattern() {
 
     d.assert_bash_healthy("sh", "fine");
 }
+
+#[test]
+fn settle_returns_the_screen_once_the_program_has_answered() {
+    let d = Daemon::new();
+    d.spawn_bash("sh");
+    // Late output: the answer comes only once the shell has been quiet for longer than its pause.
+    let result = d.sp_json(&["line", "sh", "--settle-ms", "1500", "sleep 0.3; echo la''te"]);
+    assert_eq!(result["settled"], true, "{result}");
+    assert!(text(&result).contains("\nlate\n"), "{result}");
+    // The hash returned is the settled screen's, a ready baseline for the next wait.
+    assert_eq!(result["hash"], d.snapshot("sh")["hash"], "{result}");
+}
+
+#[test]
+fn settle_reports_a_program_that_did_not_react() {
+    let d = Daemon::new();
+    d.spawn_bash("sh");
+    d.line("sh", "stty -echo; cat > /dev/null");
+    d.wait_regex("sh", r"cat > /dev/null\n");
+    let params = r#"{"sid": "sh", "keys": ["x"], "settle_ms": 100, "settle_timeout_ms": 300}"#;
+    let (status, result) = d.json_status(&["call", "send_keys", params]);
+    assert_eq!(status, 0, "not an error: {result}");
+    assert_eq!(result["settled"], false, "{result}");
+}

@@ -44,20 +44,32 @@ pub enum Verb {
     /// Press keys: keys SID Down Down Enter | C-c | ctrl+s | M-x | text
     Keys {
         sid: String,
-        #[arg(required = true, allow_hyphen_values = true, num_args = 1..)]
+        /// Key tokens; put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
         keys: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
     },
     /// Type text then press Enter (words are joined with spaces).
     Line {
         sid: String,
-        #[arg(required = true, allow_hyphen_values = true, num_args = 1..)]
+        /// The text; quote it, and put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
     },
     /// Type text without Enter (words are joined with spaces).
     Type {
         sid: String,
-        #[arg(required = true, allow_hyphen_values = true, num_args = 1..)]
+        /// The text; quote it, and put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
     },
     /// Mouse event: mouse SID click --at 10,2 | --text OK; drag --at 1,1 --to 9,1; scroll --scroll-y 3
     Mouse(MouseArgs),
@@ -132,6 +144,9 @@ pub struct SpawnArgs {
 #[derive(Debug, Args)]
 pub struct MouseArgs {
     pub sid: String,
+    /// Wait for the app to react and stay quiet this many ms, then print the screen.
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
     /// click, double_click, move, down, up, drag, scroll
     pub action: String,
     /// Target cell COL,ROW (0-based).

@@ -87,9 +87,30 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 parse_pair(&size.to_lowercase(), 'x', "size", "COLSxROWS, e.g. 120x40")?;
             ("resize", json!({ "sid": sid, "cols": cols, "rows": rows }))
         }
-        Verb::Keys { sid, keys } => ("send_keys", json!({ "sid": sid, "keys": keys })),
-        Verb::Line { sid, text } => ("send_line", json!({ "sid": sid, "text": text.join(" ") })),
-        Verb::Type { sid, text } => ("type", json!({ "sid": sid, "text": text.join(" ") })),
+        Verb::Keys {
+            sid,
+            keys,
+            settle_ms,
+        } => (
+            "send_keys",
+            json!({ "sid": sid, "keys": keys, "settle_ms": settle_ms }),
+        ),
+        Verb::Line {
+            sid,
+            text,
+            settle_ms,
+        } => (
+            "send_line",
+            json!({ "sid": sid, "text": text.join(" "), "settle_ms": settle_ms }),
+        ),
+        Verb::Type {
+            sid,
+            text,
+            settle_ms,
+        } => (
+            "type",
+            json!({ "sid": sid, "text": text.join(" "), "settle_ms": settle_ms }),
+        ),
         Verb::Mouse(a) => {
             let mut p = Map::new();
             p.insert("sid".into(), a.sid.clone().into());
@@ -121,6 +142,9 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 p.insert("scroll_x".into(), n.into());
             }
             p.insert("modifiers".into(), json!(a.modifiers));
+            if let Some(ms) = a.settle_ms {
+                p.insert("settle_ms".into(), ms.into());
+            }
             ("mouse", Value::Object(p))
         }
         Verb::Snapshot(a) => {

@@ -104,6 +104,12 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
         Verb::List => print_list(&mut out, &result),
         Verb::Alive { .. } => writeln!(out, "{}", describe_exit(&result)),
         Verb::Close { sid } => writeln!(out, "closed {sid} ({})", describe_exit(&result)),
+        // With --settle-ms an input verb answers with the screen it settled on.
+        Verb::Keys { .. } | Verb::Line { .. } | Verb::Type { .. } | Verb::Mouse(_)
+            if result.get("text").is_some() =>
+        {
+            writeln!(out, "{}", text("text").trim_end_matches('\n'))
+        }
         Verb::Snapshot(_) => {
             let history = text("scrollback");
             if !history.is_empty() {

@@ -9,7 +9,7 @@ use screenpilot_screen::mouse::{self as encode, MouseButton};
 use screenpilot_screen::{CellPos, Size};
 use screenpilot_session::Session;
 
-use super::input::write_input;
+use super::input::{write_input, After};
 use super::{schema_of, Context, OpError, OpResult, OperationDef};
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -62,6 +62,10 @@ pub struct MouseParams {
     /// Held modifiers: any of "shift", "alt", "ctrl".
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Return the screen once the app reacted and stayed quiet this many ms (as in send_keys).
+    pub settle_ms: Option<u64>,
+    /// Limit for settle_ms (default 5000); reaching it is not an error.
+    pub settle_timeout_ms: Option<u64>,
 }
 
 pub const MOUSE: OperationDef = OperationDef {
@@ -201,7 +205,8 @@ pub async fn mouse(ctx: &Context, p: MouseParams) -> OpResult {
         }
     };
     let writes = writes.map_err(|e| OpError::new("mouse_unavailable", format!("mouse: {e}")))?;
-    let mut out = write_input(&session, &writes).await?;
+    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
+    let mut out = write_input(&session, &writes, after).await?;
     if let (Some(pos), Some(map)) = (start, out.as_object_mut()) {
         map.insert("col".into(), pos.col.0.into());
         map.insert("row".into(), pos.row.0.into());
