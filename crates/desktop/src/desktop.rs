@@ -111,7 +111,8 @@ pub struct Desktop {
     argv: Vec<String>,
     xauthority: Option<PathBuf>,
     program_log: Option<PathBuf>,
-    x: Arc<tokio::sync::Mutex<Option<X11>>>,
+    /// The connection every call goes through, one call at a time; `None` once closed.
+    connection: Arc<tokio::sync::Mutex<Option<X11>>>,
     size: Mutex<(u32, u32)>,
     started: SystemTime,
     last_used: Mutex<Instant>,
@@ -119,7 +120,7 @@ pub struct Desktop {
     broken: AtomicBool,
     pub step_timeout: Duration,
     /// Dropped (and removed) after everything else.
-    _dir: PrivateDir,
+    private_dir: PrivateDir,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -202,14 +203,14 @@ impl Desktop {
             argv: spec.program.clone().unwrap_or_default(),
             xauthority: xauthority.clone(),
             program_log: None,
-            x: Arc::new(tokio::sync::Mutex::new(Some(x))),
+            connection: Arc::new(tokio::sync::Mutex::new(Some(x))),
             size: Mutex::new(size),
             started: SystemTime::now(),
             last_used: Mutex::new(Instant::now()),
             closed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
             step_timeout: limit,
-            _dir: dir,
+            private_dir: dir,
         };
         let env = display_env(&display, xauthority.as_deref());
         if !desktop.attached {
@@ -223,7 +224,7 @@ impl Desktop {
                     argv: vec![name.clone()],
                     env: env.clone(),
                     cwd: None,
-                    log: desktop._dir.path().join("window-manager.log"),
+                    log: desktop.private_dir.path().join("window-manager.log"),
                     keep_fd: None,
                 };
                 match Child::spawn(launch).await {
@@ -240,7 +241,7 @@ impl Desktop {
             }
         }
         if let Some(argv) = &spec.program {
-            let log = desktop._dir.path().join("program.log");
+            let log = desktop.private_dir.path().join("program.log");
             let launch = Launch {
                 argv: argv.clone(),
                 env,
@@ -284,7 +285,8 @@ impl Desktop {
             return Err(DesktopError::Closed);
         }
         let deadline = Instant::now() + limit;
-        let Ok(mut guard) = tokio::time::timeout(limit, self.x.clone().lock_owned()).await else {
+        let Ok(mut guard) = tokio::time::timeout(limit, self.connection.clone().lock_owned()).await
+        else {
             return Err(DesktopError::Timeout {
                 what: format!("{what} (the display is still busy with an earlier call)"),
                 limit,
@@ -385,7 +387,7 @@ impl Desktop {
     pub async fn close(&self) -> Option<ExitStatus> {
         self.closed.store(true, Ordering::SeqCst);
         if let Ok(mut guard) =
-            tokio::time::timeout(Duration::from_secs(2), self.x.clone().lock_owned()).await
+            tokio::time::timeout(Duration::from_secs(2), self.connection.clone().lock_owned()).await
         {
             if let Some(mut x) = guard.take() {
                 let _ = blocking(
