@@ -19,11 +19,9 @@ pub struct SendKeysParams {
     pub sid: String,
     /// Key tokens, sent in order, e.g. ["Down", "Down", "Enter"], ["C-c"], ["ctrl+s"], ["M-x"].
     pub keys: Vec<String>,
-    /// Return the screen after the program reacted: wait until it changes, then until it stays
-    /// unchanged this many ms (e.g. 100), and answer with the screen like `snapshot` (settled=false if
-    /// nothing changed within settle_timeout_ms). Saves a separate wait call.
+    /// Answer with the screen once the app reacted and stayed quiet this many ms.
     pub settle_ms: Option<u64>,
-    /// Limit for settle_ms (default 5000); reaching it is not an error.
+    /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
 }
 
@@ -33,11 +31,9 @@ pub struct SendKeysParams {
 pub struct TextParams {
     pub sid: String,
     pub text: String,
-    /// Return the screen after the program reacted: wait until it changes, then until it stays
-    /// unchanged this many ms (e.g. 100), and answer with the screen like `snapshot` (settled=false if
-    /// nothing changed within settle_timeout_ms). Saves a separate wait call.
+    /// Answer with the screen once the app reacted and stayed quiet this many ms.
     pub settle_ms: Option<u64>,
-    /// Limit for settle_ms (default 5000); reaching it is not an error.
+    /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
 }
 

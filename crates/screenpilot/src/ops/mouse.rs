@@ -62,9 +62,9 @@ pub struct MouseParams {
     /// Held modifiers: any of "shift", "alt", "ctrl".
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Return the screen once the app reacted and stayed quiet this many ms (as in send_keys).
+    /// Answer with the screen once the app reacted and stayed quiet this many ms.
     pub settle_ms: Option<u64>,
-    /// Limit for settle_ms (default 5000); reaching it is not an error.
+    /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
 }
 
