@@ -287,9 +287,9 @@ impl Desktop {
         let deadline = Instant::now() + limit;
         let Ok(mut guard) = tokio::time::timeout(limit, self.connection.clone().lock_owned()).await
         else {
-            return Err(DesktopError::Timeout {
-                what: format!("{what} (the display is still busy with an earlier call)"),
-                limit,
+            return Err(DesktopError::Busy {
+                what: what.to_owned(),
+                waited: limit,
             });
         };
         let remaining = deadline.saturating_duration_since(Instant::now());

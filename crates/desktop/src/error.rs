@@ -27,6 +27,9 @@ pub enum DesktopError {
     /// A step did not finish in time. Input may or may not have reached the display.
     #[error("{what} did not finish within {} ms", limit.as_millis())]
     Timeout { what: String, limit: Duration },
+    /// An earlier call still holds the display (it outlived its own limit); this one sent nothing.
+    #[error("{what}: the display is still busy with an earlier call after {} ms; nothing was sent", waited.as_millis())]
+    Busy { what: String, waited: Duration },
     /// A configured limit would be exceeded; nothing was started.
     #[error("{0}")]
     Limit(String),
@@ -55,6 +58,7 @@ impl DesktopError {
             DesktopError::Connection(_) => "display_unavailable",
             DesktopError::Protocol(_) => "x11_error",
             DesktopError::Timeout { .. } => "timeout",
+            DesktopError::Busy { .. } => "display_busy",
             DesktopError::Limit(_) => "limit_exceeded",
             DesktopError::Duplicate(_) => "duplicate_session",
             DesktopError::Closed => "session_closed",

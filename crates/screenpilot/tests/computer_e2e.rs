@@ -845,3 +845,39 @@ fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
     );
     daemon.ok(&["close", "dead"]);
 }
+
+#[test]
+fn a_call_that_finds_the_display_busy_sends_nothing() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "busy", &["--size", "320x240"]);
+    let mut window = Recorder::open(&display, &xauthority);
+    std::thread::scope(|scope| {
+        // This call holds the display for 3 s...
+        let holder = scope.spawn(|| {
+            daemon.computer(json!({"sid": "busy", "action":
+                {"type": "keypress", "keys": ["SHIFT"], "ms": 3000}}))
+        });
+        assert_eq!(
+            window.next(LONG).map(|i| i.brief()).as_deref(),
+            Some("key+ 0xffe1")
+        );
+        // ...so this one, allowed 300 ms, gets no turn: it must say nothing went out.
+        let (_, refused) = daemon.computer(json!({"sid": "busy", "step_timeout_ms": 300,
+            "action": {"type": "click", "x": 5, "y": 5}}));
+        assert_eq!(refused["ok"], false, "{}", brief(&refused));
+        assert_eq!(refused["error"]["code"], "display_busy");
+        assert_eq!(refused["outcome"], "not_sent", "{}", brief(&refused));
+        let (status, held) = holder.join().expect("the holding call");
+        assert_eq!(status, 0, "{}", brief(&held));
+    });
+    // Indeed nothing arrived: after the Shift release comes this sentinel click.
+    daemon.act("busy", json!({"type": "click", "x": 7, "y": 9}));
+    assert_eq!(
+        window
+            .take(2, LONG)
+            .iter()
+            .map(Input::brief)
+            .collect::<Vec<_>>(),
+        ["key- 0xffe1", "motion 7,9"]
+    );
+}

@@ -31,9 +31,13 @@ fn button(name: ButtonName) -> u8 {
     }
 }
 
-/// Was input possibly sent when this error happened? Only a refused argument is sure not to be.
+/// Was input possibly sent when this error happened? Only a refused argument, a closed desktop and
+/// a display busy with another call are sure not to have let any through.
 fn maybe_dispatched(e: &DesktopError) -> bool {
-    !matches!(e, DesktopError::Invalid { .. } | DesktopError::Closed)
+    !matches!(
+        e,
+        DesktopError::Invalid { .. } | DesktopError::Closed | DesktopError::Busy { .. }
+    )
 }
 
 /// Run one action. On failure: the error, and whether input may have gone out.
