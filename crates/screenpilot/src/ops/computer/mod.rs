@@ -153,8 +153,8 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
     };
     for (prefix, action) in &parsed {
         actions::check_points(action, width, height, prefix)?;
-        if let Target::Terminal(session) = &target {
-            on_terminal::check(session, action, prefix)?;
+        if let Target::Terminal(_) = &target {
+            on_terminal::check(action, prefix)?;
         }
     }
 

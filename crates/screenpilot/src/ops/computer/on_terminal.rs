@@ -30,7 +30,7 @@ pub(super) fn image_size(session: &Session) -> (u32, u32) {
 }
 
 /// Refuse, before anything is sent, what a terminal cannot do.
-pub(super) fn check(_session: &Session, action: &Action, prefix: &str) -> Result<(), OpError> {
+pub(super) fn check(action: &Action, prefix: &str) -> Result<(), OpError> {
     let field = format!("{prefix}.type");
     match action {
         Action::CursorPosition => Err(OpError::invalid(
