@@ -222,10 +222,17 @@ fn plan_textual(a: &TextualArgs) -> Result<Value, OpError> {
         )?;
         p.insert("size".into(), json!([w, h]));
     }
-    for (key, value) in [("session", a.session.clone()), ("python", a.python.clone())] {
-        if let Some(value) = value {
-            p.insert(key.into(), value.into());
-        }
+    if let Some(session) = &a.session {
+        p.insert("session".into(), session.clone().into());
+    }
+    if let Some(python) = &a.python {
+        // A path (`.venv/bin/python`) is ours to resolve; a bare name (`python3`) is looked up in PATH.
+        let python = if python.contains('/') {
+            absolute(Path::new(python)).to_string_lossy().into_owned()
+        } else {
+            python.clone()
+        };
+        p.insert("python".into(), python.into());
     }
     if let Some(ms) = a.timeout {
         p.insert("timeout".into(), ms.into());

@@ -26,12 +26,20 @@ pub fn progress(verb: &Verb, update: &Value, as_json: bool) {
         .and_then(|m| m.lines().next())
         .unwrap_or("");
     let _ = writeln!(out, "── {header}");
-    let _ = writeln!(out, "{}", update["text"].as_str().unwrap_or(""));
+    let _ = writeln!(
+        out,
+        "{}",
+        update["text"].as_str().unwrap_or("").trim_end_matches('\n')
+    );
 }
 
 /// The end of a `textual` run for a person: the screen, then what else came back.
 fn print_textual(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
-    writeln!(out, "{}", result["text"].as_str().unwrap_or(""))?;
+    writeln!(
+        out,
+        "{}",
+        result["text"].as_str().unwrap_or("").trim_end_matches('\n')
+    )?;
     let details = &result["details"];
     if let Some(svg) = details["screenshot"].as_str() {
         writeln!(

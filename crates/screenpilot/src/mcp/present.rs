@@ -53,6 +53,13 @@ pub fn prepare_params(schema: &Value, arguments: Option<Map<String, Value>>, her
             _ => {}
         }
     }
+    // An interpreter given as a relative path is ours to resolve; a bare name is looked up in PATH.
+    if let Some(Value::String(python)) = params.get("python") {
+        if python.contains('/') && !Path::new(python).is_absolute() {
+            let absolute = here.join(python).to_string_lossy().into_owned();
+            params.insert("python".to_owned(), absolute.into());
+        }
+    }
     Value::Object(params)
 }
 
