@@ -3,99 +3,34 @@
 //! actions on a terminal session. Synchronisation is by events only: X events, inotify, the product's
 //! own waits.
 
+mod common;
 #[path = "fixtures/x11/recorder.rs"]
 mod recorder;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::{json, Value};
 
+use common::{wait_for_process_exit, Daemon};
 use recorder::{Input, Recorder, BUTTON1_MASK, CONTROL_MASK, MOD4_MASK};
 
 /// Generous: CI is a loaded two-core machine, and every wait returns as soon as its event comes.
 const LONG: Duration = Duration::from_secs(20);
 
-/// One test's daemon, in its own directory; stopped (closing its sessions) when dropped.
-struct Daemon {
-    dir: tempfile::TempDir,
-    env: Vec<(String, String)>,
+/// `computer` calls on a test daemon.
+trait ComputerCalls {
+    /// `computer` with JSON parameters (sid, action/actions, ...); the exit status and the answer.
+    fn computer(&self, params: Value) -> (i32, Value);
+    /// One action that must succeed; its answer.
+    fn act(&self, sid: &str, action: Value) -> Value;
 }
 
-impl Daemon {
-    fn new() -> Daemon {
-        Daemon::with_env(&[])
-    }
-
-    fn with_env(env: &[(&str, &str)]) -> Daemon {
-        Daemon {
-            dir: tempfile::Builder::new()
-                .prefix("sp-computer-")
-                .tempdir()
-                .expect("temp dir"),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_screenpilot"));
-        cmd.arg("--json")
-            .args(args)
-            .env("SCREENPILOT_DIR", self.dir.path())
-            .env_remove("SCREENPILOT_MAX_SESSIONS")
-            .env_remove("SCREENPILOT_IDLE_TIMEOUT_SECS")
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null());
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
-        cmd.output()
-            .unwrap_or_else(|e| panic!("cannot run screenpilot {args:?}: {e}"))
-    }
-
-    /// Run and parse the one JSON object; returns the exit status too.
-    fn status_json(&self, args: &[&str]) -> (i32, Value) {
-        let out = self.run(args);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "screenpilot {args:?} printed no JSON ({e}); stdout {stdout}; stderr {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out.status.code().unwrap_or(-1), value)
-    }
-
-    fn ok(&self, args: &[&str]) -> Value {
-        let (status, value) = self.status_json(args);
-        assert_eq!(status, 0, "screenpilot {args:?} failed: {}", brief(&value));
-        value
-    }
-
-    /// A call that must be refused as bad input (status 2); returns the error object.
-    fn refused(&self, args: &[&str]) -> Value {
-        let (status, value) = self.status_json(args);
-        assert_eq!(
-            status,
-            2,
-            "screenpilot {args:?} should be refused: {}",
-            brief(&value)
-        );
-        value["error"].clone()
-    }
-
-    /// `computer` with JSON parameters (sid, action/actions, ...).
+impl ComputerCalls for Daemon {
     fn computer(&self, params: Value) -> (i32, Value) {
-        self.status_json(&["call", "computer", &params.to_string()])
+        self.json_status(&["call", "computer", &params.to_string()])
     }
 
     fn act(&self, sid: &str, action: Value) -> Value {
@@ -103,28 +38,6 @@ impl Daemon {
         assert_eq!(status, 0, "{action} failed: {}", brief(&value));
         assert_eq!(value["ok"], true, "{action}: {}", brief(&value));
         value
-    }
-
-    fn wait_regex(&self, sid: &str, pattern: &str) -> Value {
-        let regex = format!("--regex={pattern}");
-        let (status, value) = self.status_json(&["wait", sid, &regex, "--timeout-ms", "20000"]);
-        assert!(
-            status == 0 && value["matched"] == true,
-            "{pattern:?} never showed on {sid}; the screen was:\n{}",
-            value["text"].as_str().unwrap_or_default()
-        );
-        value
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = Command::new(env!("CARGO_BIN_EXE_screenpilot"))
-            .args(["daemon", "stop"])
-            .env("SCREENPILOT_DIR", self.dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
     }
 }
 
@@ -148,7 +61,7 @@ fn png_of(result: &Value) -> Vec<u8> {
 fn start_desktop(daemon: &Daemon, sid: &str, extra: &[&str]) -> (String, PathBuf) {
     let mut args = vec!["desktop", "start", "--sid", sid, "--wm", "none"];
     args.extend_from_slice(extra);
-    let started = daemon.ok(&args);
+    let started = daemon.sp_json(&args);
     assert_eq!(started["kind"], "desktop");
     (
         started["display"].as_str().expect("display").to_owned(),
@@ -215,25 +128,6 @@ fn wait_for_file(path: &Path, timeout: Duration) -> String {
     result.unwrap_or_else(|| panic!("{} was not written within {timeout:?}", path.display()))
 }
 
-/// Block until process `pid` has exited (pidfd); false on timeout.
-fn wait_for_exit(pid: i64, timeout: Duration) -> bool {
-    // SAFETY: plain syscalls; the descriptor is closed below.
-    unsafe {
-        let fd = libc::syscall(libc::SYS_pidfd_open, pid as i32, 0) as i32;
-        if fd < 0 {
-            return true;
-        }
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ready = libc::poll(&mut poll, 1, timeout.as_millis() as i32);
-        libc::close(fd);
-        ready == 1
-    }
-}
-
 #[test]
 fn xterm_on_a_desktop_runs_a_typed_command_and_the_screen_changes() {
     let daemon = Daemon::new();
@@ -257,7 +151,7 @@ fn xterm_on_a_desktop_runs_a_typed_command_and_the_screen_changes() {
     let watcher = recorder::connect(&display, &xauthority);
     recorder::wait_for_a_mapped_window(&watcher, LONG);
 
-    let listed = daemon.ok(&["list"]);
+    let listed = daemon.sp_json(&["list"]);
     let entry = listed["sessions"]
         .as_array()
         .and_then(|all| all.iter().find(|s| s["sid"] == "desk"))
@@ -292,7 +186,7 @@ fn xterm_on_a_desktop_runs_a_typed_command_and_the_screen_changes() {
 
     // The CLI verb saves the screenshot to a file.
     let shot = daemon.path().join("shot.png");
-    let saved = daemon.ok(&[
+    let saved = daemon.sp_json(&[
         "computer",
         "desk",
         "screenshot",
@@ -306,12 +200,15 @@ fn xterm_on_a_desktop_runs_a_typed_command_and_the_screen_changes() {
 
     // close stops what it started: the program and the X server.
     let (xvfb, program) = (entry["pid"].as_i64(), entry["program_pid"].as_i64());
-    let closed = daemon.ok(&["close", "desk"]);
+    let closed = daemon.sp_json(&["close", "desk"]);
     assert_eq!(closed["kind"], "desktop");
     for pid in [xvfb, program].into_iter().flatten() {
-        assert!(wait_for_exit(pid, LONG), "process {pid} outlived close");
+        assert!(
+            wait_for_process_exit(pid as i32, LONG),
+            "process {pid} outlived close"
+        );
     }
-    let gone = daemon.refused(&["alive", "desk"]);
+    let gone = daemon.sp_error(&["alive", "desk"]);
     assert_eq!(gone["code"], "unknown_session");
 }
 
@@ -548,20 +445,20 @@ fn held_keys_are_released_when_an_action_fails_midway() {
 #[test]
 fn desktops_share_sids_and_the_session_limit_with_terminals_and_attach_never_kills() {
     let daemon = Daemon::with_env(&[("SCREENPILOT_MAX_SESSIONS", "2")]);
-    daemon.ok(&["spawn", "--sid", "t1", "--", "sleep", "600"]);
+    daemon.sp_json(&["spawn", "--sid", "t1", "--", "sleep", "600"]);
     start_desktop(&daemon, "d1", &["--size", "320x240"]);
-    let limit = daemon.refused(&["desktop", "start", "--sid", "d2"]);
+    let limit = daemon.sp_error(&["desktop", "start", "--sid", "d2"]);
     assert_eq!(limit["code"], "limit_exceeded");
-    let limit = daemon.refused(&["spawn", "--sid", "t2", "--", "sleep", "600"]);
+    let limit = daemon.sp_error(&["spawn", "--sid", "t2", "--", "sleep", "600"]);
     assert_eq!(limit["code"], "limit_exceeded");
-    daemon.ok(&["close", "t1"]);
-    let taken = daemon.refused(&["spawn", "--sid", "d1", "--", "sleep", "600"]);
+    daemon.sp_json(&["close", "t1"]);
+    let taken = daemon.sp_error(&["spawn", "--sid", "d1", "--", "sleep", "600"]);
     assert_eq!(taken["code"], "duplicate_session");
-    daemon.ok(&["spawn", "--sid", "t3", "--", "sleep", "600"]);
-    let taken = daemon.refused(&["desktop", "start", "--sid", "t3"]);
+    daemon.sp_json(&["spawn", "--sid", "t3", "--", "sleep", "600"]);
+    let taken = daemon.sp_error(&["desktop", "start", "--sid", "t3"]);
     assert_eq!(taken["code"], "duplicate_session");
-    daemon.ok(&["close", "t3"]);
-    daemon.ok(&["close", "d1"]);
+    daemon.sp_json(&["close", "t3"]);
+    daemon.sp_json(&["close", "d1"]);
 
     // An X server we did not start: attach, act, close; it must still be running afterwards.
     let mut xvfb = KillOnDrop(
@@ -589,7 +486,7 @@ fn desktops_share_sids_and_the_session_limit_with_terminals_and_attach_never_kil
             .expect("display number");
     }
     let display = format!(":{}", number.trim());
-    let attached = daemon.ok(&[
+    let attached = daemon.sp_json(&[
         "desktop",
         "start",
         "--sid",
@@ -622,7 +519,7 @@ fn desktops_share_sids_and_the_session_limit_with_terminals_and_attach_never_kil
         u16::from(pointer.mask) & BUTTON1_MASK != 0
     };
     assert!(left_button_down(), "left_mouse_down left no button down");
-    daemon.ok(&["close", "outside"]);
+    daemon.sp_json(&["close", "outside"]);
     assert!(
         xvfb.0.try_wait().expect("status").is_none(),
         "closing an attached desktop stopped its X server"
@@ -662,7 +559,7 @@ fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
         "{}/tests/fixtures/x11/mouse_menu.py",
         env!("CARGO_MANIFEST_DIR")
     );
-    daemon.ok(&[
+    daemon.sp_json(&[
         "spawn", "--sid", "menu", "--size", "60x20", "--", &python, &fixture,
     ]);
     let ready = daemon.wait_regex("menu", "^READY mouse menu$");
@@ -749,24 +646,24 @@ fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
         daemon.computer(json!({"sid": "menu", "action": {"type": "keypress", "keys": ["CTRL"]}}));
     assert_eq!(alone.0, 2);
     assert_eq!(alone.1["error"]["field"], "action.keys");
-    daemon.ok(&["close", "menu"]);
+    daemon.sp_json(&["close", "menu"]);
 }
 
 #[test]
 fn an_idle_desktop_is_closed_with_everything_it_started() {
     let daemon = Daemon::with_env(&[("SCREENPILOT_IDLE_TIMEOUT_SECS", "1")]);
-    let started = daemon.ok(&[
+    let started = daemon.sp_json(&[
         "desktop", "start", "--sid", "idle", "--wm", "none", "--size", "320x240", "--", "sleep",
         "600",
     ]);
     for pid in [&started["pid"], &started["program_pid"]] {
         let pid = pid.as_i64().expect("a pid");
         assert!(
-            wait_for_exit(pid, LONG),
+            wait_for_process_exit(pid as i32, LONG),
             "process {pid} outlived the idle limit"
         );
     }
-    let listed = daemon.ok(&["list"]);
+    let listed = daemon.sp_json(&["list"]);
     assert_eq!(listed["sessions"], json!([]), "{listed}");
 }
 
@@ -775,22 +672,23 @@ fn a_killed_daemon_leaves_no_x_server_and_its_directory_goes_at_the_next_start()
     let daemon = Daemon::new();
     let (_, xauthority) = start_desktop(&daemon, "doomed", &["--size", "320x240"]);
     let private_dir = xauthority.parent().expect("a directory").to_path_buf();
-    let xvfb = daemon.ok(&["list"])["sessions"][0]["pid"]
+    let xvfb = daemon.sp_json(&["list"])["sessions"][0]["pid"]
         .as_i64()
         .expect("the Xvfb pid");
-    let daemon_pid = daemon.ok(&["daemon", "status"])["pid"]
-        .as_i64()
-        .expect("the daemon pid");
+    let daemon_pid = daemon.daemon_pid();
 
     // SAFETY: a signal to the daemon this test started.
     unsafe {
-        libc::kill(daemon_pid as i32, libc::SIGKILL);
+        libc::kill(daemon_pid, libc::SIGKILL);
     }
     assert!(
-        wait_for_exit(daemon_pid, LONG),
+        wait_for_process_exit(daemon_pid, LONG),
         "the daemon survived SIGKILL"
     );
-    assert!(wait_for_exit(xvfb, LONG), "Xvfb outlived its daemon");
+    assert!(
+        wait_for_process_exit(xvfb as i32, LONG),
+        "Xvfb outlived its daemon"
+    );
     assert!(private_dir.exists(), "nobody was left to remove it yet");
 
     // The next desktop (on a fresh daemon) removes what the dead one left.
@@ -806,8 +704,8 @@ fn a_killed_daemon_leaves_no_x_server_and_its_directory_goes_at_the_next_start()
 fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
     let daemon = Daemon::new();
     // A terminal whose program has ended.
-    daemon.ok(&["spawn", "--sid", "ended", "--", "true"]);
-    daemon.ok(&["wait", "ended", "--exit", "--timeout-ms", "20000"]);
+    daemon.sp_json(&["spawn", "--sid", "ended", "--", "true"]);
+    daemon.sp_json(&["wait", "ended", "--exit", "--timeout-ms", "20000"]);
     let (_, typed) =
         daemon.computer(json!({"sid": "ended", "action": {"type": "type", "text": "hi"}}));
     assert_eq!(typed["ok"], false, "{}", brief(&typed));
@@ -822,7 +720,7 @@ fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
 
     // A desktop whose X server is gone.
     start_desktop(&daemon, "dead", &["--size", "320x240"]);
-    let xvfb = daemon.ok(&["list"])["sessions"]
+    let xvfb = daemon.sp_json(&["list"])["sessions"]
         .as_array()
         .and_then(|all| all.iter().find(|s| s["sid"] == "dead"))
         .and_then(|s| s["pid"].as_i64())
@@ -831,7 +729,10 @@ fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
     unsafe {
         libc::kill(xvfb as i32, libc::SIGTERM);
     }
-    assert!(wait_for_exit(xvfb, LONG), "Xvfb ignored SIGTERM");
+    assert!(
+        wait_for_process_exit(xvfb as i32, LONG),
+        "Xvfb ignored SIGTERM"
+    );
     let (status, clicked) =
         daemon.computer(json!({"sid": "dead", "action": {"type": "click", "x": 5, "y": 5}}));
     assert_ne!(status, 0, "{}", brief(&clicked));
@@ -843,7 +744,7 @@ fn input_to_a_session_that_cannot_take_it_is_refused_as_not_sent() {
         "{}",
         brief(&clicked)
     );
-    daemon.ok(&["close", "dead"]);
+    daemon.sp_json(&["close", "dead"]);
 }
 
 #[test]
