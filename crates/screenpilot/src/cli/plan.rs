@@ -16,10 +16,18 @@ pub struct Plan {
 }
 
 fn parse_pair(text: &str, sep: char, field: &str, example: &str) -> Result<(u16, u16), OpError> {
-    let parsed = text
+    let parsed: Option<(u64, u64)> = text
         .split_once(sep)
         .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
-    parsed.ok_or_else(|| OpError::invalid(field, format!("{text:?} is not of the form {example}")))
+    let (a, b) = parsed
+        .ok_or_else(|| OpError::invalid(field, format!("{text:?} is not of the form {example}")))?;
+    match (u16::try_from(a), u16::try_from(b)) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        _ => Err(OpError::invalid(
+            field,
+            format!("{text:?} is far too large (each number at most 65535)"),
+        )),
+    }
 }
 
 pub(super) fn absolute(path: &Path) -> PathBuf {

@@ -158,14 +158,11 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "screenpilot: computer: {error}");
             }
-            writeln!(
-                out,
-                "{} action(s) done; screen {}x{}; {}",
-                result["done"],
-                result["width"],
-                result["height"],
-                text("path")
-            )
+            let screen = match (result["width"].as_u64(), result["height"].as_u64()) {
+                (Some(w), Some(h)) => format!("screen {w}x{h}; {}", text("path")),
+                _ => "no screenshot".to_owned(),
+            };
+            writeln!(out, "{} action(s) done; {screen}", result["done"])
         }
         Verb::Call { .. } => writeln!(out, "{result}"),
         Verb::Textual(_) => print_textual(&mut out, &result),
