@@ -571,7 +571,13 @@ fn settle_returns_the_screen_once_the_program_has_answered() {
     let d = Daemon::new();
     d.spawn_bash("sh");
     // Late output: the answer comes only once the shell has been quiet for longer than its pause.
-    let result = d.sp_json(&["line", "sh", "--settle-ms", "1500", "sleep 0.3; echo la''te"]);
+    let result = d.sp_json(&[
+        "line",
+        "sh",
+        "--settle-ms",
+        "1500",
+        "sleep 0.3; echo la''te",
+    ]);
     assert_eq!(result["settled"], true, "{result}");
     assert!(text(&result).contains("\nlate\n"), "{result}");
     // The hash returned is the settled screen's, a ready baseline for the next wait.
