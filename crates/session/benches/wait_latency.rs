@@ -3,6 +3,8 @@
 //! the same clock when the wait returns.
 //!
 //! Run: cargo bench -p screenpilot-session --bench wait_latency
+//! With SESSIONS=200 the fixture runs in 200 live sessions of one registry and the waits go round
+//! them, to check latency with many sessions (target: < 5 ms).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,8 +34,15 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../benches/emit_token.py");
-    let registry = Registry::new(Limits::default());
-    let limits = Limits::default();
+    let sessions: usize = std::env::var("SESSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let limits = Limits {
+        max_sessions: sessions.max(8),
+        ..Limits::default()
+    };
+    let registry = Registry::new(limits.clone());
     let spec = SpawnSpec {
         sid: None,
         argv: vec![
@@ -48,24 +57,31 @@ async fn main() {
         detect_child_exit: true,
         record: None,
     };
-    let session = registry.spawn(spec).expect("spawn the fixture");
     let ready = compile("READY", "pattern", &limits).expect("regex");
     let options = WaitOptions {
-        timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(30),
         scrollback: None,
     };
-    assert_eq!(
-        wait(&session, &Condition::Regex(ready), options)
-            .await
-            .reason,
-        Reason::Matched
-    );
+    let mut live = Vec::with_capacity(sessions);
+    for _ in 0..sessions {
+        live.push(registry.spawn(spec.clone()).expect("spawn the fixture"));
+    }
+    for session in &live {
+        assert_eq!(
+            wait(session, &Condition::Regex(ready.clone()), options)
+                .await
+                .reason,
+            Reason::Matched
+        );
+    }
 
     let mut latencies_us = Vec::with_capacity(iterations);
-    for n in 1..=iterations {
+    for i in 0..iterations {
+        let session = &live[i % sessions];
+        let n = i / sessions + 1;
         let pattern = compile(&format!(r"TOKEN {n} (\d+)"), "pattern", &limits).expect("regex");
         session.write(&[b"go\r".to_vec()]).await.expect("write");
-        let outcome = wait(&session, &Condition::Regex(pattern), options).await;
+        let outcome = wait(session, &Condition::Regex(pattern), options).await;
         let seen = monotonic_ns();
         let text = outcome.matched_text.expect("the token appeared");
         let written: u128 = text
@@ -78,7 +94,7 @@ async fn main() {
     registry.close_all().await;
     latencies_us.sort_by(|a, b| a.total_cmp(b));
     println!(
-        "in-process wait_for latency over {iterations} runs: median {:.0} us, p95 {:.0} us, p99 {:.0} us, max {:.0} us",
+        "in-process wait_for latency over {iterations} runs, {sessions} live session(s): median {:.0} us, p95 {:.0} us, p99 {:.0} us, max {:.0} us",
         percentile(&latencies_us, 0.5),
         percentile(&latencies_us, 0.95),
         percentile(&latencies_us, 0.99),
