@@ -106,12 +106,16 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
         field: "cmd",
         message: format!("{what}: {e}"),
     };
+    // The blocking flavour of pty-process starts the program with std's Command: its child handle owns
+    // nothing, so dropping it leaves the reaping to us. tokio's handle holds a pidfd that forgetting it
+    // would leak (one per session) and that dropping it would use to reap the child behind our back.
     let (pty, pts) =
-        pty_process::open().map_err(|e| io_err("cannot open a pseudo-terminal", &e))?;
+        pty_process::blocking::open().map_err(|e| io_err("cannot open a pseudo-terminal", &e))?;
     pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
         .map_err(|e| io_err("cannot size the pseudo-terminal", &e))?;
+    let pty = async_pty(pty).map_err(|e| io_err("cannot watch the pseudo-terminal", &e))?;
     let program = &spec.argv[0];
-    let mut command = pty_process::Command::new(program)
+    let mut command = pty_process::blocking::Command::new(program)
         .args(&spec.argv[1..])
         .current_dir(&spec.cwd)
         .env("TERM", "xterm-256color")
@@ -128,23 +132,22 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
     let child = command
         .spawn(pts)
         .map_err(|e| spawn_error(program, &spec.cwd, &e))?;
-    let Some(pid) = child.id() else {
-        return Err(io_err(
-            "the program ended before it could be tracked",
-            &program,
-        ));
-    };
-    // We reap through waitpid(-1) ourselves; tokio must never wait on this child, so its handle is
-    // forgotten rather than dropped (dropping would queue it for tokio's own reaping).
-    std::mem::forget(child);
+    let pid = child.id() as i32;
+    // We reap through waitpid(-1) ourselves; std's handle does nothing when dropped.
+    drop(child);
     let (sender, exit) = watch::channel(None);
-    waiting.insert(pid as i32, sender);
+    waiting.insert(pid, sender);
     drop(waiting);
-    Ok(Spawned {
-        pid: pid as i32,
-        pty,
-        exit,
-    })
+    Ok(Spawned { pid, pty, exit })
+}
+
+/// The pty's controlling side, made non-blocking and registered with the async runtime.
+fn async_pty(pty: pty_process::blocking::Pty) -> std::io::Result<pty_process::Pty> {
+    let fd = OwnedFd::from(pty);
+    let flags = rustix::fs::fcntl_getfl(&fd)?;
+    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
+    // SAFETY: `fd` is the open controlling side of a pty, now non-blocking, as from_fd requires.
+    unsafe { pty_process::Pty::from_fd(fd) }.map_err(std::io::Error::other)
 }
 
 fn spawn_error(program: &str, cwd: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
