@@ -80,7 +80,7 @@ impl Drop for Call {
 impl Client {
     /// Connect to the daemon of `paths`, starting it if none answers.
     pub async fn connect_or_start(paths: &Paths) -> Result<Arc<Client>, OpError> {
-        if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+        if let Some(stream) = connect(paths).await? {
             return Ok(Client::over(stream));
         }
         paths.ensure_private_dir().map_err(|e| {
@@ -98,16 +98,16 @@ impl Client {
                 )
             })?;
         // Another client may have started it while we waited for the lock.
-        if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+        if let Some(stream) = connect(paths).await? {
             return Ok(Client::over(stream));
         }
         start_daemon(paths).await?;
         drop(starting);
-        let stream = UnixStream::connect(&paths.socket).await.map_err(|e| {
+        let stream = connect(paths).await?.ok_or_else(|| {
             OpError::new(
                 "daemon_unavailable",
                 format!(
-                    "the screenpilot daemon started but its socket {} refuses connections: {e}",
+                    "the screenpilot daemon started but its socket {} refuses connections",
                     paths.socket.display()
                 ),
             )
@@ -115,12 +115,9 @@ impl Client {
         Ok(Client::over(stream))
     }
 
-    /// Connect only if a daemon is running.
-    pub async fn connect_existing(paths: &Paths) -> Option<Arc<Client>> {
-        UnixStream::connect(&paths.socket)
-            .await
-            .ok()
-            .map(Client::over)
+    /// Connect only if a daemon is running (`None` when none answers).
+    pub async fn connect_existing(paths: &Paths) -> Result<Option<Arc<Client>>, OpError> {
+        Ok(connect(paths).await?.map(Client::over))
     }
 
     fn over(stream: UnixStream) -> Arc<Client> {
@@ -235,6 +232,9 @@ pub fn call_blocking(
 ) -> Option<Result<Value, OpError>> {
     use std::io::Write;
     let stream = std::os::unix::net::UnixStream::connect(&paths.socket).ok()?;
+    if let Err(e) = check_daemon_owner(&stream, paths) {
+        return Some(Err(e));
+    }
     let gone = |e: std::io::Error| {
         OpError::new("daemon_gone", format!("lost the screenpilot daemon: {e}"))
     };
@@ -271,6 +271,41 @@ pub fn call_blocking(
         }
     })();
     Some(outcome)
+}
+
+/// Connect to the daemon's socket: `None` when nothing answers there, an error when something does but
+/// it is not our own daemon.
+async fn connect(paths: &Paths) -> Result<Option<UnixStream>, OpError> {
+    let Ok(stream) = UnixStream::connect(&paths.socket).await else {
+        return Ok(None);
+    };
+    check_daemon_owner(&stream, paths)?;
+    Ok(Some(stream))
+}
+
+/// The process serving the socket must run as our own user. Requests can carry secrets (`env`), and a
+/// socket in a shared place (`/tmp/screenpilot-UID`, a planted symlink) could be anyone's.
+fn check_daemon_owner(stream: &impl std::os::fd::AsFd, paths: &Paths) -> Result<(), OpError> {
+    let ours = rustix::process::getuid();
+    match rustix::net::sockopt::socket_peercred(stream) {
+        Ok(peer) if peer.uid == ours => Ok(()),
+        Ok(peer) => Err(OpError::new(
+            "daemon_untrusted",
+            format!(
+                "{} is served by uid {}, not by this user (uid {}); nothing was sent. Remove it, or set SCREENPILOT_DIR to a private directory",
+                paths.socket.display(),
+                peer.uid.as_raw(),
+                ours.as_raw()
+            ),
+        )),
+        Err(e) => Err(OpError::new(
+            "daemon_untrusted",
+            format!(
+                "cannot tell who serves {} ({e}); nothing was sent",
+                paths.socket.display()
+            ),
+        )),
+    }
 }
 
 /// Start `screenpilot daemon run` in the background, detached from our terminal and process group, and

@@ -130,7 +130,7 @@ async fn run_daemon(
             );
             Ok(0)
         }
-        DaemonAction::Status => match Client::connect_existing(paths).await {
+        DaemonAction::Status => match Client::connect_existing(paths).await? {
             Some(client) => {
                 let status = client.call("status", json!({})).await?;
                 report(
@@ -153,7 +153,7 @@ async fn run_daemon(
                 Ok(1)
             }
         },
-        DaemonAction::Stop => match Client::connect_existing(paths).await {
+        DaemonAction::Stop => match Client::connect_existing(paths).await? {
             Some(client) => {
                 match client.call("shutdown", json!({})).await {
                     Ok(_) => {}

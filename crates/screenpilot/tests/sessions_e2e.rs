@@ -402,6 +402,67 @@ fn two_clients_see_the_same_sessions() {
     assert_eq!(common::parse_json(&out)["matched"], true);
 }
 
+/// A socket served by another user (planted in a shared directory, say) gets nothing from us: requests
+/// can carry secrets in `env`.
+#[test]
+fn a_socket_served_by_another_user_is_refused_before_anything_is_sent() {
+    // SAFETY: a plain query of our own effective uid.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: serving a socket as another user needs root");
+        return;
+    }
+    let d = Daemon::new();
+    let socket = d.path().join("daemon.sock");
+    // Bound as root, listening as nobody: the kernel reports the listener's uid to whoever connects.
+    let server = r#"
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.setgid(65534); os.setuid(65534)
+s.listen(8)
+print("listening", flush=True)
+s.settimeout(30)
+while True:
+    c, _ = s.accept()
+    c.settimeout(30)
+    data = c.recv(65536)
+    print("received", repr(data), flush=True)
+    if data:
+        c.sendall(b'{"id":1,"ok":true,"result":{"ok":true,"sid":"x","pid":1,"cols":80,"rows":24}}\n')
+    c.close()
+"#;
+    let mut fake = std::process::Command::new("python3")
+        .args(["-c", server])
+        .arg(&socket)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start python3");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(
+        fake.stdout.take().expect("fake server stdout"),
+    ));
+    let first = lines.next().and_then(Result::ok);
+    assert_eq!(first.as_deref(), Some("listening"));
+
+    let error = d.sp_error(&["spawn", "--env", "SECRET=hunter2", "--", "bash"]);
+    assert_eq!(error["code"], "daemon_untrusted", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("uid 65534"),
+        "{error}"
+    );
+    let error = d.sp_error(&["daemon", "status"]);
+    assert_eq!(error["code"], "daemon_untrusted", "{error}");
+
+    let _ = fake.kill();
+    let _ = fake.wait();
+    let heard: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        heard
+            .iter()
+            .all(|line| !line.contains("hunter2") && !line.contains("status")),
+        "the foreign server was sent: {heard:?}"
+    );
+}
+
 #[test]
 fn a_killed_daemon_is_replaced_by_the_next_command() {
     let d = Daemon::new();
