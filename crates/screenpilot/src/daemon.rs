@@ -127,8 +127,7 @@ pub async fn run(
     drop(listener);
     let _ = std::fs::remove_file(&paths.socket);
     expiry.abort();
-    registry.close_all().await;
-    ctx.desktops.close_all().await;
+    tokio::join!(registry.close_all(), ctx.desktops.close_all());
     drop(lock);
     Ok(())
 }

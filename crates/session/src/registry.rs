@@ -117,15 +117,15 @@ impl Registry {
         Ok(session.info())
     }
 
-    /// Close every session (daemon shutdown).
+    /// Close every session (daemon shutdown), all at once: each may spend its grace periods waiting for
+    /// programs that ignore HUP and TERM, and those waits overlap instead of adding up.
     pub async fn close_all(&self) {
-        let all: Vec<Arc<Session>> = std::mem::take(&mut *self.sessions())
-            .into_values()
-            .collect();
-        let closing = all.iter().map(|s| s.close());
-        for close in closing {
-            close.await;
+        let all = std::mem::take(&mut *self.sessions());
+        let mut closing = tokio::task::JoinSet::new();
+        for session in all.into_values() {
+            closing.spawn(async move { session.close().await });
         }
+        while closing.join_next().await.is_some() {}
     }
 
     /// Close sessions idle for longer than the limit, forever. The task sleeps until the next session

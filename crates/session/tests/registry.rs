@@ -141,3 +141,42 @@ async fn a_regex_finds_output_wider_than_the_terminal() {
     assert!(text.lines().next().is_some_and(|l| l.len() == 80), "{text}");
     registry.close_all().await;
 }
+
+#[tokio::test]
+async fn close_all_ends_stubborn_sessions_together_not_one_after_another() {
+    let grace = Duration::from_millis(1000);
+    let registry = Registry::new(Limits {
+        close_grace: grace,
+        ..Limits::default()
+    });
+    let started = compile("started", "pattern", registry.limits()).unwrap();
+    let mut leaders = Vec::new();
+    for _ in 0..4 {
+        let session = registry
+            .spawn(spec(&[
+                "sh",
+                "-c",
+                "trap '' HUP TERM; echo started; sleep 1000",
+            ]))
+            .unwrap();
+        assert_eq!(
+            wait(&session, &Condition::Regex(started.clone()), LONG)
+                .await
+                .reason,
+            Reason::Matched
+        );
+        leaders.push(session.pid);
+    }
+    let start = std::time::Instant::now();
+    registry.close_all().await;
+    let took = start.elapsed();
+    // Each session needs both grace periods before KILL; four in a row would take eight.
+    assert!(
+        took < grace * 5,
+        "closing 4 sessions took {took:?}; one takes about {:?}",
+        grace * 2
+    );
+    for leader in leaders {
+        assert!(session_members(leader).is_empty(), "{leader} left behind");
+    }
+}
