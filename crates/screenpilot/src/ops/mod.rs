@@ -125,25 +125,47 @@ fn schema_of<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
-/// Parse parameters, naming the operation and the field in errors.
+/// Parse parameters, naming the operation and the field at fault in errors.
 fn params<T: DeserializeOwned>(op: &str, value: Value) -> Result<T, OpError> {
     let value = if value.is_null() {
         Value::Object(Map::new())
     } else {
         value
     };
-    serde_json::from_value(value).map_err(|e| {
+    T::deserialize(&value).map_err(|e| {
         let text = e.to_string();
-        let field = text
-            .split('`')
-            .nth(1)
-            .filter(|_| text.contains("field"))
-            .map(str::to_owned);
+        // Unknown, missing and duplicate fields are named by serde itself.
+        if text.contains("field `") {
+            return OpError {
+                code: "invalid_argument".into(),
+                message: format!("{op}: {text}"),
+                field: text.split('`').nth(1).map(str::to_owned),
+            };
+        }
+        let field = match &value {
+            Value::Object(fields) => culprit::<T>(fields, &text),
+            _ => Some("params".to_owned()),
+        };
         OpError {
             code: "invalid_argument".into(),
-            message: format!("{op}: {text}"),
+            message: match &field {
+                Some(field) => format!("{op}: {field}: {text}"),
+                None => format!("{op}: {text}"),
+            },
             field,
         }
+    })
+}
+
+/// The field whose value makes `fields` fail to parse with `error`: serde's message for a wrong type
+/// ("invalid type: string \"5\", expected u64") does not say where. Without the culprit the error
+/// changes (or parsing succeeds); without any other field it stays the same. Runs only on failure.
+fn culprit<T: DeserializeOwned>(fields: &Map<String, Value>, error: &str) -> Option<String> {
+    fields.keys().find_map(|key| {
+        let mut without = fields.clone();
+        without.remove(key);
+        let same = T::deserialize(&Value::Object(without)).is_err_and(|e| e.to_string() == error);
+        (!same).then(|| key.clone())
     })
 }
 
@@ -230,3 +252,43 @@ pub const OPERATIONS: &[OperationDef] = &[
     computer::COMPUTER,
     textual::TEXTUAL_RUN,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error_of<T: DeserializeOwned + std::fmt::Debug>(op: &str, value: Value) -> OpError {
+        params::<T>(op, value).unwrap_err()
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_field() {
+        let e = error_of::<SpawnParams>("spawn", json!({"cmd": "bash", "cols": -1}));
+        assert_eq!(e.field.as_deref(), Some("cols"), "{e:?}");
+        assert!(e.message.starts_with("spawn: cols: invalid value"), "{e:?}");
+
+        let e = error_of::<WaitForParams>(
+            "wait_for",
+            json!({"sid": "a", "pattern": "x", "timeout_ms": "5"}),
+        );
+        assert_eq!(e.field.as_deref(), Some("timeout_ms"), "{e:?}");
+
+        let e = error_of::<SpawnParams>("spawn", json!({"cmd": "bash", "env": {"A": 1}}));
+        assert_eq!(e.field.as_deref(), Some("env"), "{e:?}");
+
+        // A required field of the wrong type is named too (without it, the error is "missing field").
+        let e = error_of::<ExpectParams>("expect", json!({"sid": "a", "patterns": "abc"}));
+        assert_eq!(e.field.as_deref(), Some("patterns"), "{e:?}");
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_and_non_objects_are_named() {
+        let e = error_of::<SidParams>("alive", json!({"sid": "a", "bogus": 1}));
+        assert_eq!(e.field.as_deref(), Some("bogus"), "{e:?}");
+        let e = error_of::<SidParams>("alive", json!({}));
+        assert_eq!(e.field.as_deref(), Some("sid"), "{e:?}");
+        let e = error_of::<SidParams>("alive", json!(5));
+        assert_eq!(e.field.as_deref(), Some("params"), "{e:?}");
+    }
+}
