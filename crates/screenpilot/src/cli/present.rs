@@ -136,12 +136,17 @@ pub fn present(verb: &Verb, result: &Value, as_json: bool) -> Result<i32, OpErro
                 Ok(())
             } else {
                 let why = if result["exited"] == Value::Bool(true) {
-                    "the program exited first"
+                    "ended: the program exited first"
                 } else {
                     "timed out"
                 };
+                let detail = if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({detail})")
+                };
                 let mut err = std::io::stderr().lock();
-                writeln!(err, "screenpilot: wait {why} {detail}")
+                writeln!(err, "screenpilot: wait {why}{detail}")
             }
         }
         Verb::Screenshot(_) => writeln!(out, "{}", text("path")),
@@ -199,8 +204,8 @@ fn print_list(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "{:<20} {:>7} {:<10} {:>9}  COMMAND",
-        "SID", "PID", "STATE", "SIZE"
+        "{:<20} {:<9} {:>8} {:<10} {:>9}  COMMAND",
+        "SID", "KIND", "PID", "STATE", "SIZE"
     )?;
     for s in sessions {
         let cmd: Vec<String> = s["cmd"]
@@ -209,22 +214,30 @@ fn print_list(out: &mut impl Write, result: &Value) -> std::io::Result<()> {
             .flatten()
             .filter_map(|a| a.as_str().map(str::to_owned))
             .collect();
-        let state = if s["alive"] == Value::Bool(true) {
-            "running".to_owned()
+        // Short enough for the column: "running", "exit 3", "signal 9".
+        let state = match (
+            s["alive"].as_bool(),
+            s["exit_code"].as_i64(),
+            s["signal"].as_i64(),
+        ) {
+            (Some(true), _, _) => "running".to_owned(),
+            (_, Some(code), _) => format!("exit {code}"),
+            (_, None, Some(signal)) => format!("signal {signal}"),
+            _ => "ended".to_owned(),
+        };
+        let size = if s["kind"] == "desktop" {
+            format!("{}x{}", s["width"], s["height"])
         } else {
-            describe_exit(&s)
+            format!("{}x{}", s["cols"], s["rows"])
         };
         writeln!(
             out,
-            "{:<20} {:>7} {:<10} {:>9}  {}",
+            "{:<20} {:<9} {:>8} {:<10} {:>9}  {}",
             s["sid"].as_str().unwrap_or(""),
-            s["pid"],
-            state.split(' ').take(3).collect::<Vec<_>>().join(" "),
-            if s["kind"] == "desktop" {
-                format!("{}x{}", s["width"], s["height"])
-            } else {
-                format!("{}x{}", s["cols"], s["rows"])
-            },
+            s["kind"].as_str().unwrap_or(""),
+            s["pid"].to_string(),
+            state,
+            size,
             cmd.join(" ")
         )?;
     }
