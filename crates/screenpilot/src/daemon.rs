@@ -293,6 +293,16 @@ fn handle(
             let mut table = tasks
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
+            // Answers, cancel and clean-up all go by id: a second running request with the same id
+            // could be neither told apart nor stopped.
+            if table.contains_key(&key) {
+                let error = OpError::new(
+                    "duplicate_id",
+                    format!("id: request {key} is still running on this connection; give each request its own id"),
+                );
+                let _ = tx.send(Response::done(id, Err(error)));
+                return;
+            }
             let task = tokio::spawn(async move {
                 let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
                 let forward_tx = tx_task.clone();

@@ -525,6 +525,37 @@ fn a_client_vanishing_mid_wait_leaves_the_daemon_healthy() {
     assert_eq!(d.sp_json(&["alive", "sh"])["alive"], true);
 }
 
+/// Answers and cancels go by request id, so a second request reusing the id of a running one is refused
+/// (it could be neither told apart nor stopped), and the first can still be cancelled.
+#[test]
+fn a_request_reusing_a_running_id_is_refused() {
+    let d = Daemon::new();
+    d.spawn_bash("sh");
+    let socket = d.path().join("daemon.sock");
+    let mut stream = UnixStream::connect(&socket).expect("connect to the daemon socket");
+    let wait = r#"{"id": 7, "op": "wait_for", "params": {"sid": "sh", "pattern": "never-printed", "timeout_ms": 60000}}"#;
+    let requests = format!("{wait}\n{wait}\n{}\n", r#"{"id": 8, "op": "status"}"#);
+    stream.write_all(requests.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut next = || {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let refused = next();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], "duplicate_id", "{refused}");
+    assert_eq!(next()["id"], 8);
+
+    stream
+        .write_all(b"{\"id\": 9, \"op\": \"cancel\", \"params\": {\"id\": 7}}\n")
+        .unwrap();
+    let mut answers = vec![next(), next()];
+    answers.sort_by_key(|a| a["id"].as_i64());
+    assert_eq!(answers[0]["error"]["code"], "cancelled", "{answers:?}");
+    assert_eq!(answers[1]["result"]["cancelled"], true, "{answers:?}");
+}
+
 #[test]
 fn an_invalid_regex_is_an_error_naming_the_pattern() {
     let d = Daemon::new();
