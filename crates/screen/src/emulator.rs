@@ -361,7 +361,7 @@ impl Screen {
                 {
                     continue;
                 }
-                out.push(if cell.c == '\0' { ' ' } else { cell.c });
+                out.push(visible_char(cell.c));
                 if let Some(marks) = cell.zerowidth() {
                     out.extend(marks.iter());
                 }
@@ -444,6 +444,15 @@ impl Screen {
     }
 }
 
+/// What a cell shows. alacritty_terminal keeps a tab's `\t` in the cell where the tab started (for
+/// copying); on screen that cell is blank, and text with a `\t` in it would no longer line up.
+fn visible_char(c: char) -> char {
+    match c {
+        '\0' | '\t' => ' ',
+        c => c,
+    }
+}
+
 fn color_key(color: AnsiColor) -> [u8; 4] {
     match color {
         AnsiColor::Named(named) => {
@@ -490,7 +499,7 @@ fn dim_to_normal(named: NamedColor) -> Option<u8> {
 fn convert_cell(cell: &TermCell) -> Cell {
     let flags = cell.flags;
     let mut text = String::new();
-    text.push(if cell.c == '\0' { ' ' } else { cell.c });
+    text.push(visible_char(cell.c));
     if let Some(marks) = cell.zerowidth() {
         text.extend(marks.iter());
     }
@@ -568,6 +577,14 @@ mod tests {
             s.search_text().lines().next(),
             Some("0123456789012345678 wrapped")
         );
+    }
+
+    #[test]
+    fn tabs_show_as_blanks() {
+        let mut s = screen();
+        s.feed(b"a\tb");
+        assert_eq!(s.text().lines().next(), Some("a       b"));
+        assert_eq!(s.cells().rows[0][1].text, " ");
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub fn limits_from_env() -> Result<Limits, DaemonError> {
         limits.max_sessions = n as usize;
     }
     if let Some(n) = read("SCREENPILOT_IDLE_TIMEOUT_SECS")? {
+        if n == 0 {
+            return Err(DaemonError::Setup(
+                "SCREENPILOT_IDLE_TIMEOUT_SECS=0: sessions would close as soon as they start; give at least 1".into(),
+            ));
+        }
         limits.idle_timeout = Duration::from_secs(n);
     }
     if let Some(n) = read("SCREENPILOT_SCROLLBACK_LINES")? {

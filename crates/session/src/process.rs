@@ -153,10 +153,14 @@ fn async_pty(pty: pty_process::blocking::Pty) -> std::io::Result<pty_process::Pt
 fn spawn_error(program: &str, cwd: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
     let text = e.to_string();
     let message = if text.contains("No such file") || text.contains("os error 2") {
-        format!(
-            "program {program:?} was not found (searched PATH from {})",
-            cwd.display()
-        )
+        if program.contains('/') {
+            format!(
+                "program {program:?} does not exist (relative to {})",
+                cwd.display()
+            )
+        } else {
+            format!("program {program:?} was not found in PATH")
+        }
     } else if text.contains("ermission denied") {
         format!("program {program:?} is not executable: {text}")
     } else {
