@@ -22,6 +22,8 @@ pub struct Registry {
     limits: Arc<Limits>,
     counter: AtomicU64,
     peers: std::sync::OnceLock<Arc<dyn PeerSessions>>,
+    /// Set (under the sessions lock) when `close_all` begins: no session may start after its sweep.
+    shutting_down: std::sync::atomic::AtomicBool,
 }
 
 impl Registry {
@@ -31,6 +33,7 @@ impl Registry {
             limits: Arc::new(limits),
             counter: AtomicU64::new(0),
             peers: std::sync::OnceLock::new(),
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -61,6 +64,11 @@ impl Registry {
     pub fn spawn(&self, spec: SpawnSpec) -> Result<Arc<Session>> {
         self.limits.check_size(spec.size, "cols/rows")?;
         let mut sessions = self.sessions();
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err(SessionError::Limit(
+                "limit: the screenpilot daemon is shutting down; start the session again in a moment (a new daemon starts on demand)".into(),
+            ));
+        }
         let mut running: Vec<String> = sessions
             .values()
             .filter(|s| s.alive())
@@ -120,7 +128,11 @@ impl Registry {
     /// Close every session (daemon shutdown), all at once: each may spend its grace periods waiting for
     /// programs that ignore HUP and TERM, and those waits overlap instead of adding up.
     pub async fn close_all(&self) {
-        let all = std::mem::take(&mut *self.sessions());
+        let all = {
+            let mut sessions = self.sessions();
+            self.shutting_down.store(true, Ordering::Release);
+            std::mem::take(&mut *sessions)
+        };
         let mut closing = tokio::task::JoinSet::new();
         for session in all.into_values() {
             closing.spawn(async move { session.close().await });

@@ -180,3 +180,14 @@ async fn close_all_ends_stubborn_sessions_together_not_one_after_another() {
         assert!(session_members(leader).is_empty(), "{leader} left behind");
     }
 }
+
+#[tokio::test]
+async fn no_session_starts_once_shutdown_has_begun() {
+    let registry = Registry::new(Limits::default());
+    let before = registry.spawn(spec(&["cat"])).unwrap();
+    registry.close_all().await;
+    assert!(before.is_closed());
+    let err = registry.spawn(spec(&["cat"])).unwrap_err();
+    assert!(err.to_string().contains("shutting down"), "{err}");
+    assert!(registry.list().is_empty());
+}
