@@ -9,7 +9,7 @@ use crate::harness::{assert_png_decodes, find_in_tree, queried, Harness};
 
 #[test]
 fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots() {
-    let h = Harness::new("counter");
+    let h = Harness::new();
     let app = h.app("counter.py");
     let actions = json!([
         {"press": "tab"},
@@ -111,7 +111,7 @@ fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots
 
 #[test]
 fn one_shot_returns_the_apps_exit_value() {
-    let h = Harness::new("exit");
+    let h = Harness::new();
     let app = h.app("counter.py");
     let actions = json!([{"click": "#inc"}, {"press": "q"}]).to_string();
     let (progress, result) = h.textual(&[&app, "--actions", &actions]);
@@ -148,7 +148,7 @@ fn one_shot_returns_the_apps_exit_value() {
 
 #[test]
 fn input_form_takes_typed_text_and_reports_values() {
-    let h = Harness::new("form");
+    let h = Harness::new();
     let app = h.app("form.py");
     let actions = json!([
         {"press": ["A", "d", "a", "space", "L", "!"]},
@@ -187,7 +187,7 @@ fn input_form_takes_typed_text_and_reports_values() {
 
 #[test]
 fn data_table_reports_rows_columns_and_cursor_after_keys() {
-    let h = Harness::new("table");
+    let h = Harness::new();
     let app = h.app("table.py");
     let (_, before) = h.textual(&[&app, "--session", "planets", "--query", "#planets"]);
     let table = queried(&before, "#planets");
@@ -213,7 +213,7 @@ fn data_table_reports_rows_columns_and_cursor_after_keys() {
 
 #[test]
 fn a_session_is_opened_acted_on_twice_and_closed() {
-    let h = Harness::new("session");
+    let h = Harness::new();
     let app = h.app("counter.py");
     let tab = json!([{"press": "tab"}]).to_string();
     let (_, opened) = h.textual(&[
@@ -286,7 +286,7 @@ fn a_session_is_opened_acted_on_twice_and_closed() {
 
 #[test]
 fn double_click_hover_times_button_and_offset_reach_the_widget_as_asked() {
-    let h = Harness::new("clicks");
+    let h = Harness::new();
     let app = h.app("clicks.py");
     let actions = json!([
         {"hover": "#pad"},
@@ -312,7 +312,7 @@ fn double_click_hover_times_button_and_offset_reach_the_widget_as_asked() {
 
 #[test]
 fn textual_key_names_type_their_characters_and_unknown_names_are_refused() {
-    let h = Harness::new("keynames");
+    let h = Harness::new();
     let app = h.app("form.py");
     let actions = json!([
         {"press": ["A", "full_stop", "exclamation_mark", "slash", "at", "space", "minus", "pound_sign"]}

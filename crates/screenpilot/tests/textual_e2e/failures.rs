@@ -7,7 +7,7 @@ use crate::harness::Harness;
 
 #[test]
 fn missing_prerequisites_are_clear_errors() {
-    let h = Harness::new("prereq");
+    let h = Harness::new();
     let app = h.app("counter.py");
 
     let (status, _, result) = h.run(&["textual", "--python", "no-such-python3.99", &app]);
@@ -45,7 +45,7 @@ fn missing_prerequisites_are_clear_errors() {
 
 #[test]
 fn sizes_out_of_range_are_refused_before_the_app_starts_naming_their_field() {
-    let h = Harness::new("sizes");
+    let h = Harness::new();
     let app = h.app("counter.py");
     let error = h.textual_error(&[&app, "--size", "1x1"]);
     assert_eq!(error["field"], "size", "{error}");
@@ -69,7 +69,7 @@ fn sizes_out_of_range_are_refused_before_the_app_starts_naming_their_field() {
 
 #[test]
 fn an_app_that_crashes_while_starting_is_an_error_showing_its_traceback() {
-    let h = Harness::new("crash");
+    let h = Harness::new();
     let app = h.app("crash.py");
     let actions = json!([{"press": "tab"}, {"click": "#inc"}]).to_string();
     let error = h.textual_error(&[&app, "--actions", &actions]);
@@ -88,7 +88,7 @@ fn an_app_that_crashes_while_starting_is_an_error_showing_its_traceback() {
 
 #[test]
 fn a_timeout_says_what_became_of_the_app_and_leaves_nothing_running() {
-    let h = Harness::new("timeout");
+    let h = Harness::new();
     let app = h.app("slow_start.py");
     for (session, words) in [
         (None, "the app was stopped"),
@@ -110,7 +110,7 @@ fn a_timeout_says_what_became_of_the_app_and_leaves_nothing_running() {
 
 #[test]
 fn an_interpreter_behind_a_wrapper_script_that_does_not_exec_runs_the_app() {
-    let h = Harness::new("wrapper");
+    let h = Harness::new();
     let app = h.app("counter.py");
     // Python runs as the script's child, as with many venv and toolchain shims.
     let wrapper = h.script(
@@ -138,7 +138,7 @@ fn an_interpreter_behind_a_wrapper_script_that_does_not_exec_runs_the_app() {
 
 #[test]
 fn app_files_that_give_no_single_app_say_why() {
-    let h = Harness::new("badapps");
+    let h = Harness::new();
     let write = |name: &str, body: &str| {
         let path = h.dir.join(name);
         std::fs::write(&path, body).unwrap();

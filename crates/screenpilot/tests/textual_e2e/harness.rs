@@ -6,6 +6,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::common::Daemon;
+
 /// The interpreter with Textual installed.
 pub fn python() -> String {
     let python = std::env::var("SCREENPILOT_TEST_PYTHON")
@@ -24,18 +26,21 @@ pub fn python() -> String {
     python
 }
 
-/// One test's daemon and scratch directory; dropping it stops the daemon and removes the directory.
+/// One test's daemon (the shared e2e harness: its own directory, stopped and removed on drop) and the
+/// interpreter with Textual.
 pub struct Harness {
+    daemon: Daemon,
+    /// The scratch directory: apps are copied here, so screenshots land here too.
     pub dir: PathBuf,
     pub python: String,
 }
 
 impl Harness {
-    pub fn new(name: &str) -> Harness {
-        let dir = std::env::temp_dir().join(format!("sp-tx-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the test directory");
+    pub fn new() -> Harness {
+        let daemon = Daemon::new();
+        let dir = daemon.path().to_path_buf();
         Harness {
+            daemon,
             dir,
             python: python(),
         }
@@ -63,13 +68,7 @@ impl Harness {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_screenpilot"));
-        cmd.args(args)
-            .env("SCREENPILOT_DIR", &self.dir)
-            .env_remove("SCREENPILOT_MAX_SESSIONS")
-            .current_dir(&self.dir)
-            .stdin(Stdio::null());
-        cmd
+        self.daemon.command(args)
     }
 
     /// `screenpilot --json ARGS`: (exit status, progress updates, final object).
@@ -120,17 +119,6 @@ impl Harness {
         assert_eq!(status, 2, "screenpilot {full:?} should fail: {result}");
         assert_eq!(result["ok"], false, "{result}");
         result["error"].clone()
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        let _ = self
-            .command(&["daemon", "stop"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -5,6 +5,8 @@
 //! The interpreter is `$SCREENPILOT_TEST_PYTHON`, else `<repo>/.venv/bin/python` (scripts/test.sh makes
 //! it). A missing one fails the test: Textual support is part of the product, not an optional extra.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod drive;
 mod failures;
 mod harness;

@@ -7,7 +7,7 @@ use crate::harness::{queried, Harness};
 
 #[test]
 fn a_modal_screen_covering_a_button_refuses_the_click_until_dismissed() {
-    let h = Harness::new("modal");
+    let h = Harness::new();
     let app = h.app("modal.py");
     h.textual(&[&app, "--session", "modal"]);
 
@@ -35,7 +35,7 @@ fn a_modal_screen_covering_a_button_refuses_the_click_until_dismissed() {
 
 #[test]
 fn hidden_disabled_off_screen_and_absent_widgets_refuse_clicks() {
-    let h = Harness::new("hidden");
+    let h = Harness::new();
     let app = h.app("hidden.py");
     h.textual(&[&app, "--session", "hid"]);
     for (selector, code, words) in [
