@@ -193,7 +193,6 @@ pub async fn execute(
     params_json: Value,
     progress: &Progress,
 ) -> OpResult {
-    let _ = progress;
     match name {
         "spawn" => lifecycle::spawn(ctx, params(name, params_json)?).await,
         "list" => lifecycle::list(ctx, params(name, params_json)?),
