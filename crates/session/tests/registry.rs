@@ -170,9 +170,10 @@ async fn close_all_ends_stubborn_sessions_together_not_one_after_another() {
     let start = std::time::Instant::now();
     registry.close_all().await;
     let took = start.elapsed();
-    // Each session needs both grace periods before KILL; four in a row would take eight.
+    // Each session needs both grace periods before KILL: together that is about two graces, one after
+    // another at least eight. The bound sits just under eight so a loaded machine has 3.5x headroom.
     assert!(
-        took < grace * 5,
+        took < grace * 7,
         "closing 4 sessions took {took:?}; one takes about {:?}",
         grace * 2
     );
