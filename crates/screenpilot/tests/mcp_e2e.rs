@@ -192,8 +192,10 @@ fn closing_stdin_stops_running_calls_and_exits() {
         status.as_ref().is_ok_and(|s| s.success()),
         "server exit: {status:?}\n{log}"
     );
+    // Without the fix rmcp lingers 5 s for running calls; 4 s leaves a loaded machine room while still
+    // telling the two apart (clients kill a server that lingers past about 2 s, so this is a floor).
     assert!(
-        took < Duration::from_secs(2),
+        took < Duration::from_secs(4),
         "the server took {took:?} to exit after stdin closed"
     );
     assert!(
