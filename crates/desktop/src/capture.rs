@@ -41,6 +41,15 @@ impl Frame {
         }
     }
 
+    /// A 64-bit hash (xxh3) of the size and every pixel: equal frames, equal hashes.
+    pub fn hash(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&self.width.to_le_bytes());
+        hasher.update(&self.height.to_le_bytes());
+        hasher.update(&self.rgb);
+        hasher.digest()
+    }
+
     /// The colour of one pixel, or `None` outside the frame.
     pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 3]> {
         if x >= self.width || y >= self.height {
@@ -410,6 +419,25 @@ mod tests {
         assert_eq!(part.rgb, vec![12, 13, 14, 15, 16, 17]);
         assert_eq!(frame.pixel(2, 1), Some([15, 16, 17]));
         assert_eq!(frame.pixel(3, 0), None);
+    }
+
+    #[test]
+    fn the_hash_follows_the_pixels_and_the_size() {
+        let frame = Frame {
+            width: 2,
+            height: 1,
+            rgb: vec![1, 2, 3, 4, 5, 6],
+        };
+        assert_eq!(frame.hash(), frame.clone().hash());
+        let mut changed = frame.clone();
+        changed.rgb[5] = 7;
+        assert_ne!(frame.hash(), changed.hash());
+        let reshaped = Frame {
+            width: 1,
+            height: 2,
+            rgb: frame.rgb.clone(),
+        };
+        assert_ne!(frame.hash(), reshaped.hash());
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub(crate) struct Keyboard {
     keysyms: Vec<Keysym>,
     /// Every keycode that is bound to some modifier bit.
     modifier_keycodes: HashSet<u8>,
+    /// The modifier bit NumLock sets (Mod2 on most maps), if a Num_Lock key is bound to one.
+    numlock_mask: Option<u16>,
     /// Keycodes with no symbols when we first looked, least recently used first.
     spare: VecDeque<u8>,
     /// What we put on spare keycodes.
@@ -81,6 +83,7 @@ impl Keyboard {
             per_keycode: 0,
             keysyms: Vec::new(),
             modifier_keycodes: HashSet::new(),
+            numlock_mask: None,
             spare: VecDeque::new(),
             borrowed: HashMap::new(),
             recent: HashSet::new(),
@@ -101,6 +104,11 @@ impl Keyboard {
         self.per_keycode = usize::from(map.keysyms_per_keycode).max(1);
         self.keysyms = map.keysyms;
         let mods = conn.get_modifier_mapping()?.reply()?;
+        let per_modifier = usize::from(mods.keycodes_per_modifier()).max(1);
+        self.numlock_mask = self.find(keysym::NUM_LOCK).and_then(|(numlock, _)| {
+            let index = mods.keycodes.iter().position(|kc| *kc == numlock)? / per_modifier;
+            (index < 8).then(|| 1u16 << index)
+        });
         self.modifier_keycodes = mods.keycodes.into_iter().filter(|kc| *kc != 0).collect();
         let taken: Vec<u8> = self
             .spare
@@ -137,6 +145,22 @@ impl Keyboard {
             }
         }
         None
+    }
+
+    /// The modifier bit NumLock sets, if the keymap binds a Num_Lock key to one.
+    pub fn numlock_mask(&self) -> Option<u16> {
+        self.numlock_mask
+    }
+
+    /// Is this a keypad key with a keypad symbol on both levels (KP_Insert / KP_0)? For such a key X
+    /// picks the second symbol when Shift XOR NumLock is on, so with NumLock on, Shift must be left
+    /// up to get the second one (and pressed to get the first).
+    pub fn is_numlock_sensitive(&self, keycode: u8) -> bool {
+        let row = self.row(keycode);
+        row.first().is_some_and(|k| keysym::is_keypad(*k))
+            && row
+                .get(1)
+                .is_some_and(|k| keysym::is_keypad(*k) && row.first() != Some(k))
     }
 
     /// The keycode of a modifier key that really sets its modifier bit.

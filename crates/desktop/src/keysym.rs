@@ -1,6 +1,9 @@
-//! X keysyms: the names X gives to what a key produces. Only the ones screenpilot presses by name are
-//! here; any character maps to a keysym through [`for_char`] (Latin-1 directly, everything else through
-//! the Unicode range `0x0100_0000 + code point`).
+//! X keysyms: the names X gives to what a key produces. The constants here are the ones screenpilot
+//! presses itself; any other key is found by its X name through [`by_name`], which reads the complete
+//! table of xkbcommon (through `kbvm`): every name of `keysymdef.h` and `XF86keysym.h`, their aliases,
+//! `U+XXXX`-style `U20AC` and raw `0x1008ff12`, so every name `xdotool key` accepts works. Any
+//! character maps to a keysym through [`for_char`] (Latin-1 directly, everything else through the
+//! Unicode range `0x0100_0000 + code point`).
 
 pub type Keysym = u32;
 
@@ -22,6 +25,9 @@ pub const PRINT: Keysym = 0xff61;
 pub const INSERT: Keysym = 0xff63;
 pub const MENU: Keysym = 0xff67;
 pub const NUM_LOCK: Keysym = 0xff7f;
+pub const KP_SPACE: Keysym = 0xff80;
+pub const KP_ENTER: Keysym = 0xff8d;
+pub const KP_EQUAL: Keysym = 0xffbd;
 pub const F1: Keysym = 0xffbe;
 pub const SHIFT_L: Keysym = 0xffe1;
 pub const SHIFT_R: Keysym = 0xffe2;
@@ -38,6 +44,27 @@ pub const SPACE: Keysym = 0x20;
 
 /// Where Unicode keysyms start: the keysym of code point `c` is `UNICODE_BASE + c`.
 const UNICODE_BASE: Keysym = 0x0100_0000;
+
+/// The keysym with this X name: the exact name first (`KP_Enter`, `KP_0`, `XF86AudioMute`,
+/// `adiaeresis`, `A` is not `a`), then the same name in any case (`kp_enter`, `return`). Also `U20AC`
+/// (a code point) and `0xff8d` (a raw keysym). `None` for an unknown name and for `NoSymbol`.
+pub fn by_name(name: &str) -> Option<Keysym> {
+    let found =
+        kbvm::Keysym::from_str(name).or_else(|| kbvm::Keysym::from_str_insensitive(name))?;
+    // 0 is NoSymbol; keysyms are 29-bit values.
+    (found.0 != 0 && found.0 <= 0x1fff_ffff).then_some(found.0)
+}
+
+/// The X name of a keysym (`KP_Enter`, `XF86AudioMute`), when it has one; for messages.
+pub fn name(keysym: Keysym) -> Option<&'static str> {
+    kbvm::Keysym(keysym).name()
+}
+
+/// Is this a key of the numeric keypad (`KP_Space` .. `KP_Equal`)? Which of its two symbols such a
+/// key gives depends on NumLock as well as Shift.
+pub fn is_keypad(keysym: Keysym) -> bool {
+    (KP_SPACE..=KP_EQUAL).contains(&keysym)
+}
 
 /// Function key `n` (1-35, as X defines them).
 pub fn function_key(n: u8) -> Option<Keysym> {
@@ -123,6 +150,40 @@ mod tests {
         assert_eq!(function_key(24), Some(0xffd5));
         assert_eq!(function_key(0), None);
         assert_eq!(function_key(36), None);
+    }
+
+    #[test]
+    fn names_follow_x_exactly_then_any_case() {
+        assert_eq!(by_name("KP_Enter"), Some(0xff8d));
+        assert_ne!(by_name("KP_Enter"), by_name("Return"));
+        assert_eq!(by_name("Return"), Some(RETURN));
+        assert_eq!(by_name("KP_0"), Some(0xffb0));
+        assert_eq!(by_name("KP_9"), Some(0xffb9));
+        assert_eq!(by_name("KP_Add"), Some(0xffab));
+        assert_eq!(by_name("KP_Subtract"), Some(0xffad));
+        assert_eq!(by_name("XF86AudioMute"), Some(0x1008_ff12));
+        assert_eq!(by_name("XF86_AudioMute"), Some(0x1008_ff12));
+        assert_eq!(by_name("adiaeresis"), Some(0xe4));
+        assert_eq!(by_name("Adiaeresis"), Some(0xc4));
+        assert_eq!(by_name("a"), Some(0x61));
+        assert_eq!(by_name("A"), Some(0x41));
+        // Aliases: both names of one key.
+        assert_eq!(by_name("Prior"), Some(PAGE_UP));
+        assert_eq!(by_name("Page_Up"), Some(PAGE_UP));
+        assert_eq!(by_name("Super_L"), Some(SUPER_L));
+        assert_eq!(by_name("F24"), function_key(24));
+        // Case-insensitive fallback.
+        assert_eq!(by_name("kp_enter"), Some(0xff8d));
+        assert_eq!(by_name("RETURN"), Some(RETURN));
+        assert_eq!(by_name("xf86audiomute"), Some(0x1008_ff12));
+        // Code points and raw values, as XStringToKeysym takes them.
+        assert_eq!(by_name("U20AC"), Some(0x0100_20ac));
+        assert_eq!(by_name("0xff8d"), Some(0xff8d));
+        assert_eq!(by_name("no_such_key"), None);
+        assert_eq!(by_name(""), None);
+        assert_eq!(by_name("0x0"), None);
+        assert_eq!(name(0xff8d), Some("KP_Enter"));
+        assert!(is_keypad(0xff8d) && is_keypad(0xffb0) && !is_keypad(RETURN));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod keysym;
 mod private_dir;
 pub mod process;
 pub mod registry;
+pub mod scale;
 pub mod server;
 pub mod x11;
 
@@ -26,6 +27,7 @@ pub use desktop::{
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
+pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
 pub use x11::{connect, Button, Point, X11};
 /// The X11 protocol crate this one speaks through, for callers of [`connect`].

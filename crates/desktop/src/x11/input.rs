@@ -140,11 +140,28 @@ impl X11 {
     pub fn key_chord(&mut self, keysyms: &[Keysym], hold: Duration) -> Result<()> {
         let mut keycodes: Vec<u8> = Vec::new();
         let shift = self.keyboard.modifier(Modifier::Shift).ok();
+        let mut numlock_on: Option<bool> = None;
         for ks in keysyms {
             let keycode = match Modifier::of_keysym(*ks) {
                 Some(modifier) => self.keyboard.modifier(modifier)?,
                 None => {
-                    let (keycode, needs_shift) = self.keyboard.ensure(&self.conn, *ks)?;
+                    let (keycode, mut needs_shift) = self.keyboard.ensure(&self.conn, *ks)?;
+                    if self.keyboard.is_numlock_sensitive(keycode) {
+                        let on = match numlock_on {
+                            Some(on) => on,
+                            None => {
+                                let (_, state) = self.pointer()?;
+                                let on = self
+                                    .keyboard
+                                    .numlock_mask()
+                                    .is_some_and(|mask| state & mask != 0);
+                                *numlock_on.insert(on)
+                            }
+                        };
+                        // KP_0 is the second symbol of its key: Shift gives it with NumLock off,
+                        // and takes it away with NumLock on.
+                        needs_shift ^= on;
+                    }
                     if needs_shift {
                         match shift {
                             Some(s) if !keycodes.contains(&s) => keycodes.push(s),

@@ -1,0 +1,411 @@
+//! Screenshots sized for models, and the exact way back from their pixels to the screen's.
+//!
+//! Vision models downscale large images before they look at them (Anthropic's API beyond 1568 px on
+//! the long edge or about 1.15 megapixels), and then the coordinates they answer with are off by the
+//! factor they never saw. So we send an image already within the model's limits ([`fit`]), and map
+//! every coordinate through one [`Scale`]:
+//!
+//! - image to screen: the screen pixel under the *centre* of the image pixel, so a click lands inside
+//!   the area the model pointed at, never on the edge of its neighbour, and the last image pixel maps
+//!   inside the screen;
+//! - screen to image: the image pixel whose area holds the screen pixel's centre.
+//!
+//! Going image -> screen -> image gives back the same pixel whenever the image is not larger than the
+//! screen (every case [`fit`] produces). The downscale itself ([`Frame::resize`]) averages every screen
+//! pixel an image pixel covers (a box filter, weighted by the covered area), which keeps thin text
+//! strokes as grey instead of dropping them the way nearest-neighbour sampling does.
+
+use serde::Serialize;
+
+use crate::capture::Frame;
+
+/// Anthropic's limit on the long edge of an image the model sees unscaled.
+pub const DEFAULT_MAX_LONG_EDGE: u32 = 1568;
+/// Anthropic's limit on the pixels of an image the model sees unscaled (about 1.15 megapixels).
+pub const DEFAULT_MAX_PIXELS: u64 = 1_150_000;
+
+/// The largest size with the screen's aspect ratio whose long edge is at most `max_long_edge` and
+/// whose area is at most `max_pixels`. Never larger than the screen (no upscaling); each side at
+/// least 1. A limit of 0 means no limit of that kind.
+pub fn fit(screen_w: u32, screen_h: u32, max_long_edge: u32, max_pixels: u64) -> (u32, u32) {
+    if screen_w == 0 || screen_h == 0 {
+        return (screen_w, screen_h);
+    }
+    let long = screen_w.max(screen_h);
+    let short = screen_w.min(screen_h);
+    let area = u64::from(screen_w) * u64::from(screen_h);
+    let long_limit = if max_long_edge == 0 {
+        long
+    } else {
+        max_long_edge
+    };
+    let pixel_limit = if max_pixels == 0 { area } else { max_pixels };
+    if long <= long_limit && area <= pixel_limit {
+        return (screen_w, screen_h);
+    }
+    // The short side that keeps the aspect for a given long side, rounded to nearest.
+    let short_for = |l: u32| -> u32 {
+        let s = (u64::from(l) * u64::from(short) * 2 + u64::from(long)) / (u64::from(long) * 2);
+        (s as u32).clamp(1, short)
+    };
+    let by_area = (pixel_limit as f64 * f64::from(long) / f64::from(short)).sqrt();
+    let mut l = (by_area.floor() as u64)
+        .min(u64::from(long_limit))
+        .min(u64::from(long)) as u32;
+    l = l.max(1);
+    // Float rounding may leave the area a pixel row over the limit: step down until it fits.
+    while l > 1 && u64::from(l) * u64::from(short_for(l)) > pixel_limit {
+        l -= 1;
+    }
+    let s = short_for(l);
+    if screen_w >= screen_h {
+        (l, s)
+    } else {
+        (s, l)
+    }
+}
+
+/// How screenshot pixels relate to screen pixels, per axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Scale {
+    /// The screen's size (root window pixels).
+    pub screen: (u32, u32),
+    /// The screenshot's size.
+    pub image: (u32, u32),
+}
+
+/// The pixel of a `to`-sized axis under the centre of pixel `p` of a `from`-sized axis:
+/// floor((p + 0.5) * to / from), always `< to` for `p < from`.
+fn map_axis(p: u32, from: u32, to: u32) -> u32 {
+    if from == 0 || to == 0 {
+        return 0;
+    }
+    let p = p.min(from - 1);
+    ((u64::from(p) * 2 + 1) * u64::from(to) / (u64::from(from) * 2)) as u32
+}
+
+impl Scale {
+    /// The scale for a screen sent as an image of at most `max_long_edge` and `max_pixels` ([`fit`]).
+    pub fn fit(screen: (u32, u32), max_long_edge: u32, max_pixels: u64) -> Scale {
+        Scale {
+            screen,
+            image: fit(screen.0, screen.1, max_long_edge, max_pixels),
+        }
+    }
+
+    /// No scaling: the image is the screen.
+    pub fn identity(screen: (u32, u32)) -> Scale {
+        Scale {
+            screen,
+            image: screen,
+        }
+    }
+
+    pub fn is_identity(&self) -> bool {
+        self.screen == self.image
+    }
+
+    /// Screen pixels per image pixel on the x axis (>= 1 when downscaled), for callers to report.
+    pub fn factor(&self) -> f64 {
+        if self.image.0 == 0 {
+            return 1.0;
+        }
+        f64::from(self.screen.0) / f64::from(self.image.0)
+    }
+
+    /// Is (x, y) a pixel of the image?
+    pub fn contains_image_point(&self, x: u32, y: u32) -> bool {
+        x < self.image.0 && y < self.image.1
+    }
+
+    /// The screen pixel under the centre of image pixel (x, y). Coordinates past the image are
+    /// taken as its last pixel (check them first with [`Scale::contains_image_point`]).
+    pub fn to_screen(&self, x: u32, y: u32) -> (u32, u32) {
+        (
+            map_axis(x, self.image.0, self.screen.0),
+            map_axis(y, self.image.1, self.screen.1),
+        )
+    }
+
+    /// The image pixel whose area holds the centre of screen pixel (x, y).
+    pub fn to_image(&self, x: u32, y: u32) -> (u32, u32) {
+        (
+            map_axis(x, self.screen.0, self.image.0),
+            map_axis(y, self.screen.1, self.image.1),
+        )
+    }
+}
+
+/// For one axis of a resize: for each output pixel, the first source pixel it covers and the share of
+/// each covered source pixel, in 1/4096ths summing to exactly 4096.
+struct Taps {
+    first: Vec<u32>,
+    /// `weights[o * width .. (o + 1) * width]`, zero-padded.
+    weights: Vec<u32>,
+    width: usize,
+}
+
+const WEIGHT_ONE: u32 = 1 << 12;
+
+impl Taps {
+    fn new(from: u32, to: u32) -> Taps {
+        // In units of 1/(from*to): output pixel o spans [o*from, (o+1)*from), source pixel i spans
+        // [i*to, (i+1)*to); their overlap is the weight of i in o, out of `from`.
+        let (from64, to64) = (u64::from(from), u64::from(to));
+        let width = from.div_ceil(to) as usize + 1;
+        let mut first = Vec::with_capacity(to as usize);
+        let mut weights = vec![0u32; to as usize * width];
+        for (o, row) in weights.chunks_exact_mut(width).enumerate() {
+            let o = o as u64;
+            let (start, end) = (o * from64, (o + 1) * from64);
+            let i0 = start / to64;
+            first.push(i0 as u32);
+            let mut total = 0u32;
+            let (mut largest, mut largest_weight) = (0usize, 0u32);
+            for (k, slot) in row.iter_mut().enumerate() {
+                let i = i0 + k as u64;
+                let lo = (i * to64).max(start);
+                let hi = ((i + 1) * to64).min(end);
+                if i >= from64 || hi <= lo {
+                    break;
+                }
+                let weight = ((hi - lo) * u64::from(WEIGHT_ONE) / from64) as u32;
+                *slot = weight;
+                total += weight;
+                if weight > largest_weight {
+                    (largest, largest_weight) = (k, weight);
+                }
+            }
+            // Truncation leaves the sum a little short of one: give the rest to the largest share.
+            row[largest] += WEIGHT_ONE - total;
+        }
+        Taps {
+            first,
+            weights,
+            width,
+        }
+    }
+
+    fn of(&self, o: usize) -> (usize, &[u32]) {
+        (
+            self.first[o] as usize,
+            &self.weights[o * self.width..(o + 1) * self.width],
+        )
+    }
+}
+
+impl Frame {
+    /// This frame scaled to `width` x `height` by area averaging (each output pixel is the mean of the
+    /// source pixels it covers, weighted by how much of each it covers). Meant for downscaling;
+    /// upscaling works but only repeats pixels. Two passes (rows, then columns) in fixed point.
+    pub fn resize(&self, width: u32, height: u32) -> Frame {
+        if (width, height) == (self.width, self.height) {
+            return self.clone();
+        }
+        if width == 0 || height == 0 || self.width == 0 || self.height == 0 {
+            return Frame {
+                width,
+                height,
+                rgb: vec![0; width as usize * height as usize * 3],
+            };
+        }
+        let (sw, sh) = (self.width as usize, self.height as usize);
+        let (dw, dh) = (width as usize, height as usize);
+        let columns = Taps::new(self.width, width);
+        let rows = Taps::new(self.height, height);
+
+        // Pass 1: every source row shrunk to `dw` pixels, kept with 8 more bits of precision.
+        let mut narrow = vec![0u16; sh * dw * 3];
+        for (src_row, out_row) in self
+            .rgb
+            .chunks_exact(sw * 3)
+            .zip(narrow.chunks_exact_mut(dw * 3))
+        {
+            for (o, out) in out_row.chunks_exact_mut(3).enumerate() {
+                let (first, weights) = columns.of(o);
+                let mut sum = [0u32; 3];
+                for (k, w) in weights.iter().enumerate() {
+                    if *w == 0 {
+                        continue;
+                    }
+                    let i = (first + k) * 3;
+                    let px = &src_row[i..i + 3];
+                    sum[0] += w * u32::from(px[0]);
+                    sum[1] += w * u32::from(px[1]);
+                    sum[2] += w * u32::from(px[2]);
+                }
+                // 12 bits of weight down to 8 bits of extra precision.
+                for c in 0..3 {
+                    out[c] = ((sum[c] + 8) >> 4) as u16;
+                }
+            }
+        }
+
+        // Pass 2: columns, output row by output row (each reads a few whole rows of pass 1).
+        let mut rgb = vec![0u8; dw * dh * 3];
+        let mut sum = vec![0u32; dw * 3];
+        for (o, out_row) in rgb.chunks_exact_mut(dw * 3).enumerate() {
+            let (first, weights) = rows.of(o);
+            sum.iter_mut().for_each(|s| *s = 0);
+            for (k, w) in weights.iter().enumerate() {
+                if *w == 0 {
+                    continue;
+                }
+                let row = &narrow[(first + k) * dw * 3..(first + k + 1) * dw * 3];
+                for (s, v) in sum.iter_mut().zip(row) {
+                    *s += w * u32::from(*v);
+                }
+            }
+            for (out, s) in out_row.iter_mut().zip(&sum) {
+                *out = ((s + (1 << 19)) >> 20).min(255) as u8;
+            }
+        }
+        Frame { width, height, rgb }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_keeps_small_screens_and_the_aspect_of_large_ones() {
+        let (l, p) = (DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS);
+        assert_eq!(fit(1024, 768, l, p), (1024, 768));
+        assert_eq!(fit(1280, 800, l, p), (1280, 800));
+        // 1920x1080 = 2.07 MP: the area limit binds.
+        let (w, h) = fit(1920, 1080, l, p);
+        assert!(u64::from(w) * u64::from(h) <= p && w <= l);
+        assert!(
+            u64::from(w) * u64::from(h) > p - 3 * u64::from(w),
+            "{w}x{h} is needlessly small"
+        );
+        assert!(
+            (f64::from(w) / f64::from(h) - 16.0 / 9.0).abs() < 0.01,
+            "{w}x{h}"
+        );
+        let (w, h) = fit(2560, 1600, l, p);
+        assert_eq!((w, h), (1356, 848));
+        // A tall, thin screen: the long-edge limit binds.
+        let (w, h) = fit(800, 4000, l, p);
+        assert_eq!((w, h), (314, 1568));
+        // Portrait keeps orientation.
+        let (w, h) = fit(1600, 2560, l, p);
+        assert_eq!((w, h), (848, 1356));
+        // Never upscale, never zero.
+        assert_eq!(fit(10, 10, 1568, 1_150_000), (10, 10));
+        assert_eq!(fit(10_000, 1, 100, 0), (100, 1));
+        assert_eq!(fit(640, 480, 0, 0), (640, 480));
+    }
+
+    #[test]
+    fn fit_stays_within_both_limits_for_many_sizes() {
+        for w in (64..=8192).step_by(97) {
+            for h in (64..=8192).step_by(131) {
+                let (iw, ih) = fit(w, h, 1568, 1_150_000);
+                assert!(
+                    iw >= 1 && ih >= 1 && iw <= w && ih <= h,
+                    "{w}x{h} -> {iw}x{ih}"
+                );
+                assert!(iw.max(ih) <= 1568, "{w}x{h} -> {iw}x{ih}");
+                assert!(
+                    u64::from(iw) * u64::from(ih) <= 1_150_000,
+                    "{w}x{h} -> {iw}x{ih}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn image_to_screen_to_image_is_the_same_pixel() {
+        for (screen, image) in [
+            ((2560, 1600), (1356, 848)),
+            ((1920, 1080), (1429, 804)),
+            ((1280, 800), (1280, 800)),
+            ((1001, 999), (333, 777)),
+            ((7, 5), (3, 2)),
+        ] {
+            let scale = Scale { screen, image };
+            for x in 0..image.0 {
+                let (sx, _) = scale.to_screen(x, 0);
+                assert!(sx < screen.0);
+                assert_eq!(scale.to_image(sx, 0).0, x, "{screen:?}/{image:?} x={x}");
+            }
+            for y in 0..image.1 {
+                let (_, sy) = scale.to_screen(0, y);
+                assert!(sy < screen.1);
+                assert_eq!(scale.to_image(0, sy).1, y, "{screen:?}/{image:?} y={y}");
+            }
+        }
+    }
+
+    #[test]
+    fn coordinates_map_to_pixel_centres_and_edges_stay_inside() {
+        let scale = Scale {
+            screen: (2560, 1600),
+            image: (1280, 800),
+        };
+        // Image pixel 0 covers screen pixels 0-1; its centre is at screen 1.0: pixel 1.
+        assert_eq!(scale.to_screen(0, 0), (1, 1));
+        assert_eq!(scale.to_screen(1279, 799), (2559, 1599));
+        assert_eq!(scale.to_screen(5000, 5000), (2559, 1599));
+        assert_eq!(scale.to_image(2559, 1599), (1279, 799));
+        assert_eq!(scale.to_image(0, 0), (0, 0));
+        assert_eq!(scale.to_image(1, 1), (0, 0));
+        assert_eq!(scale.to_image(2, 2), (1, 1));
+        let same = Scale::identity((1280, 800));
+        assert!(same.is_identity());
+        assert_eq!(same.to_screen(17, 42), (17, 42));
+        assert_eq!(same.to_image(17, 42), (17, 42));
+        assert!(!same.contains_image_point(1280, 0));
+        assert_eq!(
+            Scale::fit((2560, 1600), 1568, 1_150_000).image,
+            fit(2560, 1600, 1568, 1_150_000)
+        );
+    }
+
+    fn frame(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Frame {
+        let mut rgb = Vec::new();
+        for y in 0..height {
+            for x in 0..width {
+                rgb.extend_from_slice(&f(x, y));
+            }
+        }
+        Frame { width, height, rgb }
+    }
+
+    #[test]
+    fn resize_averages_the_covered_area() {
+        // 2x2 blocks of one colour each become one pixel of that colour.
+        let blocks = frame(4, 2, |x, _| if x < 2 { [255, 0, 10] } else { [0, 255, 20] });
+        let half = blocks.resize(2, 1);
+        assert_eq!(half.rgb, vec![255, 0, 10, 0, 255, 20]);
+        // A one-pixel black line on white, shrunk 3:1 on both axes, is a third as dark.
+        let line = frame(9, 9, |x, _| if x == 4 { [0, 0, 0] } else { [255; 3] });
+        let small = line.resize(3, 3);
+        assert_eq!(small.pixel(1, 1), Some([170, 170, 170]));
+        assert_eq!(small.pixel(0, 1), Some([255, 255, 255]));
+        // A flat colour stays exactly that colour at any ratio.
+        let flat = frame(2560, 16, |_, _| [37, 200, 255]);
+        let shrunk = flat.resize(1356, 9);
+        assert!(shrunk.rgb.chunks_exact(3).all(|p| p == [37, 200, 255]));
+        // Same size is a copy; upscaling repeats pixels.
+        assert_eq!(line.resize(9, 9), line);
+        let up = blocks.resize(8, 4);
+        assert_eq!(up.pixel(0, 0), Some([255, 0, 10]));
+        assert_eq!(up.pixel(7, 3), Some([0, 255, 20]));
+    }
+
+    #[test]
+    fn resize_keeps_total_brightness_at_uneven_ratios() {
+        let noise = frame(97, 61, |x, y| {
+            let v = ((x * 31 + y * 17) % 256) as u8;
+            [v, 255 - v, v / 2]
+        });
+        let small = noise.resize(40, 25);
+        let mean = |f: &Frame| -> f64 {
+            f.rgb.iter().map(|v| f64::from(*v)).sum::<f64>() / f.rgb.len() as f64
+        };
+        assert!((mean(&noise) - mean(&small)).abs() < 1.0);
+    }
+}
