@@ -18,10 +18,11 @@ use alacritty_terminal::vte::ansi::{
 };
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::color::{Color, Rgb};
 use crate::geometry::Size;
-use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
+use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
 use crate::modes::{InputModes, MouseEncoding, MouseTracking};
-use crate::palette::{Rgb, Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
+use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
 
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.

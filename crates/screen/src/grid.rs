@@ -6,20 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::color::{Color, Rgb};
 use crate::geometry::{CellPos, Size};
-use crate::palette::Rgb;
-
-/// A colour as the application asked for it; the theme resolves `Default` and `Indexed` to RGB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Color {
-    /// The terminal's default foreground (as fg) or background (as bg).
-    Default,
-    /// A palette entry: 0-7 normal, 8-15 bright, 16-255 the xterm 256-colour cube and greys.
-    Indexed(u8),
-    /// A truecolour value.
-    Rgb(Rgb),
-}
 
 /// Text attributes of a cell, as bit flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]

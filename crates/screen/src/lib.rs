@@ -4,6 +4,7 @@
 //! would see (text, hashes, cells, cursor, title, input modes), encodes keys and mouse events for the
 //! application's current modes, and renders the screen to PNG and SVG. It performs no I/O.
 
+pub mod color;
 pub mod emulator;
 pub mod geometry;
 pub mod grid;
@@ -13,11 +14,12 @@ pub mod mouse;
 pub mod palette;
 pub mod render;
 
+pub use color::{Color, Rgb};
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};
-pub use grid::{Attrs, Cell, CellGrid, CellWidth, Color, Cursor, CursorShape};
+pub use grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
 pub use keys::{KeyToken, Modifiers, NamedKey};
 pub use modes::{InputModes, MouseEncoding, MouseTracking};
 pub use mouse::{MouseAction, MouseButton, MouseError, MouseEvent, TextMatch};
-pub use palette::{Rgb, Theme, ThemeName};
+pub use palette::{Theme, ThemeName};
 pub use render::{render_png, render_svg, Layout, RenderError, RenderOptions};

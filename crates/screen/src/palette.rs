@@ -1,42 +1,9 @@
-//! Colours: the 256-colour palette, light and dark themes, and resolving a cell's colour to RGB.
+//! The 256-colour palette, light and dark themes, and resolving a cell's [`Color`] to [`Rgb`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::grid::Color;
-
-/// An sRGB colour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub struct Rgb {
-    pub r: u8,
-    pub g: u8,
-    pub b: u8,
-}
-
-impl Rgb {
-    pub const fn new(r: u8, g: u8, b: u8) -> Self {
-        Self { r, g, b }
-    }
-
-    /// `#rrggbb`, as SVG and CSS want it.
-    pub fn hex(self) -> String {
-        format!("#{:02x}{:02x}{:02x}", self.r, self.g, self.b)
-    }
-
-    /// Mix with another colour; `t` = 0 keeps self, 1 gives `other`.
-    pub fn blend(self, other: Rgb, t: f32) -> Rgb {
-        let mix = |a: u8, b: u8| {
-            (a as f32 + (b as f32 - a as f32) * t)
-                .round()
-                .clamp(0.0, 255.0) as u8
-        };
-        Rgb::new(
-            mix(self.r, other.r),
-            mix(self.g, other.g),
-            mix(self.b, other.b),
-        )
-    }
-}
+use crate::color::{Color, Rgb};
 
 /// Which built-in colour scheme to draw with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]

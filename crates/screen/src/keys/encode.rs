@@ -1,7 +1,7 @@
 //! The bytes of one key: xterm's legacy encoding (with DECCKM for the cursor keys), the kitty
 //! keyboard protocol's escape codes, and bracketed paste. The keyboard is a US PC-101 layout.
 
-use super::{Modifiers, NamedKey};
+use super::token::{Modifiers, NamedKey};
 use crate::modes::InputModes;
 
 const ESC: u8 = 0x1b;

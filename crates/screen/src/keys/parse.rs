@@ -2,7 +2,7 @@
 //! `+`-joined names (`ctrl+shift+up`) and the named keys. Never fails: anything else is text.
 
 use super::encode::ctrl_byte;
-use super::{KeyToken, Modifiers, NamedKey};
+use super::token::{KeyToken, Modifiers, NamedKey};
 
 /// Parse one token. Never fails: a token that is not a key becomes [`KeyToken::Text`].
 pub fn parse_token(token: &str) -> KeyToken {

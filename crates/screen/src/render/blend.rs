@@ -1,11 +1,18 @@
-//! Blending anti-aliased ink into the PNG's pixels, with gamma handled so text keeps its weight.
+//! The PNG's pixels ([`RgbImage`]) and blending anti-aliased ink into them, with gamma handled so text
+//! keeps its weight.
 
 use std::sync::OnceLock;
 
-use crate::palette::Rgb;
+use crate::color::Rgb;
 
-use super::png::RgbImage;
 use super::shapes::Coverage;
+
+/// An 8-bit RGB image, rows top to bottom.
+pub(crate) struct RgbImage {
+    pub width: u32,
+    pub height: u32,
+    pub data: Vec<u8>,
+}
 
 /// sRGB <-> linear tables for blending anti-aliased edges (see [`Blender::mix`]).
 struct Gamma {

@@ -1,7 +1,7 @@
 //! Block elements (U+2580-259F), braille patterns (U+2800-28FF) and the powerline separators
 //! (U+E0B0-E0B3): filled shapes sized from the cell, so blocks tile without seams.
 
-use super::boxdraw::BoxMetrics;
+use super::metrics::BoxMetrics;
 use super::shapes::Shape;
 
 /// Block elements: eighths, halves, quadrants and the three shades.

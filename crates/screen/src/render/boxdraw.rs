@@ -6,34 +6,8 @@
 //! is what makes a TUI's frames read as frames.
 
 use super::blocks;
-use super::font::Metrics;
+use super::metrics::BoxMetrics;
 use super::shapes::Shape;
-
-/// Sizes of one span (one or two cells) for procedural drawing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BoxMetrics {
-    pub w: u32,
-    pub h: u32,
-    /// Thickness of light lines.
-    pub light: u32,
-    /// Thickness of heavy lines; the same parity as light ones so both share a centre.
-    pub heavy: u32,
-    /// Offset of each line of a double line from the centre of a light one.
-    pub gap: u32,
-}
-
-impl BoxMetrics {
-    pub fn new(metrics: &Metrics, span_w: u32) -> BoxMetrics {
-        let light = metrics.line;
-        BoxMetrics {
-            w: span_w,
-            h: metrics.cell_h,
-            light,
-            heavy: 2 * light + light % 2,
-            gap: (2 * light).max(2),
-        }
-    }
-}
 
 /// The shapes for `ch`, or `None` when it is not drawn procedurally.
 pub(crate) fn shapes(ch: char, m: &BoxMetrics) -> Option<Vec<Shape>> {
@@ -353,6 +327,7 @@ fn arc(c: u32, m: &BoxMetrics) -> Vec<Shape> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::metrics::Metrics;
     use super::super::shapes::{rasterise, Coverage};
     use super::*;
 

@@ -1,122 +1,16 @@
-//! Glyphs: the embedded DejaVu Sans Mono faces, cell metrics derived from them, and glyph coverage
-//! rasterised once per (character, face, size) and kept in a per-thread cache.
+//! Glyphs: coverage rasterised from the embedded faces (or a system font, or a procedural shape) once
+//! per (character, face, size) and kept in a per-thread cache.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
-use ab_glyph::{point, Font, FontRef, GlyphId, PxScale};
+use ab_glyph::{point, Font, GlyphId, PxScale};
 
-use super::boxdraw::{self, BoxMetrics};
+use super::boxdraw;
+use super::faces::{embedded, Face};
 use super::fallback;
-use super::shapes::{self, Coverage, Shape};
-use super::style::Decoration;
-
-/// The four faces, embedded so screenshots look the same on every machine. Licence:
-/// fonts/LICENSE-DejaVu.txt.
-static FACE_BYTES: [&[u8]; 4] = [
-    include_bytes!("../../fonts/DejaVuSansMono.ttf"),
-    include_bytes!("../../fonts/DejaVuSansMono-Bold.ttf"),
-    include_bytes!("../../fonts/DejaVuSansMono-Oblique.ttf"),
-    include_bytes!("../../fonts/DejaVuSansMono-BoldOblique.ttf"),
-];
-
-/// Which of the embedded faces draws a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Face {
-    Regular = 0,
-    Bold = 1,
-    Italic = 2,
-    BoldItalic = 3,
-}
-
-impl Face {
-    pub fn new(bold: bool, italic: bool) -> Face {
-        match (bold, italic) {
-            (false, false) => Face::Regular,
-            (true, false) => Face::Bold,
-            (false, true) => Face::Italic,
-            (true, true) => Face::BoldItalic,
-        }
-    }
-
-    pub fn is_bold(self) -> bool {
-        matches!(self, Face::Bold | Face::BoldItalic)
-    }
-
-    pub fn is_italic(self) -> bool {
-        matches!(self, Face::Italic | Face::BoldItalic)
-    }
-}
-
-/// The parsed embedded faces. Parsing cannot fail for these files, but if it ever did every glyph would
-/// fall back to the system fonts or the placeholder box rather than crash a screenshot.
-fn embedded() -> &'static [Option<FontRef<'static>>; 4] {
-    static FACES: OnceLock<[Option<FontRef<'static>>; 4]> = OnceLock::new();
-    FACES.get_or_init(|| FACE_BYTES.map(|bytes| FontRef::try_from_slice(bytes).ok()))
-}
-
-/// Sizes in pixels derived from the font size: everything the renderers need to place glyphs and lines.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Metrics {
-    pub font_px: f32,
-    pub cell_w: u32,
-    pub cell_h: u32,
-    /// Baseline, in pixels from the top of the cell; a whole pixel so every row looks the same.
-    pub baseline: u32,
-    /// Where a glyph's origin sits from the left of its cell: the font's advance is not a whole
-    /// number of pixels, so glyphs are centred in the rounded cell.
-    pub glyph_x: f32,
-    /// Thickness of underlines, strikeouts and light box-drawing lines.
-    pub line: u32,
-    pub underline_y: u32,
-    pub strike_y: u32,
-}
-
-impl Metrics {
-    pub fn new(font_px: f32) -> Metrics {
-        // DejaVu Sans Mono's own numbers, used should the embedded font ever fail to parse.
-        let (mut upem, mut ascent, mut descent, mut advance) = (2048.0, 1901.0, 483.0, 1233.0);
-        if let Some(font) = &embedded()[Face::Regular as usize] {
-            upem = font.units_per_em().unwrap_or(upem);
-            ascent = font.ascent_unscaled();
-            descent = -font.descent_unscaled();
-            advance = font.h_advance_unscaled(font.glyph_id('M'));
-        }
-        let px = font_px / upem;
-        let advance_px = advance * px;
-        let cell_w = advance_px.round().max(1.0) as u32;
-        // 1.25 em gives a little air between lines, as terminals do; at 16 px it is exactly 20.
-        let cell_h = (font_px * 1.25).round().max(2.0) as u32;
-        let (ascent_px, descent_px) = (ascent * px, descent * px);
-        let pad = (cell_h as f32 - ascent_px - descent_px) / 2.0;
-        let baseline = ((pad + ascent_px).round() as u32).min(cell_h - 1);
-        let line = (font_px / 16.0).round().max(1.0) as u32;
-        let underline_y = (baseline + ((descent_px * 0.4).round() as u32).max(1))
-            .min(cell_h.saturating_sub(line));
-        // Half the x-height of DejaVu (0.547 em), so the strike crosses lowercase letters mid-way.
-        let strike_y = baseline.saturating_sub((font_px * 0.547 / 2.0).round() as u32);
-        Metrics {
-            font_px,
-            cell_w,
-            cell_h,
-            baseline,
-            glyph_x: (cell_w as f32 - advance_px) / 2.0,
-            line,
-            underline_y,
-            strike_y,
-        }
-    }
-
-    /// Width in pixels of a cell, or of the two cells of a wide character.
-    pub fn span_w(&self, wide: bool) -> u32 {
-        if wide {
-            self.cell_w * 2
-        } else {
-            self.cell_w
-        }
-    }
-}
+use super::metrics::{BoxMetrics, Metrics};
+use super::shapes::{self, Coverage, Decoration, Shape};
 
 /// How many cells a character takes in a title bar: 0 for combining marks, 2 for wide characters.
 /// Only used for titles: cells on the screen carry their width from the emulator.

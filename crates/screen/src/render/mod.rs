@@ -9,8 +9,10 @@
 mod blend;
 mod blocks;
 mod boxdraw;
+mod faces;
 mod fallback;
 mod font;
+mod metrics;
 mod png;
 mod shapes;
 mod style;
@@ -20,8 +22,11 @@ mod svg_elements;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::color::Rgb;
 use crate::geometry::{CellPos, PixelSize, Size};
-use crate::palette::{Rgb, ThemeName};
+use crate::palette::ThemeName;
+
+use self::metrics::Metrics;
 
 pub use self::png::render_png;
 pub use self::svg::render_svg;
@@ -113,11 +118,11 @@ pub struct Layout {
 impl Layout {
     /// The layout of a screen of `size` drawn with `opts`.
     pub fn new(size: Size, opts: &RenderOptions) -> Layout {
-        let metrics = font::Metrics::new(opts.effective_font_px());
+        let metrics = Metrics::new(opts.effective_font_px());
         Layout::with_metrics(size, &metrics, opts.frame)
     }
 
-    pub(crate) fn with_metrics(size: Size, metrics: &font::Metrics, frame: bool) -> Layout {
+    pub(crate) fn with_metrics(size: Size, metrics: &Metrics, frame: bool) -> Layout {
         let cell = PixelSize {
             width: metrics.cell_w,
             height: metrics.cell_h,
@@ -212,12 +217,7 @@ pub(crate) struct FrameDecor {
 }
 
 impl FrameDecor {
-    pub fn new(
-        layout: &Layout,
-        metrics: &font::Metrics,
-        theme: ThemeName,
-        title: Option<&str>,
-    ) -> Self {
+    pub fn new(layout: &Layout, metrics: &Metrics, theme: ThemeName, title: Option<&str>) -> Self {
         let (bar, border, title_fg) = match theme {
             ThemeName::Dark => (
                 Rgb::new(0x2b, 0x2b, 0x33),

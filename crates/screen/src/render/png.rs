@@ -4,11 +4,13 @@
 //! at a time, glyph coverage comes from the per-thread cache, and only partly covered pixels go through
 //! the gamma-correct blend.
 
+use crate::color::Rgb;
 use crate::grid::{Cell, CellGrid, CellWidth};
-use crate::palette::Rgb;
 
-use super::blend::Blender;
-use super::font::{self, GlyphCache, GlyphKey, Metrics};
+use super::blend::{Blender, RgbImage};
+use super::faces::Face;
+use super::font::{self, GlyphCache, GlyphKey};
+use super::metrics::Metrics;
 use super::shapes::{self, Shape};
 use super::style::{self, Colors, CursorMark, Paint};
 use super::{FrameDecor, Layout, RenderError, RenderOptions};
@@ -21,13 +23,6 @@ pub fn render_png(grid: &CellGrid, opts: &RenderOptions) -> Result<Vec<u8>, Rend
     opts.validate()?;
     let (_, image) = render_rgb(grid, opts)?;
     encode(&image)
-}
-
-/// An 8-bit RGB image, rows top to bottom.
-pub(crate) struct RgbImage {
-    pub width: u32,
-    pub height: u32,
-    pub data: Vec<u8>,
 }
 
 /// Draw `grid` into an RGB buffer (the font size is clamped into range, not checked).
@@ -177,7 +172,7 @@ impl Painter<'_> {
                 let at = if cells == 0 { previous } else { x };
                 let key = GlyphKey::Char {
                     ch,
-                    face: font::Face::Regular,
+                    face: Face::Regular,
                     wide,
                 };
                 self.glyph(key, (at, top), decor.title_fg, decor.bar);

@@ -4,8 +4,7 @@
 
 use std::f32::consts::TAU;
 
-use super::font::Metrics;
-use super::style::Decoration;
+use super::metrics::Metrics;
 
 /// Anti-aliased ink of a glyph or shape: `alpha` (0 = none, 255 = full) over a `width` x `height` box
 /// whose top-left pixel is (`left`, `top`) relative to the top-left of its cell.
@@ -243,6 +242,17 @@ pub(crate) fn rasterise(shapes: &[Shape], width: u32, height: u32) -> Option<Cov
         height,
         alpha,
     })
+}
+
+/// Lines drawn with the text: the underline styles and the strikeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Decoration {
+    Underline,
+    DoubleUnderline,
+    CurlyUnderline,
+    DottedUnderline,
+    DashedUnderline,
+    Strikeout,
 }
 
 /// The shapes of an underline or strikeout running `width` pixels from `x`, in cell coordinates.

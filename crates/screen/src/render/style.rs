@@ -2,23 +2,14 @@
 //! application's palette, the face, underline and strikeout, and where the cursor is drawn. Both the PNG
 //! and the SVG renderer read cells only through here, so they cannot disagree.
 
+use crate::color::{Color, Rgb};
 use crate::geometry::CellPos;
 use crate::grid::{Attrs, Cell, CellGrid, CellWidth, CursorShape};
-use crate::palette::{Rgb, Theme, ThemeName};
+use crate::palette::{Theme, ThemeName};
 
-use super::font::{Face, Metrics};
-use super::shapes::Shape;
-
-/// Lines drawn with the text: the underline styles and the strikeout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Decoration {
-    Underline,
-    DoubleUnderline,
-    CurlyUnderline,
-    DottedUnderline,
-    DashedUnderline,
-    Strikeout,
-}
+use super::faces::Face;
+use super::metrics::Metrics;
+use super::shapes::{Decoration, Shape};
 
 /// The theme plus the palette entries the application changed.
 pub(crate) struct Colors<'a> {
@@ -36,8 +27,7 @@ impl<'a> Colors<'a> {
 
     /// The background of cells that set none, also used for the padding around them.
     pub fn default_bg(&self) -> Rgb {
-        self.theme
-            .resolve(crate::grid::Color::Default, false, self.overrides)
+        self.theme.resolve(Color::Default, false, self.overrides)
     }
 }
 
@@ -172,7 +162,6 @@ impl CursorMark {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::Color;
 
     fn cell(attrs: u16) -> Cell {
         Cell {

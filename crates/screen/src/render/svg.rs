@@ -6,13 +6,14 @@
 
 use std::fmt::Write;
 
+use crate::color::Rgb;
 use crate::grid::{Cell, CellGrid, CellWidth};
-use crate::palette::Rgb;
 
-use super::boxdraw::{self, BoxMetrics};
-use super::font::{Face, Metrics};
-use super::shapes::{self, Shape};
-use super::style::{self, Colors, CursorMark, Decoration, Paint};
+use super::boxdraw;
+use super::faces::Face;
+use super::metrics::{BoxMetrics, Metrics};
+use super::shapes::{self, Decoration, Shape};
+use super::style::{self, Colors, CursorMark, Paint};
 use super::svg_elements::{escape_into, num, write_shape};
 use super::{FrameDecor, Layout, RenderOptions};
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::palette::Rgb;
+use crate::color::Rgb;
 
 use super::shapes::Shape;
 
