@@ -274,6 +274,9 @@ def load_crate(src_dir, root_name):
                     load(flat, module.path + (name,), module, child_dir_of(flat, False))
                 elif nested.exists():
                     load(nested, module.path + (name,), module, nested.parent)
+                else:
+                    n, _ = sf.source_line(m.start())
+                    print(f"warning: {sf.path}:{n}: no file for `mod {name};`", file=sys.stderr)
 
     load(root_file, ("crate",), None, src_dir)
     for sf in files:
