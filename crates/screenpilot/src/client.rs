@@ -16,6 +16,7 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+use crate::ops::ErrorCode;
 use crate::ops::OpError;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
@@ -46,7 +47,7 @@ impl Call {
     pub async fn next(&mut self) -> Result<Response, OpError> {
         self.answers.recv().await.ok_or_else(|| {
             OpError::new(
-                "daemon_gone",
+                ErrorCode::DaemonGone,
                 "the screenpilot daemon closed the connection before answering",
             )
         })
@@ -85,7 +86,7 @@ impl Client {
         }
         paths.ensure_private_dir().map_err(|e| {
             OpError::new(
-                "daemon_unavailable",
+                ErrorCode::DaemonUnavailable,
                 format!("cannot prepare the daemon directory: {e}"),
             )
         })?;
@@ -93,7 +94,7 @@ impl Client {
             .await
             .map_err(|e| {
                 OpError::new(
-                    "daemon_unavailable",
+                    ErrorCode::DaemonUnavailable,
                     format!("cannot start the screenpilot daemon: {e}"),
                 )
             })?;
@@ -105,7 +106,7 @@ impl Client {
         drop(starting);
         let stream = connect(paths).await?.ok_or_else(|| {
             OpError::new(
-                "daemon_unavailable",
+                ErrorCode::DaemonUnavailable,
                 format!(
                     "the screenpilot daemon started but its socket {} refuses connections",
                     paths.socket.display()
@@ -176,8 +177,8 @@ impl Client {
             op: op.to_owned(),
             params,
         };
-        let mut line =
-            serde_json::to_vec(&request).map_err(|e| OpError::new("bad_request", e.to_string()))?;
+        let mut line = serde_json::to_vec(&request)
+            .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
         line.push(b'\n');
         self.writer
             .lock()
@@ -186,7 +187,7 @@ impl Client {
             .await
             .map_err(|e| {
                 OpError::new(
-                    "daemon_gone",
+                    ErrorCode::DaemonGone,
                     format!("cannot send to the screenpilot daemon: {e}"),
                 )
             })?;
@@ -236,7 +237,10 @@ pub fn call_blocking(
         return Some(Err(e));
     }
     let gone = |e: std::io::Error| {
-        OpError::new("daemon_gone", format!("lost the screenpilot daemon: {e}"))
+        OpError::new(
+            ErrorCode::DaemonGone,
+            format!("lost the screenpilot daemon: {e}"),
+        )
     };
     let request = Request {
         id: json!(1),
@@ -244,8 +248,8 @@ pub fn call_blocking(
         params,
     };
     let outcome = (|| {
-        let mut line =
-            serde_json::to_vec(&request).map_err(|e| OpError::new("bad_request", e.to_string()))?;
+        let mut line = serde_json::to_vec(&request)
+            .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
         line.push(b'\n');
         (&stream).write_all(&line).map_err(gone)?;
         let mut reader = BufReader::new(&stream);
@@ -253,13 +257,13 @@ pub fn call_blocking(
             let mut answer = String::new();
             if reader.read_line(&mut answer).map_err(gone)? == 0 {
                 return Err(OpError::new(
-                    "daemon_gone",
+                    ErrorCode::DaemonGone,
                     "the screenpilot daemon closed the connection before answering",
                 ));
             }
             let response: Response = serde_json::from_str(&answer).map_err(|e| {
                 OpError::new(
-                    "bad_response",
+                    ErrorCode::BadResponse,
                     format!("the daemon sent a malformed answer: {e}"),
                 )
             })?;
@@ -289,8 +293,7 @@ fn check_daemon_owner(stream: &impl std::os::fd::AsFd, paths: &Paths) -> Result<
     let ours = rustix::process::getuid();
     match rustix::net::sockopt::socket_peercred(stream) {
         Ok(peer) if peer.uid == ours => Ok(()),
-        Ok(peer) => Err(OpError::new(
-            "daemon_untrusted",
+        Ok(peer) => Err(OpError::new(ErrorCode::DaemonUntrusted,
             format!(
                 "{} is served by uid {}, not by this user (uid {}); nothing was sent. Remove it, or set SCREENPILOT_DIR to a private directory",
                 paths.socket.display(),
@@ -298,8 +301,7 @@ fn check_daemon_owner(stream: &impl std::os::fd::AsFd, paths: &Paths) -> Result<
                 ours.as_raw()
             ),
         )),
-        Err(e) => Err(OpError::new(
-            "daemon_untrusted",
+        Err(e) => Err(OpError::new(ErrorCode::DaemonUntrusted,
             format!(
                 "cannot tell who serves {} ({e}); nothing was sent",
                 paths.socket.display()
@@ -318,7 +320,7 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
         .open(&paths.log)
         .map_err(|e| {
             OpError::new(
-                "daemon_unavailable",
+                ErrorCode::DaemonUnavailable,
                 format!("cannot open the daemon log {}: {e}", paths.log.display()),
             )
         })?;
@@ -338,7 +340,7 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
     }
     let mut child = command.spawn().map_err(|e| {
         OpError::new(
-            "daemon_unavailable",
+            ErrorCode::DaemonUnavailable,
             format!(
                 "cannot start the screenpilot daemon ({}): {e}",
                 exe.display()
@@ -352,7 +354,7 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
     });
     let Some(stdout) = stdout else {
         return Err(OpError::new(
-            "daemon_unavailable",
+            ErrorCode::DaemonUnavailable,
             "the screenpilot daemon has no output pipe",
         ));
     };
@@ -395,7 +397,7 @@ fn daemon_failed(log: &Path, why: &str) -> OpError {
         format!("the end of its log {}:\n{tail}", log.display())
     };
     OpError::new(
-        "daemon_unavailable",
+        ErrorCode::DaemonUnavailable,
         format!("the screenpilot daemon could not start: {why}; {log_part}"),
     )
 }
@@ -407,7 +409,7 @@ fn daemon_executable() -> Result<std::path::PathBuf, OpError> {
     }
     std::env::current_exe().map_err(|e| {
         OpError::new(
-            "daemon_unavailable",
+            ErrorCode::DaemonUnavailable,
             format!("cannot find the screenpilot executable: {e}"),
         )
     })

@@ -17,6 +17,7 @@ use tokio::task::AbortHandle;
 
 use screenpilot_session::{Limits, Registry};
 
+use crate::ops::ErrorCode;
 use crate::ops::{self, Context, OpError};
 use crate::paths::Paths;
 use crate::protocol::{Request, Response, MAX_REQUEST_BYTES};
@@ -162,11 +163,10 @@ async fn execute_guarded(
     let _guard = AbortOnDrop(task.abort_handle());
     match task.await {
         Ok(outcome) => outcome,
-        Err(e) if e.is_panic() => Err(OpError::new(
-            "internal_error",
+        Err(e) if e.is_panic() => Err(OpError::new(ErrorCode::Internal,
             format!("{name}: the operation failed unexpectedly (a bug in screenpilot); other sessions are unaffected"),
         )),
-        Err(_) => Err(OpError::new("cancelled", format!("{name}: cancelled"))),
+        Err(_) => Err(OpError::new(ErrorCode::Cancelled, format!("{name}: cancelled"))),
     }
 }
 
@@ -209,7 +209,7 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
             Ok(0) | Err(_) => break,
             Ok(n) if n > MAX_REQUEST_BYTES => {
                 let error = OpError::new(
-                    "bad_request",
+                    ErrorCode::BadRequest,
                     format!("request: longer than {MAX_REQUEST_BYTES} bytes"),
                 );
                 let _ = tx.send(Response::done(Value::Null, Err(error)));
@@ -224,7 +224,7 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
             Ok(request) => request,
             Err(e) => {
                 let error = OpError::new(
-                    "bad_json",
+                    ErrorCode::BadJson,
                     format!("request: not valid JSON for {{\"id\", \"op\", \"params\"}}: {e}"),
                 );
                 let _ = tx.send(Response::done(Value::Null, Err(error)));
@@ -260,7 +260,7 @@ fn handle(
             let cancelled = handle.is_some();
             if let Some(handle) = handle {
                 handle.abort();
-                let error = OpError::new("cancelled", "request cancelled by the client");
+                let error = OpError::new(ErrorCode::Cancelled, "request cancelled by the client");
                 let _ = tx.send(Response::done(
                     params.get("id").cloned().unwrap_or(Value::Null),
                     Err(error),
@@ -301,8 +301,7 @@ fn handle(
             // Answers, cancel and clean-up all go by id: a second running request with the same id
             // could be neither told apart nor stopped.
             if table.contains_key(&key) {
-                let error = OpError::new(
-                    "duplicate_id",
+                let error = OpError::new(ErrorCode::DuplicateId,
                     format!("id: request {key} is still running on this connection; give each request its own id"),
                 );
                 let _ = tx.send(Response::done(id, Err(error)));

@@ -34,7 +34,6 @@ pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
-pub mod textual;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -6,6 +6,7 @@ use clap::Parser;
 use serde_json::json;
 
 use screenpilot::cli::{self, Cli, DaemonAction, Verb};
+use screenpilot::ops::ErrorCode;
 use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
@@ -36,7 +37,10 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => {
             return fail(
-                &OpError::new("runtime", format!("cannot start the async runtime: {e}")),
+                &OpError::new(
+                    ErrorCode::Runtime,
+                    format!("cannot start the async runtime: {e}"),
+                ),
                 cli.json,
             )
         }
@@ -54,7 +58,7 @@ fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
     if matches!(cli.verb, Verb::Daemon { .. } | Verb::Mcp { .. }) {
         return None;
     }
-    let plan = match cli::plan(&cli.verb) {
+    let plan = match cli::request(&cli.verb) {
         Ok(plan) => plan,
         Err(e) => return Some(Err(e)),
     };
@@ -62,7 +66,7 @@ fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
     let answer = screenpilot::client::call_blocking(&paths, &plan.op, plan.params, |update| {
         cli::progress(&cli.verb, update, cli.json)
     })?;
-    Some(answer.and_then(|result| cli::present(&cli.verb, &result, cli.json)))
+    Some(answer.and_then(|result| cli::present(&cli.verb, &plan.op, &result, cli.json)))
 }
 
 /// Print an error: to stderr for people, and as the one JSON object with --json. Exit status 2.
@@ -85,13 +89,13 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
             .await
             .map(|()| 0);
     }
-    let plan = cli::plan(&cli.verb)?;
+    let plan = cli::request(&cli.verb)?;
     let client = Client::connect_or_start(&paths).await?;
     let call = client.start(&plan.op, plan.params).await?;
     let result = call
         .finish(|update| cli::progress(&cli.verb, update, cli.json))
         .await?;
-    cli::present(&cli.verb, &result, cli.json)
+    cli::present(&cli.verb, &plan.op, &result, cli.json)
 }
 
 /// The daemon verbs: run in the foreground, start in the background, stop, status.
@@ -110,11 +114,11 @@ async fn run_daemon(
     match action.unwrap_or(DaemonAction::Run) {
         DaemonAction::Run => {
             let limits = daemon::limits_from_env()
-                .map_err(|e| OpError::new("daemon_config", e.to_string()))?;
+                .map_err(|e| OpError::new(ErrorCode::DaemonConfig, e.to_string()))?;
             match daemon::run(paths.clone(), limits, std::io::stdout()).await {
                 Ok(()) => Ok(0),
                 Err(daemon::DaemonError::AlreadyRunning(_)) => Ok(0),
-                Err(e) => Err(OpError::new("daemon_failed", e.to_string())),
+                Err(e) => Err(OpError::new(ErrorCode::DaemonFailed, e.to_string())),
             }
         }
         DaemonAction::Start => {
@@ -158,7 +162,7 @@ async fn run_daemon(
                 match client.call("shutdown", json!({})).await {
                     Ok(_) => {}
                     // It may exit before its answer is written: gone is what we asked for.
-                    Err(e) if e.code == "daemon_gone" => {}
+                    Err(e) if e.code == ErrorCode::DaemonGone => {}
                     Err(e) => return Err(e),
                 }
                 // Return only once it has closed its sessions and exited, so a next command starts afresh.

@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, WaitOptions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
@@ -19,7 +19,7 @@ use crate::error::{Result, SessionError};
 use crate::spec::SpawnSpec;
 
 /// How a program ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExitInfo {
     /// The exit status, when it exited normally.
     pub exit_code: Option<i32>,

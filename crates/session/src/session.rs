@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use screenpilot_screen::{CellGrid, Cursor, InputModes, Screen, Size};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -19,11 +19,11 @@ use crate::record::Recorder;
 use crate::spec::{Limits, SessionId, SpawnSpec};
 
 /// What `list` shows about a session.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionInfo {
     pub sid: String,
     /// "terminal" for pty sessions, unless the owner labelled it (e.g. "textual").
-    pub kind: &'static str,
+    pub kind: String,
     pub pid: i32,
     /// The program and its arguments.
     pub cmd: Vec<String>,
@@ -51,12 +51,12 @@ pub struct ReadOptions {
 }
 
 /// What a person would see, at one moment.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScreenState {
     pub alive: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub exit_code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub signal: Option<i32>,
     pub alt_screen: bool,
     /// The screen, one line per row, no trailing spaces.
@@ -70,9 +70,12 @@ pub struct ScreenState {
     pub modes: InputModes,
     pub cols: u16,
     pub rows: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scrollback: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The cell model (`as_json`): every cell's text, colours and attributes.
+    // Listed as a plain object: its full schema would cost every tool listing several KB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub cells: Option<CellGrid>,
 }
 
@@ -246,7 +249,7 @@ impl Session {
         let (size, title) = self.with_screen(|s| (s.size(), s.title().map(str::to_owned)));
         SessionInfo {
             sid: self.sid.to_string(),
-            kind: self.kind(),
+            kind: self.kind().to_owned(),
             pid: self.pid,
             cmd: self.argv.clone(),
             cwd: self.cwd.clone(),

@@ -1,18 +1,34 @@
-//! Turning a verb into the operation it asks the daemon for and that operation's JSON parameters.
-//! Relative paths (working directory, app, recording) are made absolute here: the daemon does not share
-//! the caller's working directory.
+//! Turning a verb into the operation it asks the daemon for, with that operation's own parameter
+//! type built from the arguments. What only the caller knows (relative paths, the working directory)
+//! is filled in afterwards by the operation's `prepare`, as for MCP calls.
 
-use std::path::{Path, PathBuf};
-
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{ComputerArgs, DesktopStartArgs, DesktopVerb, TextualArgs, Verb, WaitArgs};
-use crate::ops::OpError;
+use super::args::{ComputerArgs, DesktopStartArgs, DesktopVerb, TextualArgs, Verb, WaitArgs};
+use crate::ops::{
+    ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, MouseParams, OpError,
+    ResizeParams, ScreenshotParams, SendKeysParams, SidParams, SnapshotParams, SpawnParams,
+    TextParams, TextualRunParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
+    WaitVisualChangeParams,
+};
 
 /// What a verb asks the daemon.
+#[derive(Debug)]
 pub struct Plan {
     pub op: String,
     pub params: Value,
+}
+
+impl Plan {
+    fn of(op: &str, params: &impl Serialize) -> Result<Plan, OpError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| OpError::new(ErrorCode::Internal, format!("{op}: parameters: {e}")))?;
+        Ok(Plan {
+            op: op.to_owned(),
+            params,
+        })
+    }
 }
 
 fn parse_pair(text: &str, sep: char, field: &str, example: &str) -> Result<(u16, u16), OpError> {
@@ -30,284 +46,260 @@ fn parse_pair(text: &str, sep: char, field: &str, example: &str) -> Result<(u16,
     }
 }
 
-pub(super) fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    }
+fn size(text: &str, example: &str) -> Result<(u16, u16), OpError> {
+    parse_pair(&text.to_lowercase(), 'x', "size", example)
 }
 
-/// The program's working directory: the one given (made absolute), else ours. The daemon needs an
-/// absolute path and would otherwise use its own.
-fn insert_cwd(params: &mut Map<String, Value>, given: Option<&Path>) {
-    let cwd = given.map(absolute).or_else(|| std::env::current_dir().ok());
-    if let Some(cwd) = cwd {
-        params.insert("cwd".into(), cwd.to_string_lossy().into_owned().into());
-    }
+fn json_arg(text: &str, field: &str) -> Result<Value, OpError> {
+    serde_json::from_str(text).map_err(|e| OpError::invalid(field, format!("not valid JSON: {e}")))
 }
 
 /// Turn a verb into an operation and its parameters.
 pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
-    let (op, params) = match verb {
+    match verb {
         Verb::Spawn(a) => {
-            let mut p = Map::new();
-            if a.shell {
-                p.insert("cmd".into(), a.program.join(" ").into());
-                p.insert("shell".into(), true.into());
-            } else {
-                p.insert("argv".into(), json!(a.program));
-            }
-            if let Some(sid) = &a.sid {
-                p.insert("sid".into(), sid.clone().into());
-            }
-            insert_cwd(&mut p, a.cwd.as_deref());
-            let mut env = Map::new();
+            let mut env = std::collections::BTreeMap::new();
             for entry in &a.env {
                 let (k, v) = entry
                     .split_once('=')
                     .ok_or_else(|| OpError::invalid("env", format!("{entry:?} is not K=V")))?;
-                env.insert(k.to_owned(), v.into());
+                env.insert(k.to_owned(), v.to_owned());
             }
-            p.insert("env".into(), Value::Object(env));
-            if let Some(size) = &a.size {
-                let (cols, rows) =
-                    parse_pair(&size.to_lowercase(), 'x', "size", "COLSxROWS, e.g. 120x40")?;
-                p.insert("cols".into(), cols.into());
-                p.insert("rows".into(), rows.into());
-            }
-            p.insert("detect_child_exit".into(), a.detect_child_exit.into());
-            if let Some(record) = &a.record {
-                p.insert(
-                    "record".into(),
-                    absolute(record).to_string_lossy().into_owned().into(),
-                );
-            }
-            ("spawn", Value::Object(p))
+            let (cols, rows) = match &a.size {
+                Some(text) => {
+                    let (c, r) = size(text, "COLSxROWS, e.g. 120x40")?;
+                    (Some(c), Some(r))
+                }
+                None => (None, None),
+            };
+            let params = SpawnParams {
+                cmd: a.shell.then(|| a.program.join(" ")),
+                argv: (!a.shell).then(|| a.program.clone()),
+                shell: a.shell,
+                sid: a.sid.clone(),
+                cwd: a.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+                env,
+                cols,
+                rows,
+                detect_child_exit: a.detect_child_exit,
+                record: a.record.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            };
+            Plan::of("spawn", &params)
         }
-        Verb::List => ("list", json!({})),
-        Verb::Alive { sid } => ("alive", json!({ "sid": sid })),
-        Verb::Close { sid } => ("close", json!({ "sid": sid })),
-        Verb::Resize { sid, size } => {
-            let (cols, rows) =
-                parse_pair(&size.to_lowercase(), 'x', "size", "COLSxROWS, e.g. 120x40")?;
-            ("resize", json!({ "sid": sid, "cols": cols, "rows": rows }))
+        Verb::List => Ok(Plan {
+            op: "list".into(),
+            params: json!({}),
+        }),
+        Verb::Alive { sid } => Plan::of("alive", &SidParams { sid: sid.clone() }),
+        Verb::Close { sid } => Plan::of("close", &SidParams { sid: sid.clone() }),
+        Verb::Resize { sid, size: text } => {
+            let (cols, rows) = size(text, "COLSxROWS, e.g. 120x40")?;
+            Plan::of(
+                "resize",
+                &ResizeParams {
+                    sid: sid.clone(),
+                    cols,
+                    rows,
+                },
+            )
         }
         Verb::Keys {
             sid,
             keys,
             settle_ms,
-        } => (
+        } => Plan::of(
             "send_keys",
-            json!({ "sid": sid, "keys": keys, "settle_ms": settle_ms }),
+            &SendKeysParams {
+                sid: sid.clone(),
+                keys: keys.clone(),
+                settle_ms: *settle_ms,
+                settle_timeout_ms: None,
+            },
         ),
         Verb::Line {
             sid,
             text,
             settle_ms,
-        } => (
-            "send_line",
-            json!({ "sid": sid, "text": text.join(" "), "settle_ms": settle_ms }),
-        ),
-        Verb::Type {
+        }
+        | Verb::Type {
             sid,
             text,
             settle_ms,
-        } => (
-            "type",
-            json!({ "sid": sid, "text": text.join(" "), "settle_ms": settle_ms }),
-        ),
+        } => {
+            let op = if matches!(verb, Verb::Line { .. }) {
+                "send_line"
+            } else {
+                "type"
+            };
+            Plan::of(
+                op,
+                &TextParams {
+                    sid: sid.clone(),
+                    text: text.join(" "),
+                    settle_ms: *settle_ms,
+                    settle_timeout_ms: None,
+                },
+            )
+        }
         Verb::Mouse(a) => {
-            let mut p = Map::new();
-            p.insert("sid".into(), a.sid.clone().into());
-            p.insert("action".into(), a.action.clone().into());
-            if let Some(at) = &a.at {
-                let (col, row) = parse_pair(at, ',', "at", "COL,ROW, e.g. 10,2")?;
-                p.insert("col".into(), col.into());
-                p.insert("row".into(), row.into());
-            }
-            if let Some(to) = &a.to {
-                let (col, row) = parse_pair(to, ',', "to", "COL,ROW, e.g. 10,2")?;
-                p.insert("to".into(), json!([col, row]));
-            }
-            for (key, value) in [
-                ("text", a.text.clone().map(Value::from)),
-                ("button", a.button.clone().map(Value::from)),
-            ] {
-                if let Some(value) = value {
-                    p.insert(key.into(), value);
-                }
-            }
-            if let Some(nth) = a.nth {
-                p.insert("nth".into(), nth.into());
-            }
-            if let Some(n) = a.scroll_y {
-                p.insert("scroll_y".into(), n.into());
-            }
-            if let Some(n) = a.scroll_x {
-                p.insert("scroll_x".into(), n.into());
-            }
-            p.insert("modifiers".into(), json!(a.modifiers));
-            if let Some(ms) = a.settle_ms {
-                p.insert("settle_ms".into(), ms.into());
-            }
-            ("mouse", Value::Object(p))
+            let at =
+                a.at.as_deref()
+                    .map(|at| parse_pair(at, ',', "at", "COL,ROW, e.g. 10,2"))
+                    .transpose()?;
+            let to =
+                a.to.as_deref()
+                    .map(|to| parse_pair(to, ',', "to", "COL,ROW, e.g. 10,2"))
+                    .transpose()?;
+            let params: MouseParams = serde_json::from_value(json!({
+                "sid": a.sid,
+                "action": a.action,
+                "col": at.map(|p| p.0),
+                "row": at.map(|p| p.1),
+                "text": a.text,
+                "nth": a.nth,
+                "button": a.button,
+                "to": to.map(|p| [p.0, p.1]),
+                "scroll_y": a.scroll_y,
+                "scroll_x": a.scroll_x,
+                "modifiers": a.modifiers,
+                "settle_ms": a.settle_ms,
+            }))
+            .map_err(|e| {
+                let field = if e.to_string().contains("button") {
+                    "button"
+                } else {
+                    "action"
+                };
+                OpError::invalid(field, e.to_string())
+            })?;
+            Plan::of("mouse", &params)
         }
-        Verb::Snapshot(a) => {
-            let mut p = json!({ "sid": a.sid, "as_json": a.cells });
-            if let Some(n) = a.scrollback {
-                p["scrollback"] = n.into();
-            }
-            ("snapshot", p)
-        }
+        Verb::Snapshot(a) => Plan::of(
+            "snapshot",
+            &SnapshotParams {
+                sid: a.sid.clone(),
+                as_json: a.cells,
+                scrollback: a.scrollback,
+                image: None,
+            },
+        ),
         Verb::Screenshot(a) => {
-            let format = match a
+            let svg = a
                 .output
                 .as_ref()
                 .and_then(|o| o.extension())
                 .and_then(|e| e.to_str())
-            {
-                Some(ext) if ext.eq_ignore_ascii_case("svg") => "svg",
-                _ => "png",
+                .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"));
+            let theme = a
+                .theme
+                .as_ref()
+                .map(|t| {
+                    serde_json::from_value(Value::String(t.clone())).map_err(|_| {
+                        OpError::invalid("theme", format!("{t:?} is not dark or light"))
+                    })
+                })
+                .transpose()?;
+            let params = ScreenshotParams {
+                sid: a.sid.clone(),
+                format: Some(if svg {
+                    crate::ops::ImageFormat::Svg
+                } else {
+                    crate::ops::ImageFormat::Png
+                }),
+                font_px: a.scale,
+                theme,
+                frame: a.frame,
             };
-            let mut p = json!({ "sid": a.sid, "format": format, "frame": a.frame });
-            if let Some(scale) = a.scale {
-                p["font_px"] = json!(scale);
-            }
-            if let Some(theme) = &a.theme {
-                p["theme"] = theme.clone().into();
-            }
-            ("screenshot", p)
+            Plan::of("screenshot", &params)
         }
-        Verb::Wait(a) => plan_wait(a)?,
-        Verb::Textual(a) => ("textual_run", plan_textual(a)?),
+        Verb::Wait(a) => plan_wait(a),
+        Verb::Textual(a) => Plan::of("textual_run", &plan_textual(a)?),
         Verb::Desktop {
             action: DesktopVerb::Start(a),
-        } => ("desktop_start", plan_desktop_start(a)?),
-        Verb::Computer(a) => ("computer", plan_computer(a)?),
-        Verb::Call { op, params } => {
-            let params = match params {
-                Some(text) => serde_json::from_str(text)
-                    .map_err(|e| OpError::invalid("params", format!("not valid JSON: {e}")))?,
+        } => Plan::of("desktop_start", &plan_desktop_start(a)?),
+        Verb::Computer(a) => Plan::of("computer", &plan_computer(a)?),
+        Verb::Call { op, params } => Ok(Plan {
+            op: op.clone(),
+            params: match params {
+                Some(text) => json_arg(text, "params")?,
                 None => json!({}),
-            };
-            return Ok(Plan {
-                op: op.clone(),
-                params,
-            });
-        }
-        Verb::Daemon { .. } | Verb::Mcp { .. } => {
-            return Err(OpError::new("internal", "daemon verbs are not operations"))
-        }
+            },
+        }),
+        Verb::Daemon { .. } | Verb::Mcp { .. } => Err(OpError::new(
+            ErrorCode::Internal,
+            "daemon verbs are not operations",
+        )),
+    }
+}
+
+fn plan_textual(a: &TextualArgs) -> Result<TextualRunParams, OpError> {
+    let actions = match &a.actions {
+        Some(text) => match json_arg(text, "actions")? {
+            Value::Array(list) => list,
+            other => vec![other],
+        },
+        None => Vec::new(),
     };
-    Ok(Plan {
-        op: op.to_owned(),
-        params,
+    let size = a
+        .size
+        .as_deref()
+        .map(|text| size(text, "WIDTHxHEIGHT, e.g. 100x30"))
+        .transpose()?;
+    Ok(TextualRunParams {
+        app: a.app.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        actions,
+        size: size.map(|(w, h)| [w, h]),
+        screenshot: a.screenshot,
+        tree: a.tree,
+        query: a.query.clone(),
+        session: a.session.clone(),
+        close: a.close,
+        python: a.python.clone(),
+        timeout: a.timeout,
     })
 }
 
-fn plan_textual(a: &TextualArgs) -> Result<Value, OpError> {
-    let mut p = Map::new();
-    if let Some(app) = &a.app {
-        p.insert(
-            "app".into(),
-            absolute(app).to_string_lossy().into_owned().into(),
-        );
-    }
-    if let Some(actions) = &a.actions {
-        let actions: Value = serde_json::from_str(actions)
-            .map_err(|e| OpError::invalid("actions", format!("not valid JSON: {e}")))?;
-        p.insert("actions".into(), actions);
-    }
-    if let Some(size) = &a.size {
-        let (w, h) = parse_pair(
-            &size.to_lowercase(),
-            'x',
-            "size",
-            "WIDTHxHEIGHT, e.g. 100x30",
-        )?;
-        p.insert("size".into(), json!([w, h]));
-    }
-    if let Some(session) = &a.session {
-        p.insert("session".into(), session.clone().into());
-    }
-    if let Some(python) = &a.python {
-        // A path (`.venv/bin/python`) is ours to resolve; a bare name (`python3`) is looked up in PATH.
-        let python = if python.contains('/') {
-            absolute(Path::new(python)).to_string_lossy().into_owned()
-        } else {
-            python.clone()
-        };
-        p.insert("python".into(), python.into());
-    }
-    if let Some(ms) = a.timeout {
-        p.insert("timeout".into(), ms.into());
-    }
-    if !a.query.is_empty() {
-        p.insert("query".into(), json!(a.query));
-    }
-    for (key, on) in [
-        ("tree", a.tree),
-        ("screenshot", a.screenshot),
-        ("close", a.close),
-    ] {
-        if on {
-            p.insert(key.into(), true.into());
-        }
-    }
-    Ok(Value::Object(p))
-}
-
-fn plan_desktop_start(a: &DesktopStartArgs) -> Result<Value, OpError> {
-    let mut p = Map::new();
-    if let Some(sid) = &a.sid {
-        p.insert("sid".into(), sid.clone().into());
-    }
-    if let Some(size) = &a.size {
-        let (w, h) = parse_pair(
-            &size.to_lowercase(),
-            'x',
-            "size",
-            "WIDTHxHEIGHT, e.g. 1280x800",
-        )?;
-        p.insert("size".into(), json!([w, h]));
-    }
-    if let Some(display) = &a.display {
-        p.insert("display".into(), display.clone().into());
-    }
-    if let Some(wm) = &a.wm {
-        p.insert("window_manager".into(), wm.clone().into());
-    }
-    if !a.program.is_empty() {
-        p.insert("argv".into(), json!(a.program));
-        insert_cwd(&mut p, a.cwd.as_deref());
-    }
-    Ok(Value::Object(p))
+fn plan_desktop_start(a: &DesktopStartArgs) -> Result<DesktopStartParams, OpError> {
+    let size = a
+        .size
+        .as_deref()
+        .map(|text| size(text, "WIDTHxHEIGHT, e.g. 1280x800"))
+        .transpose()?;
+    Ok(DesktopStartParams {
+        sid: a.sid.clone(),
+        size: size.map(|(w, h)| [u32::from(w), u32::from(h)]),
+        display: a.display.clone(),
+        window_manager: a.wm.clone(),
+        argv: (!a.program.is_empty()).then(|| a.program.clone()),
+        cwd: a.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        ..DesktopStartParams::default()
+    })
 }
 
 /// `computer SID NAME ARGS...` (or JSON) as `computer` parameters.
-fn plan_computer(a: &ComputerArgs) -> Result<Value, OpError> {
-    let mut p = Map::new();
-    p.insert("sid".into(), a.sid.clone().into());
-    if let Some(ms) = a.step_timeout_ms {
-        p.insert("step_timeout_ms".into(), ms.into());
-    }
+fn plan_computer(a: &ComputerArgs) -> Result<ComputerParams, OpError> {
+    let mut params = ComputerParams {
+        sid: a.sid.clone(),
+        action: None,
+        actions: None,
+        step_timeout_ms: a.step_timeout_ms,
+    };
     let first = a.action[0].trim_start();
     if first.starts_with('{') || first.starts_with('[') {
-        let value: Value = serde_json::from_str(&a.action.join(" "))
-            .map_err(|e| OpError::invalid("action", format!("not valid JSON: {e}")))?;
-        let key = if value.is_array() {
-            "actions"
-        } else {
-            "action"
-        };
-        p.insert(key.into(), value);
-        return Ok(Value::Object(p));
+        match json_arg(&a.action.join(" "), "action")? {
+            Value::Array(list) => params.actions = Some(list),
+            one => params.action = Some(one),
+        }
+        return Ok(params);
     }
-    let name = a.action[0].as_str();
-    let args = &a.action[1..];
+    params.action = Some(Value::Object(action_words(&a.action)?));
+    Ok(params)
+}
+
+/// One action from words: `click X Y [BUTTON]`, `type TEXT...`, `keypress KEY...`, ...
+fn action_words(words: &[String]) -> Result<Map<String, Value>, OpError> {
+    let name = words[0].as_str();
+    let args = &words[1..];
     let number = |i: usize, what: &str| -> Result<f64, OpError> {
         args.get(i)
             .and_then(|v| v.parse::<f64>().ok())
@@ -325,18 +317,13 @@ fn plan_computer(a: &ComputerArgs) -> Result<Value, OpError> {
             }
         }
         "scroll" => {
-            action.insert("x".into(), json!(number(0, "X Y SCROLL_X SCROLL_Y")?));
-            action.insert("y".into(), json!(number(1, "X Y SCROLL_X SCROLL_Y")?));
-            action.insert(
-                "scroll_x".into(),
-                json!(number(2, "X Y SCROLL_X SCROLL_Y")?),
-            );
-            action.insert(
-                "scroll_y".into(),
-                json!(number(3, "X Y SCROLL_X SCROLL_Y")?),
-            );
+            let what = "X Y SCROLL_X SCROLL_Y";
+            action.insert("x".into(), json!(number(0, what)?));
+            action.insert("y".into(), json!(number(1, what)?));
+            action.insert("scroll_x".into(), json!(number(2, what)?));
+            action.insert("scroll_y".into(), json!(number(3, what)?));
         }
-        "type" => {
+        "type" | "key" => {
             action.insert("text".into(), args.join(" ").into());
         }
         "keypress" => {
@@ -347,9 +334,6 @@ fn plan_computer(a: &ComputerArgs) -> Result<Value, OpError> {
                 args.to_vec()
             };
             action.insert("keys".into(), json!(keys));
-        }
-        "key" => {
-            action.insert("text".into(), args.join(" ").into());
         }
         "drag" => {
             let path: Vec<Value> = args
@@ -366,48 +350,56 @@ fn plan_computer(a: &ComputerArgs) -> Result<Value, OpError> {
         }
         _ => {}
     }
-    p.insert("action".into(), Value::Object(action));
-    Ok(Value::Object(p))
+    Ok(action)
 }
 
-fn plan_wait(a: &WaitArgs) -> Result<(&'static str, Value), OpError> {
-    let mut p = json!({ "sid": a.sid });
-    let timeout_key = if a.ready { "max_wait_ms" } else { "timeout_ms" };
-    if let Some(ms) = a.timeout_ms {
-        p[timeout_key] = ms.into();
-    }
-    let op = if let Some(re) = &a.regex {
-        p["pattern"] = re.clone().into();
-        p["scrollback"] = a.scrollback.into();
-        "wait_for"
+fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
+    let sid = a.sid.clone();
+    let timeout_ms = a.timeout_ms;
+    let baseline = |hash: &String| (!hash.is_empty()).then(|| hash.clone());
+    if let Some(pattern) = &a.regex {
+        let p = WaitForParams {
+            sid,
+            pattern: pattern.clone(),
+            timeout_ms,
+            scrollback: a.scrollback,
+        };
+        Plan::of("wait_for", &p)
     } else if let Some(any) = &a.any {
-        p["patterns"] = json!(any);
-        p["scrollback"] = a.scrollback.into();
-        "expect"
+        let p = ExpectParams {
+            sid,
+            patterns: any.clone(),
+            timeout_ms,
+            scrollback: a.scrollback,
+        };
+        Plan::of("expect", &p)
     } else if let Some(hash) = &a.change {
-        if !hash.is_empty() {
-            p["hash"] = hash.clone().into();
-        }
-        "wait_change"
+        let p = WaitChangeParams {
+            sid,
+            hash: baseline(hash),
+            timeout_ms,
+        };
+        Plan::of("wait_change", &p)
     } else if let Some(hash) = &a.visual_change {
-        if !hash.is_empty() {
-            p["visual_hash"] = hash.clone().into();
-        }
-        "wait_visual_change"
+        let p = WaitVisualChangeParams {
+            sid,
+            visual_hash: baseline(hash),
+            timeout_ms,
+        };
+        Plan::of("wait_visual_change", &p)
     } else if a.ready {
-        if let Some(marker) = &a.marker {
-            p["marker"] = marker.clone().into();
-        }
-        if let Some(ms) = a.stable_ms {
-            p["stable_ms"] = ms.into();
-        }
-        "wait_ready"
+        let p = WaitReadyParams {
+            sid,
+            marker: a.marker.clone(),
+            stable_ms: a.stable_ms,
+            max_wait_ms: timeout_ms,
+        };
+        Plan::of("wait_ready", &p)
     } else if a.exit {
-        "wait_exit"
+        Plan::of("wait_exit", &WaitExitParams { sid, timeout_ms })
     } else {
-        return Err(OpError::invalid("wait", "say what to wait for: --regex RE, --any RE..., --change, --visual-change, --ready or --exit"));
-    };
-    Ok((op, p))
+        Err(OpError::invalid("wait", "say what to wait for: --regex RE, --any RE..., --change, --visual-change, --ready or --exit"))
+    }
 }
 
 #[cfg(test)]
@@ -432,17 +424,16 @@ mod tests {
     fn wait_any_expects_the_patterns() {
         let p = plan_of(&["wait", "s", "--any", "ok", "fail"]).expect("a plan");
         assert_eq!(p.op, "expect");
-        assert_eq!(
-            p.params,
-            json!({"sid": "s", "patterns": ["ok", "fail"], "scrollback": false})
-        );
+        assert_eq!(p.params["patterns"], json!(["ok", "fail"]));
+        assert_eq!(p.params["scrollback"], json!(false));
     }
 
     #[test]
     fn wait_ready_takes_its_timeout_as_max_wait() {
         let p = plan_of(&["wait", "s", "--ready", "--timeout-ms", "500"]).expect("a plan");
         assert_eq!(p.op, "wait_ready");
-        assert_eq!(p.params, json!({"sid": "s", "max_wait_ms": 500}));
+        assert_eq!(p.params["max_wait_ms"], json!(500));
+        assert!(p.params.get("timeout_ms").is_none());
     }
 
     #[test]
@@ -456,15 +447,17 @@ mod tests {
         assert_eq!(p.op, "spawn");
         assert_eq!(p.params["cmd"], "echo hi");
         assert_eq!(p.params["shell"], true);
-        assert!(p.params.get("argv").is_none());
-        assert!(p.params["cwd"].is_string());
+        assert!(p.params["argv"].is_null());
     }
 
     #[test]
     fn resize_reads_cols_by_rows_in_either_case() {
         let p = plan_of(&["resize", "s", "120X40"]).expect("a plan");
         assert_eq!(p.op, "resize");
-        assert_eq!(p.params, json!({"sid": "s", "cols": 120, "rows": 40}));
+        assert_eq!(
+            (p.params["cols"].clone(), p.params["rows"].clone()),
+            (json!(120), json!(40))
+        );
     }
 
     #[test]

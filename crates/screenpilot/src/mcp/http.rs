@@ -16,7 +16,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::Screenpilot;
+use super::server::Screenpilot;
+use crate::ops::ErrorCode;
 use crate::ops::OpError;
 
 /// The file a generated token is written to, inside the daemon directory.
@@ -71,7 +72,7 @@ pub async fn serve(
             stop.cancel();
         })
         .await
-        .map_err(|e| OpError::new("mcp_failed", format!("HTTP server failed: {e}")))
+        .map_err(|e| OpError::new(ErrorCode::McpFailed, format!("HTTP server failed: {e}")))
 }
 
 /// `IP:PORT` (or `localhost:PORT`) on a loopback address; anything else is refused.
@@ -123,7 +124,12 @@ fn new_token() -> Result<String, OpError> {
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| OpError::new("mcp_failed", format!("cannot read /dev/urandom: {e}")))?;
+        .map_err(|e| {
+            OpError::new(
+                ErrorCode::McpFailed,
+                format!("cannot read /dev/urandom: {e}"),
+            )
+        })?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -132,7 +138,7 @@ fn write_token(dir: &Path, token: &str) -> Result<PathBuf, OpError> {
     let path = dir.join(TOKEN_FILE);
     let fail = |e: std::io::Error| {
         OpError::new(
-            "mcp_failed",
+            ErrorCode::McpFailed,
             format!("cannot write {}: {e}", path.display()),
         )
     };

@@ -17,13 +17,20 @@ const RUST_FORMATS: &[&str] = &[
     "float", "double",
 ];
 
-/// An operation as an MCP tool.
+/// An operation as an MCP tool: its compacted parameter schema, and the full schema of its answer
+/// as `outputSchema` (clients validate `structuredContent` against it; it keeps its `$defs`).
 pub fn tool_of(op: &OperationDef) -> Tool {
-    let schema = match (op.schema)() {
+    let schema = match (op.params_schema)() {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
     };
-    Tool::new(op.name, op.description, schema)
+    let tool = Tool::new(op.name, op.description, schema);
+    match (op.output_schema)() {
+        Value::Object(output) => {
+            tool.with_raw_output_schema(std::sync::Arc::new(compact_output_schema(output)))
+        }
+        _ => tool,
+    }
 }
 
 /// The parameter schema as listed to clients (see the module comment).
@@ -117,6 +124,64 @@ fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
         for property in properties.values_mut() {
             compact_value(property, defs);
         }
+    }
+}
+
+/// The answer schema as listed: still exact (every `$ref` kept, so validators check every field), but
+/// without what only people reading Rust need: descriptions below the top-level fields, titles, and
+/// the integer formats and bounds of Rust types. A model reads the tool description, not this.
+pub fn compact_output_schema(mut schema: Map<String, Value>) -> Map<String, Value> {
+    schema.remove("$schema");
+    schema.remove("title");
+    schema.remove("description");
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut() {
+            strip_rust_noise(property, true);
+        }
+    }
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for def in defs.values_mut() {
+            strip_rust_noise(def, false);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get_mut(key) {
+            for branch in branches {
+                strip_rust_noise(branch, false);
+            }
+        }
+    }
+    schema
+}
+
+fn strip_rust_noise(value: &mut Value, keep_description: bool) {
+    match value {
+        Value::Object(map) => {
+            if !keep_description {
+                map.remove("description");
+            }
+            map.remove("title");
+            let rust_format = map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| RUST_FORMATS.contains(&f));
+            if rust_format {
+                map.remove("format");
+                map.remove("minimum");
+                map.remove("maximum");
+            }
+            for (key, inner) in map.iter_mut() {
+                if key != "enum" && key != "const" && key != "default" {
+                    strip_rust_noise(inner, false);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                strip_rust_noise(item, false);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -7,20 +7,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
+use screenpilot_desktop::process::ExitStatus;
 use screenpilot_desktop::{
-    Desktop, DesktopError, DesktopSpec, OtherSessions, Target, WindowManager, DEFAULT_SIZE,
+    Desktop, DesktopInfo, DesktopSpec, OtherSessions, Target, WindowManager, DEFAULT_SIZE,
     DEFAULT_STEP_TIMEOUT,
 };
-use screenpilot_session::spec::{check_cwd, command_argv, Command};
+use screenpilot_session::spec::check_cwd;
 use screenpilot_session::SessionId;
 
-use super::{schema_of, Context, OpError, OpResult, OperationDef};
+use super::common::{Caller, Context, OpError, Progress};
+use super::operation::{Operation, Report};
+use super::program::program_argv;
 
 /// Parameters of `desktop_start`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopStartParams {
     /// Session id (default "desktop-N").
@@ -40,25 +42,6 @@ pub struct DesktopStartParams {
     pub window_manager: Option<String>,
     /// The program's working directory (absolute).
     pub cwd: Option<String>,
-}
-
-pub const DESKTOP_START: OperationDef = OperationDef {
-    name: "desktop_start",
-    description: "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
-or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
-`close` stops what it started. Counts toward the session limit and idle expiry. \
-Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
-Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.",
-    schema: schema_of::<DesktopStartParams>,
-};
-
-/// A desktop error as the operation layer reports it.
-pub(super) fn desktop_error(e: DesktopError) -> OpError {
-    OpError {
-        code: e.code().to_owned(),
-        message: e.to_string(),
-        field: e.field().map(str::to_owned),
-    }
 }
 
 fn window_manager(name: Option<&str>) -> Result<WindowManager, OpError> {
@@ -81,18 +64,45 @@ fn window_manager(name: Option<&str>) -> Result<WindowManager, OpError> {
     })
 }
 
-pub async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> OpResult {
-    let program = match (&p.cmd, &p.argv, p.shell) {
-        (Some(_), Some(_), _) => return Err(OpError::invalid("cmd", "give cmd or argv, not both")),
-        (None, Some(_), true) => {
-            return Err(OpError::invalid("shell", "shell=true needs cmd, not argv"))
+/// `desktop_start`: start (or attach to) an X11 desktop.
+pub struct DesktopStart;
+
+impl Report for DesktopInfo {
+    fn human(&self) -> String {
+        format!(
+            "{} {} {}x{}",
+            self.sid, self.display, self.width, self.height
+        )
+    }
+}
+
+impl Operation for DesktopStart {
+    const NAME: &'static str = "desktop_start";
+    const DESCRIPTION: &'static str = "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
+or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
+`close` stops what it started. Counts toward the session limit and idle expiry. \
+Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
+Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.";
+    type Params = DesktopStartParams;
+    type Output = DesktopInfo;
+
+    fn prepare(p: &mut DesktopStartParams, caller: &Caller) {
+        if p.cmd.is_some() || p.argv.is_some() {
+            caller.resolve_cwd(&mut p.cwd);
         }
-        (None, None, true) => return Err(OpError::invalid("shell", "shell=true needs cmd")),
-        (Some(line), None, true) => Some(command_argv(Command::Shell(line))?),
-        (Some(line), None, false) => Some(command_argv(Command::Line(line))?),
-        (None, Some(argv), false) => Some(command_argv(Command::Argv(argv))?),
-        (None, None, false) => None,
-    };
+    }
+
+    async fn run(
+        ctx: &Context,
+        p: DesktopStartParams,
+        _: &Progress,
+    ) -> Result<DesktopInfo, OpError> {
+        desktop_start(ctx, p).await
+    }
+}
+
+async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopInfo, OpError> {
+    let program = program_argv(p.cmd.as_deref(), p.argv.as_deref(), p.shell)?;
     let target = match (&p.display, p.size) {
         (Some(_), Some(_)) => {
             return Err(OpError::invalid(
@@ -114,7 +124,7 @@ pub async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> OpResult {
         }
         (None, size) => {
             let [width, height] = size.unwrap_or([DEFAULT_SIZE.0, DEFAULT_SIZE.1]);
-            screenpilot_desktop::check_size(width, height, "size").map_err(desktop_error)?;
+            screenpilot_desktop::check_size(width, height, "size")?;
             Target::Launch { width, height }
         }
     };
@@ -147,9 +157,7 @@ pub async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> OpResult {
             taken: &taken,
             max_sessions: limits.max_sessions,
         };
-        ctx.desktops
-            .reserve(p.sid.as_deref(), &others)
-            .map_err(desktop_error)?
+        ctx.desktops.reserve(p.sid.as_deref(), &others)?
     };
     ctx.desktops.start_expiry(limits.idle_timeout);
     let spec = DesktopSpec {
@@ -159,62 +167,23 @@ pub async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> OpResult {
         cwd,
         window_manager,
         step_timeout: DEFAULT_STEP_TIMEOUT,
+        ready_timeout: screenpilot_desktop::desktop::DEFAULT_READY_TIMEOUT,
     };
-    let desktop = Desktop::start(reservation.sid().to_owned(), spec)
-        .await
-        .map_err(desktop_error)?;
+    let desktop = Desktop::start(reservation.sid().to_owned(), spec).await?;
     let desktop = Arc::new(desktop);
     ctx.desktops.insert(reservation, desktop.clone());
-    let info = desktop.info();
-    Ok(json!({
-        "ok": true,
-        "sid": info.sid,
-        "kind": info.kind,
-        "display": info.display,
-        "width": info.width,
-        "height": info.height,
-        "attached": info.attached,
-        "pid": info.pid,
-        "program_pid": info.program_pid,
-        "window_manager": info.window_manager,
-        "xauthority": info.xauthority,
-        "log": info.log,
-    }))
+    Ok(desktop.info())
 }
 
-/// `list` entries for desktops.
-pub(super) fn list(ctx: &Context) -> Vec<Value> {
-    ctx.desktops
-        .list()
-        .into_iter()
-        .filter_map(|info| serde_json::to_value(info).ok())
-        .collect()
+/// `alive` for a desktop: what it is now; `None` when `sid` is not one.
+pub(super) fn info(ctx: &Context, sid: &str) -> Option<DesktopInfo> {
+    Some(ctx.desktops.get(sid)?.info())
 }
 
-/// `alive` for a desktop; `None` when `sid` is not one.
-pub(super) fn alive(ctx: &Context, sid: &str) -> Option<Value> {
-    let info = ctx.desktops.get(sid)?.info();
-    Some(json!({
-        "ok": true,
-        "sid": sid,
-        "kind": "desktop",
-        "alive": info.alive,
-        "program_alive": info.program_alive,
-        "exit_code": info.exit_code,
-        "signal": info.signal,
-    }))
-}
-
-/// `close` for a desktop; `None` when `sid` is not one.
-pub(super) async fn close(ctx: &Context, sid: &str) -> Option<Value> {
+/// `close` for a desktop: how its program ended; `None` when `sid` is not one.
+pub(super) async fn close(ctx: &Context, sid: &str) -> Option<Option<ExitStatus>> {
     let (_, status) = ctx.desktops.close(sid).await?;
-    Some(json!({
-        "ok": true,
-        "sid": sid,
-        "kind": "desktop",
-        "exit_code": status.and_then(|s| s.exit_code),
-        "signal": status.and_then(|s| s.signal),
-    }))
+    Some(status)
 }
 
 /// How long `computer` waits for one native step unless told otherwise.

@@ -4,17 +4,19 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
+use screenpilot_desktop::DesktopInfo;
 use screenpilot_screen::Size;
-use screenpilot_session::spec::{check_cwd, check_env, command_argv, Command};
-use screenpilot_session::{SessionError, SessionId, SpawnSpec};
+use screenpilot_session::spec::{check_cwd, check_env};
+use screenpilot_session::{SessionError, SessionId, SessionInfo, SpawnSpec};
 
-use super::{base, schema_of, Context, OpError, OpResult, OperationDef};
+use super::common::{Caller, Context, OpError, Progress};
+use super::operation::{Operation, Report};
+use super::program::program_argv;
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpawnParams {
     /// Command line, split into words like a shell would (quotes respected) but not run by one.
@@ -44,7 +46,7 @@ pub struct SpawnParams {
 }
 
 /// Parameters naming just a session.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SidParams {
     /// The session id returned by spawn.
@@ -52,7 +54,7 @@ pub struct SidParams {
 }
 
 /// Parameters of `resize`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResizeParams {
     pub sid: String,
@@ -61,137 +63,312 @@ pub struct ResizeParams {
 }
 
 /// Parameters of `list` (none).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {}
 
-pub const SPAWN: OperationDef = OperationDef {
-    name: "spawn",
-    description: "Start a program in a new terminal session (a real pty, TERM=xterm-256color) that stays alive across calls. \
+/// `spawn`: start a program in a new terminal session.
+pub struct Spawn;
+
+/// What `spawn` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Spawned {
+    pub sid: String,
+    pub pid: i32,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Report for Spawned {
+    fn human(&self) -> String {
+        self.sid.clone()
+    }
+}
+
+impl Operation for Spawn {
+    const NAME: &'static str = "spawn";
+    const DESCRIPTION: &'static str = "Start a program in a new terminal session (a real pty, TERM=xterm-256color) that stays alive across calls. \
 Give `cmd` (a command line, split like a shell but not run by one; set shell=true for pipes/globs) or `argv`. \
 Returns {ok, sid, pid, cols, rows}: use the sid in every other tool. \
 Limits: 8 running sessions by default (close ones you are done with); idle sessions close after 15 min; size up to 1000x500 and 100000 cells. \
-Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.",
-    schema: schema_of::<SpawnParams>,
-};
+Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.";
+    type Params = SpawnParams;
+    type Output = Spawned;
 
-pub const LIST: OperationDef = OperationDef {
-    name: "list",
-    description: "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.",
-    schema: schema_of::<ListParams>,
-};
+    fn prepare(p: &mut SpawnParams, caller: &Caller) {
+        caller.resolve_cwd(&mut p.cwd);
+        caller.resolve(&mut p.record);
+    }
 
-pub const ALIVE: OperationDef = OperationDef {
-    name: "alive",
-    description: "Is the session's program still running? Returns {ok, sid, alive, exit_code, signal}; exit_code (or signal) is set once it has ended. Example: {\"sid\": \"py\"}.",
-    schema: schema_of::<SidParams>,
-};
+    async fn run(ctx: &Context, p: SpawnParams, _: &Progress) -> Result<Spawned, OpError> {
+        let argv = program_argv(p.cmd.as_deref(), p.argv.as_deref(), p.shell)?.ok_or_else(|| {
+            OpError::invalid(
+                "cmd",
+                "no program given; e.g. {\"cmd\": \"bash\"} or {\"argv\": [\"vim\", \"notes.txt\"]}",
+            )
+        })?;
+        let sid = p.sid.as_deref().map(SessionId::parse).transpose()?;
+        let cwd = match &p.cwd {
+            Some(cwd) => PathBuf::from(cwd),
+            None => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/")),
+        };
+        check_cwd(&cwd)?;
+        let env: Vec<(String, String)> = p.env.into_iter().collect();
+        check_env(&env)?;
+        let size = Size::new(p.cols.unwrap_or(80), p.rows.unwrap_or(24));
+        ctx.registry.limits().check_size(size, "cols/rows")?;
+        let spec = SpawnSpec {
+            sid,
+            argv,
+            cwd,
+            env,
+            size,
+            detect_child_exit: p.detect_child_exit,
+            record: p.record.map(PathBuf::from),
+        };
+        let session = ctx.registry.spawn(spec)?;
+        Ok(Spawned {
+            sid: session.sid.to_string(),
+            pid: session.pid,
+            cols: size.cols,
+            rows: size.rows,
+        })
+    }
+}
 
-pub const CLOSE: OperationDef = OperationDef {
-    name: "close",
-    description: "End a session: its whole process group gets HUP, then TERM, then KILL (each after a short grace), and is reaped. Returns {ok, sid, exit_code, signal}. Always close sessions you are done with. Example: {\"sid\": \"py\"}.",
-    schema: schema_of::<SidParams>,
-};
+/// `list`: every session, terminal and desktop.
+pub struct List;
 
-pub const RESIZE: OperationDef = OperationDef {
-    name: "resize",
-    description: "Resize the terminal; the program gets SIGWINCH and redraws. Returns {ok, sid, cols, rows}. Example: {\"sid\": \"vim\", \"cols\": 120, \"rows\": 40}.",
-    schema: schema_of::<ResizeParams>,
-};
+/// One session in `list`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SessionEntry {
+    Desktop(DesktopInfo),
+    Terminal(SessionInfo),
+}
 
-pub async fn spawn(ctx: &Context, p: SpawnParams) -> OpResult {
-    let command = match (&p.cmd, &p.argv, p.shell) {
-        (Some(_), Some(_), _) => return Err(OpError::invalid("cmd", "give cmd or argv, not both")),
-        (None, None, _) => return Err(OpError::invalid(
-            "cmd",
-            "no program given; e.g. {\"cmd\": \"bash\"} or {\"argv\": [\"vim\", \"notes.txt\"]}",
-        )),
-        (None, Some(_), true) => {
-            return Err(OpError::invalid("shell", "shell=true needs cmd, not argv"))
+/// What `list` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Sessions {
+    pub sessions: Vec<SessionEntry>,
+}
+
+impl Report for Sessions {
+    fn human(&self) -> String {
+        if self.sessions.is_empty() {
+            return "no sessions".into();
         }
-        (Some(line), None, true) => Command::Shell(line),
-        (Some(line), None, false) => Command::Line(line),
-        (None, Some(argv), false) => Command::Argv(argv),
-    };
-    let argv = command_argv(command)?;
-    let sid = p.sid.as_deref().map(SessionId::parse).transpose()?;
-    let cwd = match &p.cwd {
-        Some(cwd) => PathBuf::from(cwd),
-        None => std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/")),
-    };
-    check_cwd(&cwd)?;
-    let env: Vec<(String, String)> = p.env.into_iter().collect();
-    check_env(&env)?;
-    let size = Size::new(p.cols.unwrap_or(80), p.rows.unwrap_or(24));
-    ctx.registry.limits().check_size(size, "cols/rows")?;
-    let spec = SpawnSpec {
-        sid,
-        argv,
-        cwd,
-        env,
-        size,
-        detect_child_exit: p.detect_child_exit,
-        record: p.record.map(PathBuf::from),
-    };
-    let session = ctx.registry.spawn(spec)?;
-    let mut out = base(session.sid.as_str());
-    out.insert("pid".into(), session.pid.into());
-    out.insert("cols".into(), size.cols.into());
-    out.insert("rows".into(), size.rows.into());
-    Ok(Value::Object(out))
-}
-
-pub fn list(ctx: &Context, _: ListParams) -> OpResult {
-    let mut sessions: Vec<Value> = ctx
-        .registry
-        .list()
-        .into_iter()
-        .filter_map(|info| serde_json::to_value(info).ok())
-        .collect();
-    sessions.extend(super::desktop::list(ctx));
-    Ok(serde_json::json!({ "ok": true, "sessions": sessions }))
-}
-
-pub fn alive(ctx: &Context, p: SidParams) -> OpResult {
-    let session = match ctx.registry.get(&p.sid) {
-        Err(SessionError::UnknownSession(sid)) => {
-            return super::desktop::alive(ctx, &p.sid)
-                .ok_or_else(|| SessionError::UnknownSession(sid).into())
+        let mut out = format!(
+            "{:<20} {:<9} {:>8} {:<10} {:>9}  COMMAND",
+            "SID", "KIND", "PID", "STATE", "SIZE"
+        );
+        for entry in &self.sessions {
+            let (sid, kind, pid, alive, exit, size, cmd) = match entry {
+                SessionEntry::Terminal(s) => (
+                    &s.sid,
+                    &s.kind,
+                    Some(s.pid),
+                    s.alive,
+                    (s.exit_code, s.signal),
+                    format!("{}x{}", s.cols, s.rows),
+                    &s.cmd,
+                ),
+                SessionEntry::Desktop(d) => (
+                    &d.sid,
+                    &d.kind,
+                    d.pid,
+                    d.alive,
+                    (d.exit_code, d.signal),
+                    format!("{}x{}", d.width, d.height),
+                    &d.cmd,
+                ),
+            };
+            let pid = pid.map_or("null".to_owned(), |p| p.to_string());
+            out.push_str(&format!(
+                "\n{sid:<20} {kind:<9} {pid:>8} {:<10} {size:>9}  {}",
+                short_state(alive, exit),
+                cmd.join(" ")
+            ));
         }
-        other => other?,
-    };
-    let exit = session.exit_info();
-    let mut out = base(&p.sid);
-    out.insert("alive".into(), exit.is_none().into());
-    out.insert("exit_code".into(), exit.and_then(|e| e.exit_code).into());
-    out.insert("signal".into(), exit.and_then(|e| e.signal).into());
-    Ok(Value::Object(out))
+        out
+    }
 }
 
-pub async fn close(ctx: &Context, p: SidParams) -> OpResult {
-    let info = match ctx.registry.close(&p.sid).await {
-        Err(SessionError::UnknownSession(sid)) => {
-            return match super::desktop::close(ctx, &p.sid).await {
-                Some(done) => Ok(done),
-                None => Err(SessionError::UnknownSession(sid).into()),
+/// A state short enough for a column: "running", "exit 3", "signal 9".
+fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> String {
+    match (alive, code, signal) {
+        (true, _, _) => "running".to_owned(),
+        (_, Some(code), _) => format!("exit {code}"),
+        (_, None, Some(signal)) => format!("signal {signal}"),
+        _ => "ended".to_owned(),
+    }
+}
+
+impl Operation for List {
+    const NAME: &'static str = "list";
+    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
+    type Params = ListParams;
+    type Output = Sessions;
+
+    async fn run(ctx: &Context, _: ListParams, _: &Progress) -> Result<Sessions, OpError> {
+        let mut sessions: Vec<SessionEntry> = ctx
+            .registry
+            .list()
+            .into_iter()
+            .map(SessionEntry::Terminal)
+            .collect();
+        sessions.extend(ctx.desktops.list().into_iter().map(SessionEntry::Desktop));
+        Ok(Sessions { sessions })
+    }
+}
+
+/// How a session's program stands: running, or how it ended.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ProgramStatus {
+    pub sid: String,
+    /// "desktop" for desktop sessions; absent for terminals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Absent in `close` answers (the program is gone by then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alive: Option<bool>,
+    /// Desktops: whether the program started on the display still runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_alive: Option<bool>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl ProgramStatus {
+    fn describe(&self) -> String {
+        if self.alive == Some(true) {
+            return "running".into();
+        }
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "ended".into(),
+        }
+    }
+}
+
+/// `alive`: is the program still running.
+pub struct Alive;
+
+impl Report for ProgramStatus {
+    /// `alive` is satisfied by a running program (`close` always is).
+    fn satisfied(&self) -> bool {
+        self.alive != Some(false)
+    }
+
+    fn human(&self) -> String {
+        match self.alive {
+            Some(_) => self.describe(),
+            None => format!("closed {} ({})", self.sid, self.describe()),
+        }
+    }
+}
+
+impl Operation for Alive {
+    const NAME: &'static str = "alive";
+    const DESCRIPTION: &'static str = "Is the session's program still running? Returns {ok, sid, alive, exit_code, signal}; exit_code (or signal) is set once it has ended. Example: {\"sid\": \"py\"}.";
+    type Params = SidParams;
+    type Output = ProgramStatus;
+
+    async fn run(ctx: &Context, p: SidParams, _: &Progress) -> Result<ProgramStatus, OpError> {
+        let session = match ctx.registry.get(&p.sid) {
+            Err(SessionError::UnknownSession(sid)) => {
+                let info =
+                    super::desktop::info(ctx, &p.sid).ok_or(SessionError::UnknownSession(sid))?;
+                return Ok(ProgramStatus {
+                    sid: p.sid,
+                    kind: Some(info.kind),
+                    alive: Some(info.alive),
+                    program_alive: info.program_alive,
+                    exit_code: info.exit_code,
+                    signal: info.signal,
+                });
             }
-        }
-        other => other?,
-    };
-    let mut out = base(&p.sid);
-    out.insert("exit_code".into(), info.exit_code.into());
-    out.insert("signal".into(), info.signal.into());
-    Ok(Value::Object(out))
+            other => other?,
+        };
+        let exit = session.exit_info();
+        Ok(ProgramStatus {
+            sid: p.sid,
+            kind: None,
+            alive: Some(exit.is_none()),
+            program_alive: None,
+            exit_code: exit.and_then(|e| e.exit_code),
+            signal: exit.and_then(|e| e.signal),
+        })
+    }
 }
 
-pub async fn resize(ctx: &Context, p: ResizeParams) -> OpResult {
-    let session = ctx.registry.get(&p.sid)?;
-    let size = Size::new(p.cols, p.rows);
-    session.resize(size).await?;
-    let mut out = base(&p.sid);
-    out.insert("cols".into(), size.cols.into());
-    out.insert("rows".into(), size.rows.into());
-    Ok(Value::Object(out))
+/// `close`: end a session and every process in it.
+pub struct Close;
+
+impl Operation for Close {
+    const NAME: &'static str = "close";
+    const DESCRIPTION: &'static str = "End a session: its whole process group gets HUP, then TERM, then KILL (each after a short grace), and is reaped. Returns {ok, sid, exit_code, signal}. Always close sessions you are done with. Example: {\"sid\": \"py\"}.";
+    type Params = SidParams;
+    type Output = ProgramStatus;
+
+    async fn run(ctx: &Context, p: SidParams, _: &Progress) -> Result<ProgramStatus, OpError> {
+        let info = match ctx.registry.close(&p.sid).await {
+            Err(SessionError::UnknownSession(sid)) => {
+                let status = super::desktop::close(ctx, &p.sid)
+                    .await
+                    .ok_or(SessionError::UnknownSession(sid))?;
+                return Ok(ProgramStatus {
+                    sid: p.sid,
+                    kind: Some("desktop".to_owned()),
+                    alive: None,
+                    program_alive: None,
+                    exit_code: status.and_then(|s| s.exit_code),
+                    signal: status.and_then(|s| s.signal),
+                });
+            }
+            other => other?,
+        };
+        Ok(ProgramStatus {
+            sid: p.sid,
+            kind: None,
+            alive: None,
+            program_alive: None,
+            exit_code: info.exit_code,
+            signal: info.signal,
+        })
+    }
+}
+
+/// `resize`: change a terminal's size.
+pub struct Resize;
+
+/// What `resize` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Resized {
+    pub sid: String,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Report for Resized {}
+
+impl Operation for Resize {
+    const NAME: &'static str = "resize";
+    const DESCRIPTION: &'static str = "Resize the terminal; the program gets SIGWINCH and redraws. Returns {ok, sid, cols, rows}. Example: {\"sid\": \"vim\", \"cols\": 120, \"rows\": 40}.";
+    type Params = ResizeParams;
+    type Output = Resized;
+
+    async fn run(ctx: &Context, p: ResizeParams, _: &Progress) -> Result<Resized, OpError> {
+        let session = ctx.registry.get(&p.sid)?;
+        let size = Size::new(p.cols, p.rows);
+        session.resize(size).await?;
+        Ok(Resized {
+            sid: p.sid,
+            cols: size.cols,
+            rows: size.rows,
+        })
+    }
 }

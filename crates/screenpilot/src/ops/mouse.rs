@@ -2,17 +2,19 @@
 //! the application's own mouse protocol.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use screenpilot_screen::keys::Modifiers;
 use screenpilot_screen::mouse::{self as encode, MouseButton};
 use screenpilot_screen::{CellPos, Size};
 use screenpilot_session::Session;
 
-use super::input::{write_input, After};
-use super::{schema_of, Context, OpError, OpResult, OperationDef};
+use super::button::Button;
+use super::common::{Context, ErrorCode, OpError, Progress};
+use super::input::{write_input, After, InputDone};
+use super::operation::Operation;
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MouseActionName {
     Click,
@@ -24,19 +26,8 @@ pub enum MouseActionName {
     Scroll,
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ButtonName {
-    #[default]
-    Left,
-    Middle,
-    Right,
-    Back,
-    Forward,
-}
-
 /// Parameters of `mouse`. Say where with `col`+`row` (0-based cells) or `text` (+`nth`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MouseParams {
     pub sid: String,
@@ -50,7 +41,7 @@ pub struct MouseParams {
     /// Which occurrence of `text` (0-based, in reading order). Default 0.
     pub nth: Option<usize>,
     /// Default left.
-    pub button: Option<ButtonName>,
+    pub button: Option<Button>,
     /// drag: where to release, [col, row]; the start is col/row or text.
     pub to: Option<[u16; 2]>,
     /// drag: every cell to pass through, [[col, row], ...], first = press, last = release (instead of a start and `to`).
@@ -67,16 +58,6 @@ pub struct MouseParams {
     /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
 }
-
-pub const MOUSE: OperationDef = OperationDef {
-    name: "mouse",
-    description: "Mouse input on a terminal app, encoded in the app's protocol (SGR 1006 or X10). actions: click, double_click, move, down, up, drag, scroll. \
-Target a cell with col+row (0-based; row 0 = first line of the snapshot text) or the centre of visible text with text (+nth). \
-drag takes a start plus to:[col,row], or path:[[c,r],...]; scroll takes scroll_y (+down/-up) and scroll_x steps. \
-Fails with a clear error when the app has not enabled mouse reporting (then use keys). Returns {ok, sid, col, row, hash, visual_hash} (hashes from before the event). \
-Example: {\"sid\": \"mc\", \"action\": \"click\", \"text\": \"OK\"}.",
-    schema: schema_of::<MouseParams>,
-};
 
 fn modifiers(names: &[String]) -> Result<Modifiers, OpError> {
     let mut mods = Modifiers::default();
@@ -142,16 +123,28 @@ fn target(session: &Session, p: &MouseParams) -> Result<Option<CellPos>, OpError
     }
 }
 
-pub async fn mouse(ctx: &Context, p: MouseParams) -> OpResult {
+/// `mouse`: mouse events on a terminal app.
+pub struct Mouse;
+
+impl Operation for Mouse {
+    const NAME: &'static str = "mouse";
+    const DESCRIPTION: &'static str = "Mouse input on a terminal app, encoded in the app's protocol (SGR 1006 or X10). actions: click, double_click, move, down, up, drag, scroll. \
+Target a cell with col+row (0-based; row 0 = first line of the snapshot text) or the centre of visible text with text (+nth). \
+drag takes a start plus to:[col,row], or path:[[c,r],...]; scroll takes scroll_y (+down/-up) and scroll_x steps. \
+Fails with a clear error when the app has not enabled mouse reporting (then use keys). Returns {ok, sid, col, row, hash, visual_hash} (hashes from before the event). \
+Example: {\"sid\": \"mc\", \"action\": \"click\", \"text\": \"OK\"}.";
+    type Params = MouseParams;
+    type Output = InputDone;
+
+    async fn run(ctx: &Context, p: MouseParams, _: &Progress) -> Result<InputDone, OpError> {
+        mouse(ctx, p).await
+    }
+}
+
+async fn mouse(ctx: &Context, p: MouseParams) -> Result<InputDone, OpError> {
     let session = ctx.registry.get(&p.sid)?;
     let mods = modifiers(&p.modifiers)?;
-    let button = match p.button.unwrap_or_default() {
-        ButtonName::Left => MouseButton::Left,
-        ButtonName::Middle => MouseButton::Middle,
-        ButtonName::Right => MouseButton::Right,
-        ButtonName::Back => MouseButton::Back,
-        ButtonName::Forward => MouseButton::Forward,
-    };
+    let button = MouseButton::from(p.button.unwrap_or_default());
     let modes = session.modes();
     let size = session.with_screen(|s| s.size());
     let start = target(&session, &p)?;
@@ -204,12 +197,9 @@ pub async fn mouse(ctx: &Context, p: MouseParams) -> OpResult {
             encode::drag(&path, button, mods, &modes)
         }
     };
-    let writes = writes.map_err(|e| OpError::new("mouse_unavailable", format!("mouse: {e}")))?;
+    let writes =
+        writes.map_err(|e| OpError::new(ErrorCode::MouseUnavailable, format!("mouse: {e}")))?;
     let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
-    let mut out = write_input(&session, &writes, after).await?;
-    if let (Some(pos), Some(map)) = (start, out.as_object_mut()) {
-        map.insert("col".into(), pos.col.0.into());
-        map.insert("row".into(), pos.row.0.into());
-    }
-    Ok(out)
+    let done = write_input(&session, &writes, after).await?;
+    Ok(done.at_cell(start.map(|pos| (pos.col.0, pos.row.0))))
 }

@@ -2,16 +2,17 @@
 
 use base64::Engine;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
 
-use screenpilot_screen::render::{render_png, render_svg, RenderOptions};
+use screenpilot_screen::render::{render_png, render_svg, Layout, RenderOptions};
 use screenpilot_screen::{CellGrid, ThemeName};
 use screenpilot_session::ReadOptions;
 
-use super::{base, schema_of, with_state, Context, OpError, OpResult, OperationDef};
+use super::common::{Context, ErrorCode, OpError, Progress};
+use super::operation::{Operation, Report, View};
+use super::screen::SessionScreen;
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ImageFormat {
     Png,
@@ -19,7 +20,7 @@ pub enum ImageFormat {
 }
 
 /// Parameters of `snapshot`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotParams {
     pub sid: String,
@@ -33,7 +34,7 @@ pub struct SnapshotParams {
 }
 
 /// Parameters of `screenshot`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotParams {
     pub sid: String,
@@ -48,86 +49,159 @@ pub struct ScreenshotParams {
     pub frame: bool,
 }
 
-pub const SNAPSHOT: OperationDef = OperationDef {
-    name: "snapshot",
-    description: "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows}. \
+/// A picture in a result: PNG as base64, or SVG text.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Image {
+    pub format: ImageFormat,
+    /// Size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// The PNG, base64 (MCP sends it as image content instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub png: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub svg: Option<String>,
+    /// CLI only: the file the picture was saved to (then png/svg are left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Image {
+    /// A PNG picture.
+    pub fn png(bytes: &[u8], width: u32, height: u32) -> Image {
+        Image {
+            format: ImageFormat::Png,
+            width,
+            height,
+            png: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            svg: None,
+            path: None,
+        }
+    }
+
+    /// `grid` drawn as `format`.
+    fn of_grid(
+        grid: &CellGrid,
+        format: ImageFormat,
+        options: &RenderOptions,
+    ) -> Result<Image, OpError> {
+        let layout = Layout::new(grid.size, options);
+        let (width, height) = (layout.image.width, layout.image.height);
+        Ok(match format {
+            ImageFormat::Png => {
+                let png = render_png(grid, options).map_err(|e| {
+                    OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}"))
+                })?;
+                Image::png(&png, width, height)
+            }
+            ImageFormat::Svg => Image {
+                format,
+                width,
+                height,
+                png: None,
+                svg: Some(render_svg(grid, options)),
+                path: None,
+            },
+        })
+    }
+}
+
+/// What `snapshot` answers: the screen, and a picture when asked for.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Snapped {
+    #[serde(flatten)]
+    pub screen: SessionScreen,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+}
+
+impl Report for Snapped {
+    fn view(&self) -> View {
+        self.screen.view(&[])
+    }
+
+    fn human(&self) -> String {
+        let state = &self.screen.state;
+        match state.scrollback.as_deref().filter(|s| !s.is_empty()) {
+            Some(history) => format!("{history}\n{}", state.text),
+            None => state.text.clone(),
+        }
+    }
+}
+
+/// What `screenshot` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Pictured {
+    pub sid: String,
+    #[serde(flatten)]
+    pub image: Image,
+}
+
+impl Report for Pictured {
+    fn human(&self) -> String {
+        self.image.path.clone().unwrap_or_default()
+    }
+}
+
+/// `snapshot`: the screen as text and state.
+pub struct Snapshot;
+
+impl Operation for Snapshot {
+    const NAME: &'static str = "snapshot";
+    const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows}. \
 text is the screen, one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true means a full-screen app (vim, less, htop) owns the screen: keys go to it, not a shell. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (baseline for wait_visual_change). \
-Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. Example: {\"sid\": \"vim\"}.",
-    schema: schema_of::<SnapshotParams>,
-};
+Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. Example: {\"sid\": \"vim\"}.";
+    type Params = SnapshotParams;
+    type Output = Snapped;
 
-pub const SCREENSHOT: OperationDef = OperationDef {
-    name: "screenshot",
-    description: "A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
-PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
-Options: font_px (default 16), theme dark|light, frame (window title bar). Example: {\"sid\": \"htop\", \"format\": \"png\"}.",
-    schema: schema_of::<ScreenshotParams>,
-};
-
-pub fn snapshot(ctx: &Context, p: SnapshotParams) -> OpResult {
-    let session = ctx.registry.get(&p.sid)?;
-    let state = session.read(ReadOptions {
-        scrollback: p.scrollback,
-        cells: p.as_json,
-    });
-    let mut out = with_state(&p.sid, &state);
-    if let Some(format) = p.image {
-        let grid = match &state.cells {
-            Some(grid) => grid.clone(),
-            None => session.with_screen(|s| s.cells()),
+    async fn run(ctx: &Context, p: SnapshotParams, _: &Progress) -> Result<Snapped, OpError> {
+        let session = ctx.registry.get(&p.sid)?;
+        let screen = SessionScreen::read(
+            &session,
+            ReadOptions {
+                scrollback: p.scrollback,
+                cells: p.as_json,
+            },
+        );
+        let image = match p.image {
+            Some(format) => {
+                let grid = match &screen.state.cells {
+                    Some(grid) => grid.clone(),
+                    None => session.with_screen(|s| s.cells()),
+                };
+                Some(Image::of_grid(&grid, format, &RenderOptions::default())?)
+            }
+            None => None,
         };
-        add_image(&mut out, &grid, format, &RenderOptions::default())?;
+        Ok(Snapped { screen, image })
     }
-    Ok(Value::Object(out))
 }
 
-pub fn screenshot(ctx: &Context, p: ScreenshotParams) -> OpResult {
-    let mut options = RenderOptions::default();
-    if let Some(px) = p.font_px {
-        if !(6.0..=64.0).contains(&px) {
-            return Err(OpError::invalid("font_px", format!("{px} is outside 6-64")));
-        }
-        options.font_px = px;
-    }
-    options.theme = p.theme.unwrap_or_default();
-    options.frame = p.frame;
-    let session = ctx.registry.get(&p.sid)?;
-    let grid = session.with_screen(|s| s.cells());
-    let mut out = base(&p.sid);
-    add_image(
-        &mut out,
-        &grid,
-        p.format.unwrap_or(ImageFormat::Png),
-        &options,
-    )?;
-    Ok(Value::Object(out))
-}
+/// `screenshot`: the screen as a picture.
+pub struct Screenshot;
 
-fn add_image(
-    out: &mut Map<String, Value>,
-    grid: &CellGrid,
-    format: ImageFormat,
-    options: &RenderOptions,
-) -> Result<(), OpError> {
-    let layout = screenpilot_screen::render::Layout::new(grid.size, options);
-    let (width, height) = (layout.image.width, layout.image.height);
-    match format {
-        ImageFormat::Png => {
-            let png = render_png(grid, options)
-                .map_err(|e| OpError::new("render_failed", format!("screenshot: {e}")))?;
-            out.insert("format".into(), "png".into());
-            out.insert(
-                "png".into(),
-                base64::engine::general_purpose::STANDARD.encode(png).into(),
-            );
+impl Operation for Screenshot {
+    const NAME: &'static str = "screenshot";
+    const DESCRIPTION: &'static str = "A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
+PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
+Options: font_px (default 16), theme dark|light, frame (window title bar). Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
+    type Params = ScreenshotParams;
+    type Output = Pictured;
+
+    async fn run(ctx: &Context, p: ScreenshotParams, _: &Progress) -> Result<Pictured, OpError> {
+        let mut options = RenderOptions::default();
+        if let Some(px) = p.font_px {
+            if !(6.0..=64.0).contains(&px) {
+                return Err(OpError::invalid("font_px", format!("{px} is outside 6-64")));
+            }
+            options.font_px = px;
         }
-        ImageFormat::Svg => {
-            out.insert("format".into(), "svg".into());
-            out.insert("svg".into(), render_svg(grid, options).into());
-        }
+        options.theme = p.theme.unwrap_or_default();
+        options.frame = p.frame;
+        let session = ctx.registry.get(&p.sid)?;
+        let grid = session.with_screen(|s| s.cells());
+        let image = Image::of_grid(&grid, p.format.unwrap_or(ImageFormat::Png), &options)?;
+        Ok(Pictured { sid: p.sid, image })
     }
-    out.insert("width".into(), width.into());
-    out.insert("height".into(), height.into());
-    Ok(())
 }

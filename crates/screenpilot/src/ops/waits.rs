@@ -3,13 +3,14 @@
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
 
 use screenpilot_session::wait::{compile, wait, Condition, Outcome, Reason, WaitOptions};
 use screenpilot_session::{parse_hash, ReadOptions, Session};
 
-use super::{schema_of, with_state, Context, OpError, OpResult, OperationDef};
+use super::common::{Context, OpError, Progress};
+use super::operation::{Operation, Report, View};
+use super::screen::{exited_flag, SessionScreen};
 
 /// Default wait timeout when none is given.
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -19,7 +20,7 @@ const MAX_TIMEOUT_MS: u64 = 3_600_000;
 const SCROLLBACK_SEARCH_LINES: usize = 10_000;
 
 /// Parameters of `wait_for`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForParams {
     pub sid: String,
@@ -33,7 +34,7 @@ pub struct WaitForParams {
 }
 
 /// Parameters of `expect`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectParams {
     pub sid: String,
@@ -45,7 +46,7 @@ pub struct ExpectParams {
 }
 
 /// Parameters of `wait_change`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitChangeParams {
     pub sid: String,
@@ -55,7 +56,7 @@ pub struct WaitChangeParams {
 }
 
 /// Parameters of `wait_visual_change`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitVisualChangeParams {
     pub sid: String,
@@ -65,7 +66,7 @@ pub struct WaitVisualChangeParams {
 }
 
 /// Parameters of `wait_ready`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitReadyParams {
     pub sid: String,
@@ -78,61 +79,187 @@ pub struct WaitReadyParams {
 }
 
 /// Parameters of `wait_exit`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitExitParams {
     pub sid: String,
     pub timeout_ms: Option<u64>,
 }
 
-pub const WAIT_FOR: OperationDef = OperationDef {
-    name: "wait_for",
-    description: "Wait until a regex matches the screen, woken by the program's output (no polling). Use after send_line/send_keys instead of sleeping. \
-The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; lines soft-wrapped by the terminal width are joined back for matching. \
-Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
-On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
-Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.",
-    schema: schema_of::<WaitForParams>,
-};
+/// What every wait answers: the screen it saw, whether the program exited, and how long it took.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Waited {
+    #[serde(flatten)]
+    pub screen: SessionScreen,
+    /// The program exited (and ended the wait, on a detect_child_exit session).
+    pub exited: bool,
+    pub elapsed_ms: f64,
+}
 
-pub const EXPECT: OperationDef = OperationDef {
-    name: "expect",
-    description: "Race several regexes and learn which matched first (pexpect style): returns {ok, sid, matched, index, match, exited, text, ...}; index is the 0-based pattern position, -1 on timeout. \
-When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
-Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.",
-    schema: schema_of::<ExpectParams>,
-};
+impl Waited {
+    fn view_with(&self, flags: &[Option<(&'static str, String)>]) -> View {
+        let mut all = vec![exited_flag(self.exited)];
+        all.extend(flags.iter().cloned());
+        let flags: Vec<(&'static str, String)> = all.into_iter().flatten().collect();
+        self.screen.view(&flags)
+    }
 
-pub const WAIT_CHANGE: OperationDef = OperationDef {
-    name: "wait_change",
-    description: "Wait until the screen text differs from a baseline hash (default: the screen at call time). Pass the `hash` returned by send_keys/send_line/type to never miss a fast change. \
-Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. \
-Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.",
-    schema: schema_of::<WaitChangeParams>,
-};
+    /// "timed out" or "ended: the program exited first", with a detail.
+    fn complaint_with(&self, detail: Option<String>) -> String {
+        let why = if self.exited {
+            "ended: the program exited first"
+        } else {
+            "timed out"
+        };
+        match detail {
+            Some(detail) => format!("wait {why} ({detail})"),
+            None => format!("wait {why}"),
+        }
+    }
+}
 
-pub const WAIT_VISUAL_CHANGE: OperationDef = OperationDef {
-    name: "wait_visual_change",
-    description: "Wait until anything visible changes from a baseline visual_hash (default: now): text, colours, attributes, cursor position or shape, title. \
-Use after arrow keys in menus, where the highlight moves but no text changes. Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
-Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.",
-    schema: schema_of::<WaitVisualChangeParams>,
-};
+fn flag(name: &'static str, value: impl ToString) -> Option<(&'static str, String)> {
+    Some((name, value.to_string()))
+}
 
-pub const WAIT_READY: OperationDef = OperationDef {
-    name: "wait_ready",
-    description: "Wait until a marker regex appears or the screen text stays unchanged for stable_ms (default 300), at most max_wait_ms (default 10000). \
-Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
-Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.",
-    schema: schema_of::<WaitReadyParams>,
-};
+/// What `wait_for` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Matched {
+    #[serde(flatten)]
+    pub waited: Waited,
+    /// The regex matched before the timeout.
+    pub matched: bool,
+    /// The text it matched.
+    #[serde(rename = "match")]
+    pub matched_text: Option<String>,
+}
 
-pub const WAIT_EXIT: OperationDef = OperationDef {
-    name: "wait_exit",
-    description: "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
-Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.",
-    schema: schema_of::<WaitExitParams>,
-};
+impl Report for Matched {
+    fn satisfied(&self) -> bool {
+        self.matched
+    }
+    fn view(&self) -> View {
+        self.waited.view_with(&[flag("matched", self.matched)])
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.matched).then(|| self.waited.complaint_with(None))
+    }
+}
+
+/// What `expect` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Expected {
+    #[serde(flatten)]
+    pub waited: Waited,
+    pub matched: bool,
+    /// The 0-based position of the pattern that matched; -1 on timeout.
+    pub index: i64,
+    #[serde(rename = "match")]
+    pub matched_text: Option<String>,
+}
+
+impl Report for Expected {
+    fn satisfied(&self) -> bool {
+        self.matched
+    }
+    fn view(&self) -> View {
+        self.waited
+            .view_with(&[flag("matched", self.matched), flag("index", self.index)])
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.matched).then(|| {
+            self.waited
+                .complaint_with(Some(format!("index {}", self.index)))
+        })
+    }
+}
+
+/// What `wait_change` and `wait_visual_change` answer.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Changed {
+    #[serde(flatten)]
+    pub waited: Waited,
+    /// The screen changed from the baseline before the timeout.
+    pub changed: bool,
+}
+
+impl Report for Changed {
+    fn satisfied(&self) -> bool {
+        self.changed
+    }
+    fn view(&self) -> View {
+        self.waited.view_with(&[flag("changed", self.changed)])
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.changed).then(|| self.waited.complaint_with(None))
+    }
+}
+
+/// Why `wait_ready` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReadyReason {
+    /// The marker appeared.
+    Marker,
+    /// The screen stayed unchanged for stable_ms.
+    Stable,
+    /// The program exited first (detect_child_exit sessions).
+    Exited,
+    Timeout,
+}
+
+/// What `wait_ready` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Readied {
+    #[serde(flatten)]
+    pub waited: Waited,
+    pub reason: ReadyReason,
+    /// The marker matched.
+    pub matched: bool,
+    #[serde(rename = "match")]
+    pub matched_text: Option<String>,
+}
+
+impl Readied {
+    fn reason_name(&self) -> &'static str {
+        match self.reason {
+            ReadyReason::Marker => "MARKER",
+            ReadyReason::Stable => "STABLE",
+            ReadyReason::Exited => "EXITED",
+            ReadyReason::Timeout => "TIMEOUT",
+        }
+    }
+}
+
+impl Report for Readied {
+    fn satisfied(&self) -> bool {
+        matches!(self.reason, ReadyReason::Marker | ReadyReason::Stable)
+    }
+    fn view(&self) -> View {
+        self.waited.view_with(&[
+            flag("matched", self.matched),
+            flag("reason", self.reason_name()),
+        ])
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.satisfied()).then(|| {
+            self.waited
+                .complaint_with(Some(format!("reason {}", self.reason_name())))
+        })
+    }
+}
+
+impl Report for Waited {
+    fn satisfied(&self) -> bool {
+        self.exited
+    }
+    fn view(&self) -> View {
+        self.view_with(&[])
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.exited).then(|| self.complaint_with(None))
+    }
+}
 
 fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
     let ms = ms.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -145,21 +272,15 @@ fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
     Ok(Duration::from_millis(ms))
 }
 
-/// Run a wait and assemble the common result: the screen state plus `exited` and `elapsed_ms`.
-async fn run(
-    session: &Session,
-    condition: Condition,
-    options: WaitOptions,
-) -> (Outcome, Map<String, Value>) {
+/// Run a wait and read the screen it ends on.
+async fn run(session: &Session, condition: Condition, options: WaitOptions) -> (Outcome, Waited) {
     let outcome = wait(session, &condition, options).await;
-    let state = session.read(ReadOptions::default());
-    let mut out = with_state(session.sid.as_str(), &state);
-    out.insert("exited".into(), (outcome.reason == Reason::Exited).into());
-    out.insert(
-        "elapsed_ms".into(),
-        ((outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3).into(),
-    );
-    (outcome, out)
+    let waited = Waited {
+        screen: SessionScreen::read(session, ReadOptions::default()),
+        exited: outcome.reason == Reason::Exited,
+        elapsed_ms: (outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+    };
+    (outcome, waited)
 }
 
 fn options(timeout: Duration, scrollback: bool) -> WaitOptions {
@@ -169,58 +290,93 @@ fn options(timeout: Duration, scrollback: bool) -> WaitOptions {
     }
 }
 
-pub async fn wait_for(ctx: &Context, p: WaitForParams) -> OpResult {
-    let limits = ctx.registry.limits();
-    let regex = compile(&p.pattern, "pattern", limits)?;
-    let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-    let session = ctx.registry.get(&p.sid)?;
-    let (outcome, mut out) = run(
-        &session,
-        Condition::Regex(regex),
-        options(timeout, p.scrollback),
-    )
-    .await;
-    out.insert("matched".into(), (outcome.reason == Reason::Matched).into());
-    out.insert("match".into(), outcome.matched_text.into());
-    Ok(Value::Object(out))
+/// `wait_for`: until a regex matches.
+pub struct WaitFor;
+
+impl Operation for WaitFor {
+    const NAME: &'static str = "wait_for";
+    const DESCRIPTION: &'static str = "Wait until a regex matches the screen, woken by the program's output (no polling). Use after send_line/send_keys instead of sleeping. \
+The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; lines soft-wrapped by the terminal width are joined back for matching. \
+Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
+On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
+Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
+    type Params = WaitForParams;
+
+    fn time_limit(p: &WaitForParams) -> Option<Duration> {
+        timeout(p.timeout_ms, "timeout_ms").ok()
+    }
+    type Output = Matched;
+
+    async fn run(ctx: &Context, p: WaitForParams, _: &Progress) -> Result<Matched, OpError> {
+        let limits = ctx.registry.limits();
+        let regex = compile(&p.pattern, "pattern", limits)?;
+        let timeout = timeout(p.timeout_ms, "timeout_ms")?;
+        let session = ctx.registry.get(&p.sid)?;
+        let (outcome, waited) = run(
+            &session,
+            Condition::Regex(regex),
+            options(timeout, p.scrollback),
+        )
+        .await;
+        Ok(Matched {
+            waited,
+            matched: outcome.reason == Reason::Matched,
+            matched_text: outcome.matched_text,
+        })
+    }
 }
 
-pub async fn expect(ctx: &Context, p: ExpectParams) -> OpResult {
-    if p.patterns.is_empty() {
-        return Err(OpError::invalid(
-            "patterns",
-            "give at least one regex, e.g. [\"\\\\$ $\", \"Error\"]",
-        ));
+/// `expect`: race several regexes.
+pub struct Expect;
+
+impl Operation for Expect {
+    const NAME: &'static str = "expect";
+    const DESCRIPTION: &'static str = "Race several regexes and learn which matched first (pexpect style): returns {ok, sid, matched, index, match, exited, text, ...}; index is the 0-based pattern position, -1 on timeout. \
+When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
+Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
+    type Params = ExpectParams;
+
+    fn time_limit(p: &ExpectParams) -> Option<Duration> {
+        timeout(p.timeout_ms, "timeout_ms").ok()
     }
-    let limits = ctx.registry.limits();
-    let regexes = p
-        .patterns
-        .iter()
-        .enumerate()
-        .map(|(i, pattern)| {
-            compile(pattern, "patterns", limits).map_err(|e| {
-                OpError::invalid(
-                    "patterns",
-                    format!("[{i}]: {}", strip_field(&e.to_string())),
-                )
+    type Output = Expected;
+
+    async fn run(ctx: &Context, p: ExpectParams, _: &Progress) -> Result<Expected, OpError> {
+        if p.patterns.is_empty() {
+            return Err(OpError::invalid(
+                "patterns",
+                "give at least one regex, e.g. [\"\\\\$ $\", \"Error\"]",
+            ));
+        }
+        let limits = ctx.registry.limits();
+        let regexes = p
+            .patterns
+            .iter()
+            .enumerate()
+            .map(|(i, pattern)| {
+                compile(pattern, "patterns", limits).map_err(|e| {
+                    OpError::invalid(
+                        "patterns",
+                        format!("[{i}]: {}", strip_field(&e.to_string())),
+                    )
+                })
             })
+            .collect::<Result<Vec<_>, _>>()?;
+        let timeout = timeout(p.timeout_ms, "timeout_ms")?;
+        let session = ctx.registry.get(&p.sid)?;
+        let (outcome, waited) = run(
+            &session,
+            Condition::Any(regexes),
+            options(timeout, p.scrollback),
+        )
+        .await;
+        Ok(Expected {
+            waited,
+            matched: outcome.reason == Reason::Matched,
+            index: outcome.index.map(|i| i as i64).unwrap_or(-1),
+            matched_text: outcome.matched_text,
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-    let session = ctx.registry.get(&p.sid)?;
-    let (outcome, mut out) = run(
-        &session,
-        Condition::Any(regexes),
-        options(timeout, p.scrollback),
-    )
-    .await;
-    out.insert("matched".into(), (outcome.reason == Reason::Matched).into());
-    out.insert(
-        "index".into(),
-        outcome.index.map(|i| i as i64).unwrap_or(-1).into(),
-    );
-    out.insert("match".into(), outcome.matched_text.into());
-    Ok(Value::Object(out))
+    }
 }
 
 fn strip_field(message: &str) -> &str {
@@ -230,75 +386,143 @@ fn strip_field(message: &str) -> &str {
         .unwrap_or(message)
 }
 
-pub async fn wait_change(ctx: &Context, p: WaitChangeParams) -> OpResult {
-    let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-    let baseline = p
-        .hash
-        .as_deref()
-        .map(|h| parse_hash(h, "hash"))
-        .transpose()?;
-    let session = ctx.registry.get(&p.sid)?;
-    let from = match baseline {
-        Some(hash) => hash,
-        None => session.with_screen(|s| s.hash()),
-    };
-    let (outcome, mut out) = run(&session, Condition::Change(from), options(timeout, false)).await;
-    out.insert("changed".into(), (outcome.reason == Reason::Changed).into());
-    Ok(Value::Object(out))
+/// `wait_change`: until the screen text differs from a baseline.
+pub struct WaitChange;
+
+impl Operation for WaitChange {
+    const NAME: &'static str = "wait_change";
+    const DESCRIPTION: &'static str = "Wait until the screen text differs from a baseline hash (default: the screen at call time). Pass the `hash` returned by send_keys/send_line/type to never miss a fast change. \
+Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. \
+Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
+    type Params = WaitChangeParams;
+
+    fn time_limit(p: &WaitChangeParams) -> Option<Duration> {
+        timeout(p.timeout_ms, "timeout_ms").ok()
+    }
+    type Output = Changed;
+
+    async fn run(ctx: &Context, p: WaitChangeParams, _: &Progress) -> Result<Changed, OpError> {
+        let timeout = timeout(p.timeout_ms, "timeout_ms")?;
+        let baseline = p
+            .hash
+            .as_deref()
+            .map(|h| parse_hash(h, "hash"))
+            .transpose()?;
+        let session = ctx.registry.get(&p.sid)?;
+        let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.hash()));
+        let (outcome, waited) =
+            run(&session, Condition::Change(from), options(timeout, false)).await;
+        Ok(Changed {
+            waited,
+            changed: outcome.reason == Reason::Changed,
+        })
+    }
 }
 
-pub async fn wait_visual_change(ctx: &Context, p: WaitVisualChangeParams) -> OpResult {
-    let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-    let baseline = p
-        .visual_hash
-        .as_deref()
-        .map(|h| parse_hash(h, "visual_hash"))
-        .transpose()?;
-    let session = ctx.registry.get(&p.sid)?;
-    let from = match baseline {
-        Some(hash) => hash,
-        None => session.with_screen(|s| s.visual_hash()),
-    };
-    let (outcome, mut out) = run(
-        &session,
-        Condition::VisualChange(from),
-        options(timeout, false),
-    )
-    .await;
-    out.insert("changed".into(), (outcome.reason == Reason::Changed).into());
-    Ok(Value::Object(out))
+/// `wait_visual_change`: until anything visible differs from a baseline.
+pub struct WaitVisualChange;
+
+impl Operation for WaitVisualChange {
+    const NAME: &'static str = "wait_visual_change";
+    const DESCRIPTION: &'static str = "Wait until anything visible changes from a baseline visual_hash (default: now): text, colours, attributes, cursor position or shape, title. \
+Use after arrow keys in menus, where the highlight moves but no text changes. Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
+Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
+    type Params = WaitVisualChangeParams;
+
+    fn time_limit(p: &WaitVisualChangeParams) -> Option<Duration> {
+        timeout(p.timeout_ms, "timeout_ms").ok()
+    }
+    type Output = Changed;
+
+    async fn run(
+        ctx: &Context,
+        p: WaitVisualChangeParams,
+        _: &Progress,
+    ) -> Result<Changed, OpError> {
+        let timeout = timeout(p.timeout_ms, "timeout_ms")?;
+        let baseline = p
+            .visual_hash
+            .as_deref()
+            .map(|h| parse_hash(h, "visual_hash"))
+            .transpose()?;
+        let session = ctx.registry.get(&p.sid)?;
+        let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.visual_hash()));
+        let (outcome, waited) = run(
+            &session,
+            Condition::VisualChange(from),
+            options(timeout, false),
+        )
+        .await;
+        Ok(Changed {
+            waited,
+            changed: outcome.reason == Reason::Changed,
+        })
+    }
 }
 
-pub async fn wait_ready(ctx: &Context, p: WaitReadyParams) -> OpResult {
-    let limits = ctx.registry.limits();
-    let marker = match p.marker.as_deref() {
-        None | Some("") => None,
-        Some(pattern) => Some(compile(pattern, "marker", limits)?),
-    };
-    let stable = Duration::from_millis(p.stable_ms.unwrap_or(300));
-    let timeout = timeout(p.max_wait_ms, "max_wait_ms")?;
-    let session = ctx.registry.get(&p.sid)?;
-    let (outcome, mut out) = run(
-        &session,
-        Condition::Ready { marker, stable },
-        options(timeout, false),
-    )
-    .await;
-    let reason = match outcome.reason {
-        Reason::Marker => "MARKER",
-        Reason::Stable => "STABLE",
-        Reason::Exited => "EXITED",
-        _ => "TIMEOUT",
-    };
-    out.insert("reason".into(), reason.into());
-    out.insert("matched".into(), (outcome.reason == Reason::Marker).into());
-    out.insert("match".into(), outcome.matched_text.into());
-    Ok(Value::Object(out))
+/// `wait_ready`: until a marker appears or the screen goes quiet.
+pub struct WaitReady;
+
+impl Operation for WaitReady {
+    const NAME: &'static str = "wait_ready";
+    const DESCRIPTION: &'static str = "Wait until a marker regex appears or the screen text stays unchanged for stable_ms (default 300), at most max_wait_ms (default 10000). \
+Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
+Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
+    type Params = WaitReadyParams;
+
+    fn time_limit(p: &WaitReadyParams) -> Option<Duration> {
+        timeout(p.max_wait_ms, "max_wait_ms").ok()
+    }
+    type Output = Readied;
+
+    async fn run(ctx: &Context, p: WaitReadyParams, _: &Progress) -> Result<Readied, OpError> {
+        let limits = ctx.registry.limits();
+        let marker = match p.marker.as_deref() {
+            None | Some("") => None,
+            Some(pattern) => Some(compile(pattern, "marker", limits)?),
+        };
+        let stable = Duration::from_millis(p.stable_ms.unwrap_or(300));
+        let timeout = timeout(p.max_wait_ms, "max_wait_ms")?;
+        let session = ctx.registry.get(&p.sid)?;
+        let (outcome, waited) = run(
+            &session,
+            Condition::Ready { marker, stable },
+            options(timeout, false),
+        )
+        .await;
+        let reason = match outcome.reason {
+            Reason::Marker => ReadyReason::Marker,
+            Reason::Stable => ReadyReason::Stable,
+            Reason::Exited => ReadyReason::Exited,
+            _ => ReadyReason::Timeout,
+        };
+        Ok(Readied {
+            waited,
+            reason,
+            matched: outcome.reason == Reason::Marker,
+            matched_text: outcome.matched_text,
+        })
+    }
 }
 
-pub async fn wait_exit(ctx: &Context, p: WaitExitParams) -> OpResult {
-    let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-    let session = ctx.registry.get(&p.sid)?;
-    let (_, out) = run(&session, Condition::Exit, options(timeout, false)).await;
-    Ok(Value::Object(out))
+/// `wait_exit`: until the program exits.
+pub struct WaitExit;
+
+impl Operation for WaitExit {
+    const NAME: &'static str = "wait_exit";
+    const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
+Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
+    type Params = WaitExitParams;
+
+    fn time_limit(p: &WaitExitParams) -> Option<Duration> {
+        timeout(p.timeout_ms, "timeout_ms").ok()
+    }
+    type Output = Waited;
+
+    async fn run(ctx: &Context, p: WaitExitParams, _: &Progress) -> Result<Waited, OpError> {
+        let timeout = timeout(p.timeout_ms, "timeout_ms")?;
+        let session = ctx.registry.get(&p.sid)?;
+        let (_, waited) = run(&session, Condition::Exit, options(timeout, false)).await;
+        Ok(waited)
+    }
 }

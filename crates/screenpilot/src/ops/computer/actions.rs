@@ -4,8 +4,9 @@
 
 use screenpilot_desktop::Modifier;
 
-use super::super::OpError;
 use super::keys::Chord;
+use crate::ops::button::Button;
+use crate::ops::common::OpError;
 
 /// A pixel of the screenshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,22 +15,13 @@ pub struct Px {
     pub y: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ButtonName {
-    Left,
-    Middle,
-    Right,
-    Back,
-    Forward,
-}
-
 /// A checked action. Coordinates are checked against the screen separately ([`Action::points`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Screenshot,
     Click {
         at: Px,
-        button: ButtonName,
+        button: Button,
         count: u32,
         hold: Vec<Modifier>,
     },
@@ -195,7 +187,7 @@ mod tests {
     fn points_are_checked_against_the_screen() {
         let click = |x, y| Action::Click {
             at: Px { x, y },
-            button: ButtonName::Left,
+            button: Button::Left,
             count: 1,
             hold: Vec::new(),
         };

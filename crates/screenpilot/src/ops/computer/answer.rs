@@ -1,11 +1,14 @@
 //! The answer to a `computer` call: what was done, the fresh screenshot, and on failure which action
 //! failed and whether its input may have reached the screen.
 
-use base64::Engine;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use super::super::{base, OpError, OpResult};
 use super::actions::Action;
+use crate::ops::common::OpError;
+use crate::ops::observe::Image;
+use crate::ops::operation::{Report, View};
 
 /// A failed action in a run.
 pub(super) struct Failure {
@@ -26,12 +29,91 @@ pub(super) struct Picture {
 /// What a run of actions did.
 pub(super) struct Run {
     /// One entry per action done, in order.
-    pub results: Vec<Value>,
+    pub results: Vec<Map<String, Value>>,
     /// The region of a zoom that ended the run: the screenshot is cropped to it.
     pub zoom: Option<[u32; 4]>,
     pub failure: Option<Failure>,
     /// Some action that was done sent input.
     pub input_sent: bool,
+}
+
+/// A point on the screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Pixel {
+    pub x: u32,
+    pub y: u32,
+}
+
+/// Whether a failed action's input may have reached the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Input may have gone out: look at the screenshot before retrying.
+    Unknown,
+    /// Nothing was sent.
+    NotSent,
+}
+
+/// What `computer` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ComputerDone {
+    pub sid: String,
+    /// "desktop" or "terminal".
+    pub kind: String,
+    /// How many actions were done.
+    pub done: usize,
+    /// One entry per action done: {type, ...what it found}.
+    pub results: Vec<Map<String, Value>>,
+    /// The zoom region the screenshot shows, [x0, y0, x1, y1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 4]>,
+    /// Where the pointer is (desktops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<Pixel>,
+    /// The fresh screenshot.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+    /// Why the screenshot is missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_error: Option<OpError>,
+    /// The failure that stopped the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<OpError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_index: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+}
+
+impl Report for ComputerDone {
+    fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    fn view(&self) -> View {
+        View::default()
+    }
+
+    fn human(&self) -> String {
+        let screen = match &self.image {
+            Some(image) => format!(
+                "screen {}x{}; {}",
+                image.width,
+                image.height,
+                image.path.as_deref().unwrap_or("")
+            ),
+            None => "no screenshot".to_owned(),
+        };
+        format!("{} action(s) done; {screen}", self.done)
+    }
+
+    fn complaint(&self) -> Option<String> {
+        self.error
+            .as_ref()
+            .map(|e| format!("computer: {}", e.message))
+    }
 }
 
 /// The answer for `sid` (a session of `kind`) after `run` of `actions`, with the screenshot taken
@@ -42,30 +124,27 @@ pub(super) fn answer(
     actions: &[(String, Action)],
     run: Run,
     picture: Result<Picture, OpError>,
-) -> OpResult {
+) -> Result<ComputerDone, OpError> {
     let done = run.results.len();
-    let mut out = base(sid);
-    out.insert("kind".into(), kind.into());
-    out.insert("done".into(), done.into());
-    out.insert("results".into(), Value::Array(run.results));
-    if let Some(region) = run.zoom {
-        out.insert("region".into(), json!(region));
-    }
+    let mut out = ComputerDone {
+        sid: sid.to_owned(),
+        kind: kind.to_owned(),
+        done,
+        results: run.results,
+        region: run.zoom,
+        pointer: None,
+        image: None,
+        screenshot_error: None,
+        error: None,
+        failed_index: None,
+        failed_action: None,
+        outcome: None,
+    };
     let have_picture = picture.is_ok();
     match picture {
         Ok(picture) => {
-            if let Some((x, y)) = picture.pointer {
-                out.insert("pointer".into(), json!({ "x": x, "y": y }));
-            }
-            out.insert("format".into(), "png".into());
-            out.insert(
-                "png".into(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(&picture.png)
-                    .into(),
-            );
-            out.insert("width".into(), picture.width.into());
-            out.insert("height".into(), picture.height.into());
+            out.pointer = picture.pointer.map(|(x, y)| Pixel { x, y });
+            out.image = Some(Image::png(&picture.png, picture.width, picture.height));
         }
         // Every action was done; only the picture of the result is missing. Say so, or a caller
         // would take the call for failed and send the same input again.
@@ -78,21 +157,17 @@ pub(super) fn answer(
             }
             return Err(e);
         }
-        Err(e) => {
-            out.insert("screenshot_error".into(), json!(e));
-        }
+        Err(e) => out.screenshot_error = Some(e),
     }
     if let Some(failure) = run.failure {
         let action = &actions[failure.index].1;
-        out.insert("ok".into(), false.into());
-        out.insert("failed_index".into(), failure.index.into());
-        out.insert("failed_action".into(), action.name().into());
-        let outcome = if failure.outcome_unknown {
-            "unknown"
+        out.failed_index = Some(failure.index);
+        out.failed_action = Some(action.name().to_owned());
+        out.outcome = Some(if failure.outcome_unknown {
+            Outcome::Unknown
         } else {
-            "not_sent"
-        };
-        out.insert("outcome".into(), outcome.into());
+            Outcome::NotSent
+        });
         let mut error = failure.error;
         if failure.outcome_unknown {
             let look = if have_picture {
@@ -105,21 +180,22 @@ pub(super) fn answer(
                 error.message
             );
         }
-        out.insert("error".into(), json!(error));
+        out.error = Some(error);
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::common::ErrorCode;
 
     fn click() -> (String, Action) {
         (
             "action".into(),
             Action::Click {
                 at: super::super::actions::Px { x: 1, y: 1 },
-                button: super::super::actions::ButtonName::Left,
+                button: crate::ops::button::Button::Left,
                 count: 1,
                 hold: Vec::new(),
             },
@@ -131,7 +207,7 @@ mod tests {
             results: if failure.is_some() {
                 Vec::new()
             } else {
-                vec![json!({"type": "click"})]
+                vec![Map::from_iter([("type".to_owned(), Value::from("click"))])]
             },
             zoom: None,
             failure,
@@ -140,7 +216,7 @@ mod tests {
     }
 
     fn no_picture() -> Result<Picture, OpError> {
-        Err(OpError::new("display_unavailable", "display: gone"))
+        Err(OpError::new(ErrorCode::DisplayUnavailable, "display: gone"))
     }
 
     #[test]
@@ -158,7 +234,7 @@ mod tests {
     fn a_failure_after_dispatch_is_an_unknown_outcome_with_a_picture() {
         let failure = || Failure {
             index: 0,
-            error: OpError::new("timeout", "click did not finish"),
+            error: OpError::new(ErrorCode::Timeout, "click did not finish"),
             outcome_unknown: true,
         };
         let picture = Picture {
@@ -175,6 +251,11 @@ mod tests {
             Ok(picture),
         )
         .expect("an answer");
+        let out = serde_json::to_value(crate::ops::Answer {
+            ok: out.ok(),
+            output: out,
+        })
+        .expect("json");
         assert_eq!(out["ok"], false);
         assert_eq!(out["outcome"], "unknown");
         assert_eq!(out["failed_action"], "click");
@@ -190,6 +271,7 @@ mod tests {
             no_picture(),
         )
         .expect("an answer");
+        let out = serde_json::to_value(out).expect("json");
         assert!(out.get("png").is_none());
         assert_eq!(out["screenshot_error"]["message"], "display: gone");
         assert!(out["error"]["message"]

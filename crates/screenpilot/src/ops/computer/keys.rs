@@ -5,7 +5,7 @@ use screenpilot_desktop::keysym::{self, Keysym};
 use screenpilot_desktop::Modifier;
 use screenpilot_screen::keys::{KeyToken, Modifiers, NamedKey};
 
-use super::super::OpError;
+use crate::ops::common::OpError;
 
 /// A key that is not a modifier and does not type a character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,25 +12,29 @@ mod on_desktop;
 mod on_terminal;
 mod parse;
 mod request;
+mod timing;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use screenpilot_desktop::Desktop;
 use screenpilot_session::{Session, SessionError};
 
-use super::{schema_of, Context, OpError, OpResult, OperationDef, Progress};
-use answer::{answer, Failure, Picture, Run};
+use super::common::{Context, ErrorCode, OpError, Progress};
+use super::operation::Operation;
+use answer::{answer, Failure, Run};
+
+pub use answer::ComputerDone;
 
 pub use actions::Action;
 pub use request::ActionSpec;
 
 /// Parameters of `computer`. Give `action` or `actions`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComputerParams {
     /// A desktop session (desktop_start) or a terminal session (spawn).
@@ -47,14 +51,12 @@ pub struct ComputerParams {
 /// Most actions in one call.
 const MAX_ACTIONS: usize = 100;
 
-/// After input, the screenshot waits until the screen has been still this long...
-const SETTLE_QUIET: Duration = Duration::from_millis(50);
-/// ...but no longer than this.
-const SETTLE_MAX: Duration = Duration::from_millis(1000);
+/// `computer`: computer-use actions with a fresh screenshot.
+pub struct Computer;
 
-pub const COMPUTER: OperationDef = OperationDef {
-    name: "computer",
-    description: "See and operate a screen like a person, on a desktop session (desktop_start; X11) or a terminal session (spawn; pixels map to cells, \
+impl Operation for Computer {
+    const NAME: &'static str = "computer";
+    const DESCRIPTION: &'static str = "See and operate a screen like a person, on a desktop session (desktop_start; X11) or a terminal session (spawn; pixels map to cells, \
 clicks reach the app in its mouse protocol). {sid, action: {type, ...}} or {sid, actions: [...]} (in order, stopping at the first failure). \
 x, y are pixels of the latest screenshot; a point off it is refused before anything is sent. After input, the screenshot waits for the screen to be still 50 ms (max 1 s).\n\
 Types: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} (+ = right/down; \
@@ -65,9 +67,18 @@ Anthropic names also work (`action` may stand for `type`, coordinate: [x, y] for
 left_click_drag {start_coordinate, coordinate}, scroll {scroll_direction, scroll_amount}, key {text: \"ctrl+s\"}, hold_key {text, duration}, \
 wait {duration}, left_mouse_down, left_mouse_up, cursor_position, zoom {region: [x0, y0, x1, y1]}.\n\
 Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y}, png, width, height}, always with a fresh PNG. A failure gives ok=false, error, failed_index \
-and outcome: \"unknown\" if input may have reached the screen (look before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.",
-    schema: schema_of::<ComputerParams>,
-};
+and outcome: \"unknown\" if input may have reached the screen (look before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.";
+    type Params = ComputerParams;
+    type Output = ComputerDone;
+
+    async fn run(
+        ctx: &Context,
+        p: ComputerParams,
+        progress: &Progress,
+    ) -> Result<ComputerDone, OpError> {
+        computer(ctx, p, progress).await
+    }
+}
 
 /// What a call acts on.
 enum Target {
@@ -86,7 +97,11 @@ fn find_target(ctx: &Context, sid: &str) -> Result<Target, OpError> {
     }
 }
 
-pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> OpResult {
+async fn computer(
+    ctx: &Context,
+    p: ComputerParams,
+    progress: &Progress,
+) -> Result<ComputerDone, OpError> {
     let specs: Vec<(String, ActionSpec)> = match (p.action, p.actions) {
         (Some(_), Some(_)) => return Err(OpError::invalid("action", "give action or actions, not both")),
         (None, None) => {
@@ -136,8 +151,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
     let target = find_target(ctx, &p.sid)?;
     if let Target::Desktop(desktop) = &target {
         if !desktop.alive() {
-            return Err(OpError::new(
-                "display_unavailable",
+            return Err(OpError::new(ErrorCode::DisplayUnavailable,
                 format!(
                     "sid: the display of desktop '{}' is gone (its X server exited or stopped answering); nothing was sent. Close it and start a new one",
                     p.sid
@@ -159,7 +173,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
     }
 
     let total = parsed.len();
-    let mut results: Vec<Value> = Vec::with_capacity(total);
+    let mut results: Vec<Map<String, Value>> = Vec::with_capacity(total);
     let mut zoom: Option<[u32; 4]> = None;
     let mut failure: Option<Failure> = None;
     let mut input_sent = false;
@@ -184,7 +198,7 @@ pub async fn computer(ctx: &Context, p: ComputerParams, progress: &Progress) -> 
                 let mut entry = Map::new();
                 entry.insert("type".into(), action.name().into());
                 entry.append(&mut fields);
-                results.push(Value::Object(entry));
+                results.push(entry);
                 progress.send(json!({
                     "message": format!("{} {}/{} done", action.name(), index + 1, total)
                 }));

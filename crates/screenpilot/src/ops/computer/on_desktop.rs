@@ -6,29 +6,17 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use screenpilot_desktop::keysym::Keysym;
-use screenpilot_desktop::x11::{
-    BUTTON_BACK, BUTTON_FORWARD, BUTTON_LEFT, BUTTON_MIDDLE, BUTTON_RIGHT,
-};
 use screenpilot_desktop::{encode_png, Desktop, DesktopError, Point};
 
-use super::actions::{Action, ButtonName, Px};
+use super::actions::{Action, Px};
+use super::answer::Picture;
 use super::keys::keysym_of;
-use super::{Picture, SETTLE_MAX, SETTLE_QUIET};
-use crate::ops::desktop::desktop_error;
-use crate::ops::OpError;
+use super::timing::{SETTLE_MAX, SETTLE_QUIET};
+use crate::ops::button::Button;
+use crate::ops::common::OpError;
 
 fn point(px: Px) -> Point {
     Point { x: px.x, y: px.y }
-}
-
-fn button(name: ButtonName) -> u8 {
-    match name {
-        ButtonName::Left => BUTTON_LEFT,
-        ButtonName::Middle => BUTTON_MIDDLE,
-        ButtonName::Right => BUTTON_RIGHT,
-        ButtonName::Back => BUTTON_BACK,
-        ButtonName::Forward => BUTTON_FORWARD,
-    }
 }
 
 /// Was input possibly sent when this error happened? Only a refused argument, a closed desktop and
@@ -73,7 +61,7 @@ pub(super) async fn perform(
                     button: b,
                     count,
                     hold,
-                } => x.click(point(*at), button(*b), *count, hold)?,
+                } => x.click(point(*at), b.x11_number(), *count, hold)?,
                 Action::Scroll {
                     at,
                     steps_x,
@@ -93,10 +81,14 @@ pub(super) async fn perform(
                 }
                 Action::Drag { path, hold } => {
                     let points: Vec<Point> = path.iter().map(|p| point(*p)).collect();
-                    x.drag(&points, BUTTON_LEFT, hold)?;
+                    x.drag(&points, Button::Left.x11_number(), hold)?;
                 }
-                Action::MouseDown { at } => x.button(at.map(point), BUTTON_LEFT, true)?,
-                Action::MouseUp { at } => x.button(at.map(point), BUTTON_LEFT, false)?,
+                Action::MouseDown { at } => {
+                    x.button(at.map(point), Button::Left.x11_number(), true)?
+                }
+                Action::MouseUp { at } => {
+                    x.button(at.map(point), Button::Left.x11_number(), false)?
+                }
             }
             x.settle(SETTLE_QUIET, SETTLE_MAX)?;
             Ok(fields)
@@ -104,7 +96,7 @@ pub(super) async fn perform(
         .await;
     result.map_err(|e| {
         let dispatched = maybe_dispatched(&e);
-        (desktop_error(e), dispatched)
+        (OpError::from(e), dispatched)
     })
 }
 
@@ -129,5 +121,5 @@ pub(super) async fn picture(
             })
         })
         .await
-        .map_err(desktop_error)
+        .map_err(OpError::from)
 }

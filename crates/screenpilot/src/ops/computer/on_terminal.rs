@@ -2,8 +2,6 @@
 //! frame); a pixel maps to the cell under it, mouse actions become mouse events in the app's protocol,
 //! keys and text the bytes a terminal sends.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Map, Value};
 
 use screenpilot_desktop::{decode_png, encode_png, Modifier};
@@ -13,10 +11,12 @@ use screenpilot_screen::render::{render_png, Layout, RenderOptions};
 use screenpilot_screen::CellPos;
 use screenpilot_session::{Session, SessionError};
 
-use super::actions::{Action, ButtonName, Px};
+use super::actions::{Action, Px};
+use super::answer::Picture;
 use super::keys::terminal_tokens;
-use super::{Picture, SETTLE_MAX, SETTLE_QUIET};
-use crate::ops::OpError;
+use super::timing::TERMINAL_SETTLE;
+use crate::ops::common::{ErrorCode, OpError};
+use crate::ops::settle::settle;
 
 fn layout(session: &Session) -> Layout {
     let size = session.with_screen(|s| s.size());
@@ -64,16 +64,6 @@ fn modifiers(hold: &[Modifier]) -> Modifiers {
     mods
 }
 
-fn button(name: ButtonName) -> MouseButton {
-    match name {
-        ButtonName::Left => MouseButton::Left,
-        ButtonName::Middle => MouseButton::Middle,
-        ButtonName::Right => MouseButton::Right,
-        ButtonName::Back => MouseButton::Back,
-        ButtonName::Forward => MouseButton::Forward,
-    }
-}
-
 /// Run one action. On failure: the error, and whether input may have gone out.
 pub(super) async fn perform(
     session: &Session,
@@ -90,8 +80,12 @@ pub(super) async fn perform(
         })
     };
     let modes = session.modes();
-    let mouse_error =
-        |e: MouseError| not_sent(OpError::new("mouse_unavailable", format!("mouse: {e}")));
+    let mouse_error = |e: MouseError| {
+        not_sent(OpError::new(
+            ErrorCode::MouseUnavailable,
+            format!("mouse: {e}"),
+        ))
+    };
     let mut fields = Map::new();
     let writes: Vec<Vec<u8>> = match action {
         Action::Screenshot | Action::Wait { .. } | Action::Zoom { .. } => return Ok(fields),
@@ -109,7 +103,8 @@ pub(super) async fn perform(
         } => {
             let pos = cell(*at)?;
             insert_cell(&mut fields, pos);
-            encode::click(pos, button(*b), *count, modifiers(hold), &modes).map_err(mouse_error)?
+            encode::click(pos, MouseButton::from(*b), *count, modifiers(hold), &modes)
+                .map_err(mouse_error)?
         }
         Action::Scroll {
             at,
@@ -170,12 +165,19 @@ pub(super) async fn perform(
         }
     };
     let updates = session.subscribe();
+    let before = session.with_screen(|s| s.visual_hash());
     session.write(&writes).await.map_err(|e| {
         // An ended program takes no input: that refusal comes before any byte is written.
         let maybe_sent = !matches!(e, SessionError::Exited(_));
         (OpError::from(e), maybe_sent)
     })?;
-    settle(updates).await;
+    settle(
+        updates,
+        || session.with_screen(|s| s.visual_hash()),
+        before,
+        TERMINAL_SETTLE,
+    )
+    .await;
     Ok(fields)
 }
 
@@ -184,29 +186,14 @@ fn insert_cell(fields: &mut Map<String, Value>, pos: CellPos) {
     fields.insert("row".into(), pos.row.0.into());
 }
 
-/// Wait until the screen has not changed for the quiet time (at most the settle limit).
-async fn settle(mut updates: tokio::sync::watch::Receiver<u64>) {
-    let end = Instant::now() + SETTLE_MAX;
-    loop {
-        let now = Instant::now();
-        if now >= end {
-            return;
-        }
-        let wait: Duration = SETTLE_QUIET.min(end - now);
-        match tokio::time::timeout(wait, updates.changed()).await {
-            Ok(Ok(())) => continue,
-            Ok(Err(_)) | Err(_) => return,
-        }
-    }
-}
-
 /// The rendered screen, cropped to `zoom` when set.
 pub(super) fn picture(session: &Session, zoom: Option<[u32; 4]>) -> Result<Picture, OpError> {
     let options = RenderOptions::default();
     let grid = session.with_screen(|s| s.cells());
     let layout = Layout::new(grid.size, &options);
-    let failed =
-        |e: &dyn std::fmt::Display| OpError::new("render_failed", format!("screenshot: {e}"));
+    let failed = |e: &dyn std::fmt::Display| {
+        OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}"))
+    };
     let png = render_png(&grid, &options).map_err(|e| failed(&e))?;
     let Some([x0, y0, x1, y1]) = zoom else {
         return Ok(Picture {

@@ -4,13 +4,14 @@
 
 use screenpilot_desktop::{keysym, Modifier};
 
-use super::super::OpError;
 use super::actions::{
-    wheel_steps, Action, ButtonName, Px, DEFAULT_WAIT_MS, MAX_PATH_POINTS, MAX_SCROLL_STEPS,
-    MAX_TEXT_CHARS, MAX_WAIT_MS,
+    wheel_steps, Action, Px, DEFAULT_WAIT_MS, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS,
+    MAX_WAIT_MS,
 };
 use super::keys::{parse_chord, parse_combo_text, Key};
 use super::request::{ActionSpec, PointSpec};
+use crate::ops::button::Button;
+use crate::ops::common::OpError;
 
 /// A checked action from its request; `prefix` (e.g. "action" or "actions[2]") starts field names.
 pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
@@ -19,11 +20,11 @@ pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
     let action = match kind.as_str() {
         "screenshot" => Action::Screenshot,
         "click" => fields.click(fields.button()?, 1)?,
-        "left_click" => fields.click(ButtonName::Left, 1)?,
-        "right_click" => fields.click(ButtonName::Right, 1)?,
-        "middle_click" => fields.click(ButtonName::Middle, 1)?,
-        "double_click" => fields.click(ButtonName::Left, 2)?,
-        "triple_click" => fields.click(ButtonName::Left, 3)?,
+        "left_click" => fields.click(Button::Left, 1)?,
+        "right_click" => fields.click(Button::Right, 1)?,
+        "middle_click" => fields.click(Button::Middle, 1)?,
+        "double_click" => fields.click(Button::Left, 2)?,
+        "triple_click" => fields.click(Button::Left, 3)?,
         "move" | "mouse_move" => Action::Move {
             at: fields.at()?,
             hold: fields.hold()?,
@@ -194,26 +195,21 @@ impl Fields<'_> {
     }
 
     /// OpenAI's button names; "middle" is taken for "wheel" too.
-    fn button(&self) -> Result<ButtonName, OpError> {
-        let name = self.spec.button.as_deref().map(str::to_ascii_lowercase);
-        Ok(match name.as_deref() {
-            None | Some("left") => ButtonName::Left,
-            Some("right") => ButtonName::Right,
-            Some("wheel" | "middle") => ButtonName::Middle,
-            Some("back") => ButtonName::Back,
-            Some("forward") => ButtonName::Forward,
-            Some(other) => {
-                return Err(OpError::invalid(
+    fn button(&self) -> Result<Button, OpError> {
+        match self.spec.button.as_deref() {
+            None => Ok(Button::Left),
+            Some(name) => Button::parse(name).ok_or_else(|| {
+                OpError::invalid(
                     &self.name("button"),
                     format!(
-                        "unknown button {other:?}; use left, right, wheel (middle), back or forward"
+                        "unknown button {name:?}; use left, right, wheel (middle), back or forward"
                     ),
-                ))
-            }
-        })
+                )
+            }),
+        }
     }
 
-    fn click(&self, button: ButtonName, count: u32) -> Result<Action, OpError> {
+    fn click(&self, button: Button, count: u32) -> Result<Action, OpError> {
         Ok(Action::Click {
             at: self.at()?,
             button,
@@ -488,7 +484,7 @@ mod tests {
             click,
             Action::Click {
                 at: Px { x: 1, y: 1 },
-                button: ButtonName::Left,
+                button: Button::Left,
                 count: 1,
                 hold: vec![Modifier::Shift]
             }

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::super::OpError;
+use crate::ops::common::OpError;
 
 /// {x, y} or [x, y].
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

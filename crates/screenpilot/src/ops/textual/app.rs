@@ -19,7 +19,7 @@ use screenpilot_session::{ReadOptions, Registry, Session, SessionError, SessionI
 
 use super::link::{AppExit, Link, LinkError, Rendezvous};
 use super::probe;
-use crate::ops::OpError;
+use crate::ops::common::{ErrorCode, OpError};
 use crate::paths::Paths;
 
 /// How long a stopping app may take to exit by itself before its session is closed hard.
@@ -160,7 +160,7 @@ impl Drop for CloseGuard {
 
 fn startup_error(code: &str, field: &str, message: String) -> OpError {
     OpError {
-        code: code.to_owned(),
+        code: ErrorCode::parse(code),
         message,
         field: Some(field.to_owned()),
     }
@@ -175,7 +175,7 @@ pub async fn start(
     let paths = Paths::from_env();
     let setup = |e: std::io::Error| {
         OpError::new(
-            "textual_setup",
+            ErrorCode::TextualSetup,
             format!("cannot prepare {}: {e}", paths.dir.display()),
         )
     };
@@ -183,8 +183,7 @@ pub async fn start(
     let probe_dir = probe::install(&paths.dir).map_err(setup)?;
     let socket = paths.dir.join(format!("textual-{}.sock", launch.sid));
     if !super::link::fits_socket_path(&socket) {
-        return Err(OpError::new(
-            "textual_setup",
+        return Err(OpError::new(ErrorCode::TextualSetup,
             format!(
                 "the socket path {} is too long for a unix socket; set SCREENPILOT_DIR to a shorter directory",
                 socket.display()
@@ -234,7 +233,7 @@ pub async fn start(
             ),
         ),
         SessionError::DuplicateSession(sid) => OpError {
-            code: "duplicate_session".into(),
+            code: ErrorCode::DuplicateSession,
             message: format!(
                 "session: a session named '{sid}' is already open; to act on it give session without app, or pick another name"
             ),
@@ -253,7 +252,7 @@ pub async fn start(
             (None, None) => "still running".into(),
         };
         OpError::new(
-            "app_failed",
+            ErrorCode::AppFailed,
             format!(
                 "app: {why} ({status}); the terminal showed:\n{}",
                 state.text.trim_end()
@@ -261,7 +260,7 @@ pub async fn start(
         )
     };
     let accepted = tokio::select! {
-        link = rendezvous.accept(session.pid) => link.map_err(|e| OpError::new("textual_setup", format!("the probe could not connect: {e}"))),
+        link = rendezvous.accept(session.pid) => link.map_err(|e| OpError::new(ErrorCode::TextualSetup, format!("the probe could not connect: {e}"))),
         _ = wait::wait(&session, &Condition::Exit, WaitOptions { timeout: launch.limit, scrollback: None }) => {
             Err(if session.alive() {
                 failed(&session, "the interpreter did not start the probe in time")

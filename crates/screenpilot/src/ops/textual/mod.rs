@@ -16,21 +16,156 @@ mod steps;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
 use screenpilot_screen::Size;
 use screenpilot_session::{SessionError, SessionId};
 
-use crate::ops::{Context, OpError, OpResult, Progress};
+use super::common::{Caller, Context, ErrorCode, OpError, Progress};
+use super::operation::{Operation, Report, View};
 use app::{CloseGuard, Launch, TextualApp};
 use params::{Mode, Request, Step, DEFAULT_PYTHON, DEFAULT_SIZE};
 use steps::{Driver, StepError};
 
 pub use params::TextualRunParams;
 
+/// `textual_run`: run a Textual app and drive it.
+pub struct TextualRun;
+
+impl Operation for TextualRun {
+    const NAME: &'static str = "textual_run";
+    const DESCRIPTION: &'static str = "Run a Python Textual app in a real terminal and drive it: keys, clicks on CSS selectors, pauses, resizes, screenshots. \
+One-shot (app + actions: start, act, stop; returns the exit value) or a session (app + session opens it and keeps it running; session alone acts on it; close: true stops it). \
+A click goes to the visible centre of the widget (or offset from its top-left) and is refused with a clear error if the widget is absent, hidden, disabled, off screen, or covered (e.g. by a modal screen). \
+After every action the app settles (input handled, queues drained, screen repainted) before the next; the screen text streams as progress after each. \
+Returns {ok, sid, kind, alive, text (the screen), cols, rows, details{exit_value, exit, screenshot (SVG beside the app; png too), size, python, python_version, textual_version, warnings}, tree?, query?}. \
+tree: every widget (type, id, classes, visible, disabled, focused, region [x,y,w,h]); query: state of matching widgets (Input value, Button label, Checkbox value, DataTable row_count/cursor, ...). \
+Example: {\"app\": \"/src/counter.py\", \"screenshot\": true, \"actions\": [{\"press\": \"tab\"}, {\"click\": \"#inc\"}], \"query\": [\"#label\"]}.";
+    type Params = TextualRunParams;
+    type Output = TextualDone;
+
+    fn prepare(p: &mut TextualRunParams, caller: &Caller) {
+        caller.resolve(&mut p.app);
+        caller.resolve_program(&mut p.python);
+    }
+
+    async fn run(
+        ctx: &Context,
+        params: TextualRunParams,
+        progress: &Progress,
+    ) -> Result<TextualDone, OpError> {
+        run(ctx, params, progress).await
+    }
+}
+
+/// What `textual_run` answers: the app's screen, how it stands, and what was asked for.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TextualDone {
+    pub sid: String,
+    /// Always "textual".
+    pub kind: String,
+    pub alive: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The screen, from our terminal emulator.
+    pub text: String,
+    pub cols: u16,
+    pub rows: u16,
+    pub details: TextualDetails,
+    /// Every widget of the active screen, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<Value>,
+    /// The state of the widgets matching each selector, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Value>,
+}
+
+/// What else a `textual_run` call found.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TextualDetails {
+    /// [cols, rows] at the end.
+    pub size: [u16; 2],
+    /// How many actions were given.
+    pub steps: usize,
+    /// The last SVG screenshot written beside the app, and its PNG.
+    pub screenshot: Option<String>,
+    pub png: Option<String>,
+    /// Every screenshot taken, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshots: Option<Value>,
+    /// What the app's `exit()` returned, once it has ended.
+    pub exit_value: Value,
+    /// How the app ended (return code, value), or null while it runs.
+    pub exit: Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    pub elapsed_ms: u64,
+    /// The interpreter and versions the app runs under (python, python_version, textual_version, ...).
+    #[serde(flatten)]
+    pub app: Map<String, Value>,
+}
+
+impl Report for TextualDone {
+    fn view(&self) -> View {
+        let mut view = View::default();
+        view.fact("sid", &self.sid);
+        view.fact("alive", self.alive);
+        if let Some(code) = self.exit_code {
+            view.fact("exit_code", code);
+        }
+        view.fact("size", format!("{}x{}", self.cols, self.rows));
+        view.screen = Some(self.text.clone());
+        view.extras.push((
+            "details",
+            serde_json::to_value(&self.details).unwrap_or_default(),
+        ));
+        for (name, value) in [("query", &self.query), ("tree", &self.tree)] {
+            if let Some(value) = value {
+                view.extras.push((name, value.clone()));
+            }
+        }
+        view
+    }
+
+    fn human(&self) -> String {
+        let mut out = self.text.trim_end_matches('\n').to_owned();
+        let details = &self.details;
+        if let Some(svg) = &details.screenshot {
+            out.push_str(&format!(
+                "\nscreenshot: {svg} ({})",
+                details.png.as_deref().unwrap_or("")
+            ));
+        }
+        if details.exit.is_null() {
+            out.push_str(&format!("\nsession {} is running", self.sid));
+        } else {
+            out.push_str(&format!(
+                "\nexited: return code {}, value {}",
+                details.exit["return_code"], details.exit_value
+            ));
+        }
+        for warning in &details.warnings {
+            out.push_str(&format!("\nwarning: {warning}"));
+        }
+        for (name, value) in [("tree", &self.tree), ("query", &self.query)] {
+            if let Some(value) = value {
+                let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+                out.push_str(&format!("\n{name}: {pretty}"));
+            }
+        }
+        out
+    }
+}
+
 /// Run a `textual_run` call, streaming the screen after every step to `progress`.
-pub async fn run(ctx: &Context, params: TextualRunParams, progress: &Progress) -> OpResult {
+async fn run(
+    ctx: &Context,
+    params: TextualRunParams,
+    progress: &Progress,
+) -> Result<TextualDone, OpError> {
     let request = Request::from_params(params)?;
     check_sizes(ctx, &request)?;
     let deadline = Instant::now() + request.timeout;
@@ -62,7 +197,7 @@ pub async fn run(ctx: &Context, params: TextualRunParams, progress: &Progress) -
         }
     };
     Err(OpError {
-        code: "timeout".into(),
+        code: ErrorCode::Timeout,
         message: format!(
             "timeout: textual_run did not finish within {} ms; {after}",
             request.timeout.as_millis()
@@ -80,7 +215,7 @@ async fn drive(
     opened: &AtomicBool,
     deadline: Instant,
     progress: &Progress,
-) -> OpResult {
+) -> Result<TextualDone, OpError> {
     let started_at = std::time::Instant::now();
     let registry = &ctx.registry;
     let (app, fresh, mut guard) = get_app(ctx, request, sid, opened, deadline).await?;
@@ -130,48 +265,37 @@ async fn drive(
         let size = s.size();
         (size.cols, size.rows)
     });
-    let mut details = match app.describe() {
+    let app_facts = match app.describe() {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    details.insert("size".into(), json!([cols, rows]));
-    details.insert("steps".into(), json!(request.steps.len()));
-    details.insert(
-        "screenshot".into(),
-        json!(shots.last().map(|s| s.svg.clone())),
-    );
-    details.insert("png".into(), json!(shots.last().map(|s| s.png.clone())));
-    if !shots.is_empty() {
-        details.insert("screenshots".into(), json!(shots));
-    }
-    details.insert(
-        "exit_value".into(),
-        ended
+    let details = TextualDetails {
+        size: [cols, rows],
+        steps: request.steps.len(),
+        screenshot: shots.last().map(|s| s.svg.to_string_lossy().into_owned()),
+        png: shots.last().map(|s| s.png.to_string_lossy().into_owned()),
+        screenshots: (!shots.is_empty()).then(|| json!(shots)),
+        exit_value: ended
             .as_ref()
             .map(|e| e.app.return_value.clone())
             .unwrap_or(Value::Null),
-    );
-    details.insert("exit".into(), json!(ended));
-    if !warnings.is_empty() {
-        details.insert("warnings".into(), json!(warnings));
-    }
-    details.insert(
-        "elapsed_ms".into(),
-        json!(started_at.elapsed().as_millis() as u64),
-    );
-
-    out.insert("ok".into(), json!(true));
-    out.insert("sid".into(), json!(app.sid()));
-    out.insert("kind".into(), json!("textual"));
-    out.insert("alive".into(), json!(ended.is_none()));
-    if let Some(ended) = &ended {
-        out.insert("exit_code".into(), json!(ended.exit_code));
-    }
-    out.insert("text".into(), json!(text));
-    out.insert("cols".into(), json!(cols));
-    out.insert("rows".into(), json!(rows));
-    out.insert("details".into(), Value::Object(details));
-    Ok(Value::Object(out))
+        exit: json!(ended),
+        warnings,
+        elapsed_ms: started_at.elapsed().as_millis() as u64,
+        app: app_facts,
+    };
+    Ok(TextualDone {
+        sid: app.sid().to_owned(),
+        kind: "textual".to_owned(),
+        alive: ended.is_none(),
+        exit_code: ended.as_ref().and_then(|e| e.exit_code),
+        text,
+        cols,
+        rows,
+        details,
+        tree: out.remove("tree"),
+        query: out.remove("query"),
+    })
 }
 
 /// The app to drive: started for a one-shot run (with a guard that stops it however the call ends) or
@@ -363,7 +487,7 @@ fn cut_short(
         )
     };
     OpError {
-        code: "app_exited".into(),
+        code: ErrorCode::AppExited,
         message: format!(
             "actions: the app exited {} ({how}); {unrun}. Its last screen:\n{text}",
             actions.exited_at

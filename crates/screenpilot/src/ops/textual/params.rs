@@ -13,10 +13,11 @@ use serde_json::Value;
 use screenpilot_screen::{MouseButton, Size};
 use screenpilot_session::SessionId;
 
-use crate::ops::OpError;
+use crate::ops::button::Button;
+use crate::ops::common::OpError;
 
 /// Parameters of `textual_run`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextualRunParams {
     /// The Python file defining the app: a module-level `app` instance, or exactly one App subclass.
@@ -95,14 +96,7 @@ pub struct TargetSpec {
     /// Clicks in a row (2 is a double click); default 1.
     pub times: Option<u32>,
     /// "left" (default), "middle", "right", or Textual's numbers 1, 2, 3.
-    pub button: Option<ButtonName>,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum ButtonName {
-    Number(u8),
-    Name(String),
+    pub button: Option<Button>,
 }
 
 /// Which of the four shapes of call this is.
@@ -266,20 +260,12 @@ fn parse_step(index: usize, raw: &Value, timeout: Duration) -> Result<Step, OpEr
             (None, Some(n)) => return Err(bad(format!("times {n} is outside 1-{MAX_CLICKS}"))),
             (None, None) => 1,
         };
-        let button = match button {
-            None => MouseButton::Left,
-            Some(ButtonName::Number(1)) => MouseButton::Left,
-            Some(ButtonName::Number(2)) => MouseButton::Middle,
-            Some(ButtonName::Number(3)) => MouseButton::Right,
-            Some(ButtonName::Name(name)) => match name.to_ascii_lowercase().as_str() {
-                "left" => MouseButton::Left,
-                "middle" => MouseButton::Middle,
-                "right" => MouseButton::Right,
-                _ => return Err(bad(format!("button {name:?} is not left, middle or right"))),
-            },
-            Some(ButtonName::Number(n)) => {
+        let button = match button.unwrap_or_default() {
+            b @ (Button::Left | Button::Middle | Button::Right) => MouseButton::from(b),
+            other => {
                 return Err(bad(format!(
-                    "button {n} is not 1 (left), 2 (middle) or 3 (right)"
+                    "button {:?} is not left, middle or right",
+                    other.name()
                 )))
             }
         };

@@ -10,7 +10,7 @@ use serde::Serialize;
 use screenpilot_screen::render::{render_png, render_svg, RenderOptions};
 use screenpilot_session::Session;
 
-use crate::ops::OpError;
+use crate::ops::common::{ErrorCode, OpError};
 
 /// The files of one screenshot.
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +25,7 @@ pub fn write_beside(app: &Path, session: &Session) -> Result<Shot, OpError> {
     let options = RenderOptions::default();
     let svg = render_svg(&grid, &options);
     let png = render_png(&grid, &options)
-        .map_err(|e| OpError::new("render_failed", format!("screenshot: {e}")))?;
+        .map_err(|e| OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}")))?;
     let dir = app.parent().unwrap_or(Path::new("/"));
     let stem = app
         .file_stem()
@@ -33,7 +33,7 @@ pub fn write_beside(app: &Path, session: &Session) -> Result<Shot, OpError> {
         .unwrap_or_else(|| "app".into());
     let failed = |path: &Path, e: std::io::Error| {
         OpError::new(
-            "screenshot_failed",
+            ErrorCode::ScreenshotFailed,
             format!("screenshot: cannot write {}: {e}", path.display()),
         )
     };
@@ -63,7 +63,7 @@ pub fn write_beside(app: &Path, session: &Session) -> Result<Shot, OpError> {
         });
     }
     Err(OpError::new(
-        "screenshot_failed",
+        ErrorCode::ScreenshotFailed,
         format!(
             "screenshot: {} already holds 9999 screenshots of {stem}",
             dir.display()

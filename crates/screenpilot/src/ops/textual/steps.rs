@@ -16,7 +16,7 @@ use super::app::TextualApp;
 use super::link::{Link, LinkError};
 use super::params::{Pointer, Step};
 use super::shots::{self, Shot};
-use crate::ops::OpError;
+use crate::ops::common::{ErrorCode, OpError};
 
 /// The longest one settle may take; an app busy for longer is reported, and the run goes on.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
@@ -73,7 +73,7 @@ impl<'a> Driver<'a> {
             Err(LinkError::Exited(_)) => Err(StepError::Exited),
             Err(LinkError::Probe { code, .. }) if code == "app_exited" => Err(StepError::Exited),
             Err(LinkError::Timeout) => Err(OpError::new(
-                "probe_timeout",
+                ErrorCode::ProbeTimeout,
                 format!(
                     "{field}: the app did not answer {op} within {} s",
                     limit.as_secs()
@@ -82,16 +82,16 @@ impl<'a> Driver<'a> {
             .into()),
             Err(LinkError::Probe { code, message }) => Err(OpError {
                 code: if code == "invalid_selector" || code == "probe_failed" {
-                    code
+                    ErrorCode::parse(&code)
                 } else {
-                    format!("widget_{code}")
+                    ErrorCode::parse(&format!("widget_{code}"))
                 },
                 message: format!("{field}: {message}"),
                 field: Some(field.to_owned()),
             }
             .into()),
             Err(LinkError::Io(message)) => {
-                Err(OpError::new("probe_failed", format!("{field}: {message}")).into())
+                Err(OpError::new(ErrorCode::ProbeFailed, format!("{field}: {message}")).into())
             }
         }
     }
@@ -236,7 +236,7 @@ impl<'a> Driver<'a> {
         let place = self.ask("region", fields, field).await?;
         let (Some(x), Some(y)) = (place["x"].as_u64(), place["y"].as_u64()) else {
             return Err(OpError::new(
-                "probe_failed",
+                ErrorCode::ProbeFailed,
                 format!("{field}: the probe gave no position for {}", p.selector),
             )
             .into());
@@ -248,10 +248,10 @@ impl<'a> Driver<'a> {
         } else {
             mouse::click(pos, p.button, p.count, Modifiers::NONE, &modes)
         }
-        .map_err(|e| OpError::new("mouse_unavailable", format!("{field}: {e}")))?;
+        .map_err(|e| OpError::new(ErrorCode::MouseUnavailable, format!("{field}: {e}")))?;
         if writes.is_empty() {
             return Err(OpError::new(
-                "mouse_unavailable",
+                ErrorCode::MouseUnavailable,
                 format!(
                     "{field}: the app does not follow pointer motion, so a hover cannot reach it"
                 ),

@@ -1,0 +1,300 @@
+//! The command line's arguments: one verb per operation (clap types).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "screenpilot",
+    version,
+    about = "Drive terminal programs and see what a person would see: live sessions in a per-user daemon, event-driven waits, screenshots.",
+    after_help = "Example:\n  screenpilot spawn --sid sh -- bash\n  screenpilot line sh 'ls /'\n  screenpilot wait sh --regex 'usr'\n  screenpilot snapshot sh\n  screenpilot screenshot sh -o sh.png\n  screenpilot close sh"
+)]
+pub struct Cli {
+    /// Print exactly one JSON object: the same fields the MCP tool returns.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Start a program in a new session: spawn [--sid ID] [--size 120x40] -- PROGRAM ARGS...
+    Spawn(SpawnArgs),
+    /// List sessions.
+    List,
+    /// Is the program still running? Exit status 0 if so, 1 once it has ended.
+    Alive { sid: String },
+    /// End a session and every process in it.
+    Close { sid: String },
+    /// Resize a session's terminal: resize SID 120x40
+    Resize { sid: String, size: String },
+    /// Press keys: keys SID Down Down Enter | C-c | ctrl+s | M-x | text
+    Keys {
+        sid: String,
+        /// Key tokens; put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
+        keys: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
+    },
+    /// Type text then press Enter (words are joined with spaces).
+    Line {
+        sid: String,
+        /// The text; quote it, and put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
+    },
+    /// Type text without Enter (words are joined with spaces).
+    Type {
+        sid: String,
+        /// The text; quote it, and put text that starts with '-' after `--`.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// Wait for the app to react and stay quiet this many ms, then print the screen.
+        #[arg(long, value_name = "MS")]
+        settle_ms: Option<u64>,
+    },
+    /// Mouse event: mouse SID click --at 10,2 | --text OK; drag --at 1,1 --to 9,1; scroll --scroll-y 3
+    Mouse(MouseArgs),
+    /// Print the screen (or its full state with --json).
+    Snapshot(SnapshotArgs),
+    /// Save a picture of the screen: screenshot SID -o screen.png|screen.svg
+    Screenshot(ScreenshotArgs),
+    /// Wait for the screen: exit status 0 when the condition held, 1 on timeout (or exit first).
+    Wait(WaitArgs),
+    /// Run a Textual app and drive it: textual APP [--actions JSON] [--query SEL]... [--screenshot];
+    /// with --session NAME it stays open (later calls give --session without APP; --close stops it).
+    Textual(TextualArgs),
+    /// X11 desktop sessions: desktop start [--sid ID] [--size 1280x800] [--display :N] [-- PROGRAM ARGS]
+    Desktop {
+        #[command(subcommand)]
+        action: DesktopVerb,
+    },
+    /// Computer-use actions on a desktop or terminal session, with a fresh screenshot:
+    /// computer SID click 100 200 | type 'hi' | keypress CTRL c | scroll X Y 0 360 | drag 1,1 50,50 | '{"type": ...}' | '[...]'
+    Computer(ComputerArgs),
+    /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
+    Call { op: String, params: Option<String> },
+    /// Run the daemon in the foreground (no action), or: start, stop, status.
+    Daemon { action: Option<DaemonAction> },
+    /// Serve MCP on stdio (for agents), or on loopback HTTP with --http 127.0.0.1:PORT.
+    Mcp {
+        /// Serve streamable HTTP on this loopback IP:PORT instead of stdio (port 0: any free port).
+        #[arg(long, value_name = "IP:PORT")]
+        http: Option<String>,
+        /// Bearer token for --http, read from this file; default: a new one, printed to stderr and
+        /// written to $SCREENPILOT_DIR/mcp-http.token.
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DaemonAction {
+    Run,
+    Start,
+    Stop,
+    Status,
+}
+
+#[derive(Debug, Args)]
+pub struct SpawnArgs {
+    #[arg(long)]
+    pub sid: Option<String>,
+    /// Working directory (default: here).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Environment for the program, K=V; repeatable.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Terminal size, COLSxROWS (default 80x24).
+    #[arg(long, value_name = "COLSxROWS")]
+    pub size: Option<String>,
+    /// Waits end at once when the program exits.
+    #[arg(long)]
+    pub detect_child_exit: bool,
+    /// Run the words as one command line with sh -c.
+    #[arg(long)]
+    pub shell: bool,
+    /// Record the output as an asciicast v2 file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub program: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MouseArgs {
+    pub sid: String,
+    /// Wait for the app to react and stay quiet this many ms, then print the screen.
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
+    /// click, double_click, move, down, up, drag, scroll
+    pub action: String,
+    /// Target cell COL,ROW (0-based).
+    #[arg(long, value_name = "COL,ROW")]
+    pub at: Option<String>,
+    /// Target the centre of this visible text.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// Which occurrence of --text (0-based).
+    #[arg(long)]
+    pub nth: Option<usize>,
+    /// left (default), middle, right, back, forward
+    #[arg(long)]
+    pub button: Option<String>,
+    /// drag: release at COL,ROW.
+    #[arg(long, value_name = "COL,ROW")]
+    pub to: Option<String>,
+    #[arg(long, allow_hyphen_values = true)]
+    pub scroll_y: Option<i32>,
+    #[arg(long, allow_hyphen_values = true)]
+    pub scroll_x: Option<i32>,
+    /// shift, alt, ctrl; repeatable.
+    #[arg(long = "mod")]
+    pub modifiers: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    pub sid: String,
+    /// Include the cell model (with --json).
+    #[arg(long)]
+    pub cells: bool,
+    /// Include up to N lines of scrollback.
+    #[arg(long, value_name = "N")]
+    pub scrollback: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScreenshotArgs {
+    pub sid: String,
+    /// Output file; .svg for SVG, anything else PNG. Default SID.png (with --json and no -o: base64 in the JSON).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Font size in pixels (default 16).
+    #[arg(long)]
+    pub scale: Option<f32>,
+    /// dark (default) or light.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Draw a window frame with the title.
+    #[arg(long)]
+    pub frame: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    pub sid: String,
+    /// Wait until this regex matches (multi-line: ^ and $ work per line).
+    #[arg(long, group = "what", allow_hyphen_values = true)]
+    pub regex: Option<String>,
+    /// Wait until any of these regexes matches; prints which (index).
+    #[arg(long, group = "what", num_args = 1.., value_name = "RE")]
+    pub any: Option<Vec<String>>,
+    /// Wait until the text changes from HASH (default: now).
+    #[arg(long, group = "what", num_args = 0..=1, value_name = "HASH", default_missing_value = "")]
+    pub change: Option<String>,
+    /// Wait until anything visible changes from HASH (default: now).
+    #[arg(long, group = "what", num_args = 0..=1, value_name = "HASH", default_missing_value = "")]
+    pub visual_change: Option<String>,
+    /// Wait for --marker or a quiet screen (--stable-ms).
+    #[arg(long, group = "what")]
+    pub ready: bool,
+    /// Wait until the program exits.
+    #[arg(long, group = "what")]
+    pub exit: bool,
+    #[arg(long, allow_hyphen_values = true)]
+    pub marker: Option<String>,
+    #[arg(long)]
+    pub stable_ms: Option<u64>,
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+    /// Search the scrollback too (--regex, --any).
+    #[arg(long)]
+    pub scrollback: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TextualArgs {
+    /// The Python file defining the app; omit it with --session to act on an open session.
+    pub app: Option<PathBuf>,
+    /// Keep the app running as this session: opened with APP, acted on without it.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Actions as a JSON list, e.g. '[{"press": "tab"}, {"click": "#inc"}, {"pause": 0.5}]'.
+    #[arg(long, value_name = "JSON")]
+    pub actions: Option<String>,
+    /// Print the widget tree of the active screen.
+    #[arg(long)]
+    pub tree: bool,
+    /// Print the state of the widgets matching this CSS selector; repeatable.
+    #[arg(long = "query", value_name = "SELECTOR")]
+    pub query: Vec<String>,
+    /// Write an SVG and a PNG of the final screen beside the app file.
+    #[arg(long)]
+    pub screenshot: bool,
+    /// Initial terminal size, WIDTHxHEIGHT (default 80x25).
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// The Python interpreter (default python3).
+    #[arg(long)]
+    pub python: Option<String>,
+    /// Limit for the whole run in milliseconds (default 120000).
+    #[arg(long, value_name = "MS")]
+    pub timeout: Option<u64>,
+    /// With --session: stop the app and close the session (after any actions).
+    #[arg(long)]
+    pub close: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DesktopVerb {
+    /// Start a private Xvfb (or attach to a display) and optionally a program on it.
+    Start(DesktopStartArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DesktopStartArgs {
+    #[arg(long)]
+    pub sid: Option<String>,
+    /// Screen size, WIDTHxHEIGHT (default 1280x800).
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// Attach to this existing display (e.g. :0) instead of starting Xvfb; close leaves it running.
+    #[arg(long, value_name = ":N")]
+    pub display: Option<String>,
+    /// Window manager: auto (default), none, or a program name.
+    #[arg(long, value_name = "WM")]
+    pub wm: Option<String>,
+    /// Working directory of the program (default: here).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// The program to run on the display, and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub program: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ComputerArgs {
+    pub sid: String,
+    /// An action: screenshot | click X Y [BUTTON] | double_click X Y | triple_click X Y | move X Y |
+    /// scroll X Y SCROLL_X SCROLL_Y | type TEXT... | keypress KEY... | drag X,Y X,Y... | wait [MS] |
+    /// cursor_position; or one JSON action object, or a JSON list of them.
+    #[arg(required = true, allow_negative_numbers = true, num_args = 1..)]
+    pub action: Vec<String>,
+    /// Save the screenshot here (default SID.png; with --json and no -o it stays base64 in the JSON).
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Limit for each step in milliseconds (default 30000).
+    #[arg(long, value_name = "MS")]
+    pub step_timeout_ms: Option<u64>,
+}

@@ -1,0 +1,394 @@
+//! The MCP server handler: tools listed from [`crate::ops::OPERATIONS`], each call forwarded to the
+//! daemon as one request (with progress and cancellation), its answer shaped by [`super::present`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{present, tools};
+use crate::client::Client;
+use crate::ops::{self, Caller, ErrorCode, OpError, OPERATIONS};
+use crate::paths::Paths;
+
+/// What the server tells a model before it uses any tool.
+const INSTRUCTIONS: &str = "screenpilot drives terminal programs in real ptys that stay alive across calls \
+(sessions are shared with the screenpilot CLI). Loop: spawn -> wait_for (or wait_ready) the prompt -> \
+send_line / send_keys / type / mouse -> wait_for the output you expect -> snapshot (text) or screenshot \
+(image) to look -> close when done. Waits are woken by the program's output, so never sleep. Every wait \
+returns the screen; a timeout is a normal result (matched/changed=false), not an error: read the flags. \
+The key grammar (Enter, C-c, M-x, Up, F5, ...) is in send_keys.";
+
+/// How often a running call reports progress, when the client asked for it.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// How long shutdown waits for running calls to hand their cancellation to the daemon.
+const DRAIN_LIMIT: Duration = Duration::from_millis(1500);
+
+/// The MCP server handler. Cheap to clone: every HTTP session gets a clone over the same daemon link.
+#[derive(Clone)]
+pub struct Screenpilot {
+    pub(super) shared: Arc<Shared>,
+}
+
+pub(super) struct Shared {
+    pub(super) paths: Paths,
+    /// The daemon connection, opened on the first tool call and reopened if the daemon went away.
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    tools: Vec<Tool>,
+    /// Cancelled at shutdown: every running call then cancels its daemon request.
+    pub(super) shutdown: CancellationToken,
+    /// How many tool calls are running.
+    running: tokio::sync::watch::Sender<usize>,
+}
+
+impl Screenpilot {
+    pub fn new(paths: Paths) -> Screenpilot {
+        Screenpilot {
+            shared: Arc::new(Shared {
+                paths,
+                client: tokio::sync::Mutex::new(None),
+                tools: OPERATIONS.iter().map(tools::tool_of).collect(),
+                shutdown: CancellationToken::new(),
+                running: tokio::sync::watch::Sender::new(0),
+            }),
+        }
+    }
+
+    /// The tools, as `tools/list` sends them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.shared.tools
+    }
+}
+
+impl ServerHandler for Screenpilot {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "screenpilot",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let op = match ops::find(&request.name) {
+            Ok(op) => op,
+            Err(error) => return Ok(present::tool_result(None, Err(error)).into()),
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let params = match (op.prepare)(arguments, &Caller::this_process()) {
+            Ok(params) => params,
+            Err(error) => return Ok(present::tool_result(Some(op), Err(error)).into()),
+        };
+        let limit = (op.time_limit)(&params);
+        let report = Progress {
+            token: context.meta.get_progress_token(),
+            peer: context.peer.clone(),
+            message: progress_message(op.name, &params),
+            started: Instant::now(),
+            last: 0.0,
+            long: limit.is_some(),
+            total_secs: limit.map(|d| d.as_secs_f64()),
+        };
+        let outcome = self
+            .shared
+            .forward(op.name, params, report, &context.ct)
+            .await;
+        Ok(present::tool_result(Some(op), outcome).into())
+    }
+}
+
+impl Shared {
+    /// A live daemon connection, starting the daemon if none is running.
+    async fn client(&self, fresh: bool) -> Result<Arc<Client>, OpError> {
+        let mut slot = self.client.lock().await;
+        if let Some(client) = slot.as_ref() {
+            if !fresh && !is_closed(client).await {
+                return Ok(client.clone());
+            }
+        }
+        let client = Client::connect_or_start(&self.paths).await?;
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
+    /// Run `op` on the daemon, reporting progress while it runs, and cancelling it there when the MCP
+    /// client cancels the call (or the server shuts down).
+    async fn forward(
+        &self,
+        op: &str,
+        params: Value,
+        mut report: Progress,
+        cancelled: &CancellationToken,
+    ) -> Result<Value, OpError> {
+        self.running.send_modify(|n| *n += 1);
+        let _running = RunningCall(&self.running);
+        let client = self.client(false).await?;
+        let (client, mut call) = match client.start(op, params.clone()).await {
+            Ok(call) => (client, call),
+            // The daemon went away since the last call (stopped, restarted): once more on a new link.
+            Err(e) if e.code == ErrorCode::DaemonGone => {
+                let client = self.client(true).await?;
+                let call = client.start(op, params).await?;
+                (client, call)
+            }
+            Err(e) => return Err(e),
+        };
+        let mut guard = CancelOnDrop {
+            client: client.clone(),
+            id: Some(call.id()),
+        };
+        // Waits say at once that they started; everything reports each second after.
+        let first = if report.long {
+            Duration::ZERO
+        } else {
+            PROGRESS_EVERY
+        };
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + first, PROGRESS_EVERY);
+        loop {
+            tokio::select! {
+                answer = call.next() => {
+                    let answer = answer?;
+                    if let Some(progress) = &answer.progress {
+                        report.send(Some(progress)).await;
+                        continue;
+                    }
+                    guard.id = None;
+                    return match (answer.result, answer.error) {
+                        (_, Some(error)) => Err(error),
+                        (result, None) => Ok(result.unwrap_or(Value::Null)),
+                    };
+                }
+                why = cancelled_or_shutdown(cancelled, &self.shutdown) => {
+                    guard.id = None;
+                    let id = call.id();
+                    let stopped = client.call("cancel", serde_json::json!({ "id": id })).await;
+                    eprintln!(
+                        "screenpilot mcp: {op} {why}; daemon request {id} {}",
+                        match stopped {
+                            Ok(answer) if answer["cancelled"] == true => "cancelled".to_owned(),
+                            Ok(_) => "had already ended".to_owned(),
+                            Err(e) => format!("could not be cancelled: {}", e.message),
+                        }
+                    );
+                    return Err(OpError::new(ErrorCode::Cancelled, format!("{op} {why}")));
+                }
+                _ = ticks.tick(), if report.token.is_some() => report.send(None).await,
+            }
+        }
+    }
+
+    /// Wait (briefly) until running calls have handed their cancellation to the daemon.
+    pub(super) async fn drain(&self) {
+        self.shutdown.cancel();
+        let mut running = self.running.subscribe();
+        let _ = tokio::time::timeout(DRAIN_LIMIT, running.wait_for(|n| *n == 0)).await;
+    }
+}
+
+async fn cancelled_or_shutdown(
+    cancelled: &CancellationToken,
+    shutdown: &CancellationToken,
+) -> &'static str {
+    tokio::select! {
+        _ = cancelled.cancelled() => "cancelled by the MCP client",
+        _ = shutdown.cancelled() => "stopped: the MCP server is shutting down",
+    }
+}
+
+async fn is_closed(client: &Client) -> bool {
+    tokio::select! {
+        biased;
+        _ = client.closed() => true,
+        _ = std::future::ready(()) => false,
+    }
+}
+
+/// Counts a running call for [`Shared::drain`].
+struct RunningCall<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl Drop for RunningCall<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Cancels the daemon request if the tool call is dropped before it ends (the transport closed under
+/// it), so no wait outlives the call that asked for it.
+struct CancelOnDrop {
+    client: Arc<Client>,
+    id: Option<u64>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(runtime)) = (self.id, tokio::runtime::Handle::try_current()) {
+            let client = self.client.clone();
+            runtime.spawn(async move { client.cancel(id).await });
+        }
+    }
+}
+
+/// `notifications/progress` for one call, when the client sent a progress token.
+struct Progress {
+    token: Option<ProgressToken>,
+    peer: Peer<RoleServer>,
+    message: String,
+    total_secs: Option<f64>,
+    /// Calls that wait (they have a time limit) announce themselves at once.
+    long: bool,
+    started: Instant,
+    last: f64,
+}
+
+impl Progress {
+    /// Send one notification: elapsed seconds as progress (strictly increasing, as the spec wants), and
+    /// the daemon's own progress line when there is one.
+    async fn send(&mut self, daemon_progress: Option<&Value>) {
+        let Some(token) = self.token.clone() else {
+            return;
+        };
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let progress = if elapsed > self.last {
+            elapsed
+        } else {
+            self.last + 0.001
+        };
+        self.last = progress;
+        let message = match daemon_progress {
+            Some(Value::String(line)) => line.clone(),
+            Some(Value::Object(line)) if line.get("message").is_some_and(Value::is_string) => {
+                line["message"].as_str().unwrap_or_default().to_owned()
+            }
+            Some(line) => line.to_string(),
+            None => format!("{} ({:.0} s)", self.message, elapsed),
+        };
+        let mut param = ProgressNotificationParam::new(token, progress).with_message(message);
+        if let Some(total) = self.total_secs {
+            param = param.with_total(total);
+        }
+        // A client that stopped listening is not our failure: the call itself goes on.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
+/// What a running call is doing, in words: "waiting for /^42$/ on sh".
+fn progress_message(op: &str, params: &Value) -> String {
+    let sid = params["sid"].as_str().unwrap_or("?");
+    let text = |key: &str| params[key].as_str().unwrap_or("").to_owned();
+    match op {
+        "wait_for" => format!("waiting for /{}/ on {sid}", text("pattern")),
+        "expect" => {
+            let patterns: Vec<String> = params["patterns"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|p| format!("/{p}/"))
+                .collect();
+            format!("waiting for any of {} on {sid}", patterns.join(", "))
+        }
+        "wait_change" => format!("waiting for the text of {sid} to change"),
+        "wait_visual_change" => format!("waiting for the look of {sid} to change"),
+        "wait_ready" if !text("marker").is_empty() => {
+            format!("waiting for {sid} to be ready (/{}/)", text("marker"))
+        }
+        "wait_ready" => format!("waiting for {sid} to be quiet"),
+        "wait_exit" => format!("waiting for {sid} to exit"),
+        _ if params.get("sid").is_some() => format!("{op} on {sid}"),
+        _ => op.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_operation_is_a_tool_with_an_object_schema() {
+        let server = Screenpilot::new(Paths::in_dir(std::env::temp_dir()));
+        assert_eq!(server.tools().len(), OPERATIONS.len());
+        for tool in server.tools() {
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                tool.name
+            );
+            assert!(tool.input_schema.get("$schema").is_none());
+        }
+    }
+
+    /// What a client pays to load the tools; printed for BENCHMARKS.md (`cargo test -- --nocapture`).
+    /// Models read names, descriptions and input schemas; output schemas are for clients validating
+    /// `structuredContent`, so they are bounded separately.
+    #[test]
+    fn tools_list_stays_compact() {
+        let server = Screenpilot::new(Paths::in_dir(std::env::temp_dir()));
+        let list = ListToolsResult::with_all_items(server.tools().to_vec());
+        let bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(0);
+        let without_outputs: Vec<Tool> = server
+            .tools()
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                tool.output_schema = None;
+                tool
+            })
+            .collect();
+        let read = serde_json::to_string(&ListToolsResult::with_all_items(without_outputs))
+            .map(|s| s.len())
+            .unwrap_or(0);
+        println!(
+            "tools/list: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
+            read / 4
+        );
+        // About 1.2 KB a tool for 20 tools: a new tool must earn its bytes (trim descriptions first).
+        assert!(
+            read > 0 && read < 26_000,
+            "tools/list is {read} bytes without output schemas"
+        );
+        assert!(
+            bytes < 64_000,
+            "tools/list is {bytes} bytes with output schemas"
+        );
+    }
+
+    #[test]
+    fn progress_messages_say_what_is_awaited() {
+        let params = json!({"sid": "sh", "pattern": "^42$"});
+        assert_eq!(
+            progress_message("wait_for", &params),
+            "waiting for /^42$/ on sh"
+        );
+        assert_eq!(progress_message("list", &json!({})), "list");
+    }
+}

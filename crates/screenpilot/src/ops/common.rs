@@ -1,0 +1,298 @@
+//! What every operation shares, below the dispatch in `mod.rs`: the error type and its codes, the
+//! daemon context, progress reporting, the caller's circumstances, and parameter parsing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use screenpilot_desktop::{DesktopError, DesktopRegistry};
+use screenpilot_session::{Registry, SessionError};
+
+/// Defines [`ErrorCode`] with the stable string of each code.
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+        /// Why an operation failed, as a stable string that scripts and models can branch on. The
+        /// README's error section lists them all.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
+            /// A code this build does not know (a newer daemon or probe sent it).
+            #[serde(other, rename = "other")]
+            Other,
+        }
+
+        impl ErrorCode {
+            /// The stable string, as it appears in JSON.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorCode::$variant => $name, )*
+                    ErrorCode::Other => "other",
+                }
+            }
+
+            /// The code for a string from another component (the Textual probe, a library crate).
+            pub fn parse(code: &str) -> ErrorCode {
+                match code {
+                    $( $name => ErrorCode::$variant, )*
+                    _ => ErrorCode::Other,
+                }
+            }
+
+            /// Every code, for documentation and tests.
+            pub const ALL: &'static [ErrorCode] = &[$( ErrorCode::$variant, )*];
+        }
+    };
+}
+
+error_codes! {
+    /// A parameter is missing, of the wrong type or out of range; `field` names it.
+    InvalidArgument = "invalid_argument",
+    UnknownSession = "unknown_session",
+    DuplicateSession = "duplicate_session",
+    /// A configured limit (sessions, size, pattern length, ...) would be exceeded.
+    LimitExceeded = "limit_exceeded",
+    SpawnFailed = "spawn_failed",
+    SessionExited = "session_exited",
+    SessionClosed = "session_closed",
+    IoError = "io_error",
+    /// An X display is gone or cannot be reached.
+    DisplayUnavailable = "display_unavailable",
+    /// An earlier call still holds the display.
+    DisplayBusy = "display_busy",
+    /// A desktop program never showed a usable window.
+    WindowNotReady = "window_not_ready",
+    Timeout = "timeout",
+    Cancelled = "cancelled",
+    /// No operation (MCP tool) of that name.
+    UnknownOperation = "unknown_operation",
+    /// A bug: a panic inside the daemon, or an impossible state.
+    Internal = "internal",
+    BadRequest = "bad_request",
+    /// A request line is not valid JSON.
+    BadJson = "bad_json",
+    BadResponse = "bad_response",
+    DaemonConfig = "daemon_config",
+    DaemonFailed = "daemon_failed",
+    DaemonGone = "daemon_gone",
+    /// The daemon socket belongs to another user.
+    DaemonUntrusted = "daemon_untrusted",
+    /// No daemon answers and none could be started.
+    DaemonUnavailable = "daemon_unavailable",
+    /// A request reused the id of a running one on the same connection.
+    DuplicateId = "duplicate_id",
+    McpFailed = "mcp_failed",
+    /// The terminal app has not enabled mouse reporting.
+    MouseUnavailable = "mouse_unavailable",
+    RenderFailed = "render_failed",
+    /// A Textual screenshot could not be written.
+    ScreenshotFailed = "screenshot_failed",
+    Runtime = "runtime",
+    AppExited = "app_exited",
+    AppLoadFailed = "app_load_failed",
+    /// A Textual app failed to start.
+    AppFailed = "app_failed",
+    TextualMissing = "textual_missing",
+    TextualTooOld = "textual_too_old",
+    TextualSetup = "textual_setup",
+    ProbeFailed = "probe_failed",
+    ProbeTimeout = "probe_timeout",
+    InvalidSelector = "invalid_selector",
+    WidgetAbsent = "widget_absent",
+    WidgetCovered = "widget_covered",
+    WidgetHidden = "widget_hidden",
+    WidgetDisabled = "widget_disabled",
+    WidgetOffScreen = "widget_off_screen",
+    WidgetOutside = "widget_outside",
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Why an operation failed: a stable code, a message for people and models, and the field at fault.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, thiserror::Error, JsonSchema)]
+#[error("{message}")]
+pub struct OpError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub field: Option<String>,
+}
+
+impl OpError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        OpError {
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    /// A bad parameter: the message starts with the field's name, and `field` names it.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        OpError {
+            code: ErrorCode::InvalidArgument,
+            message: format!("{field}: {message}"),
+            field: Some(field.into()),
+        }
+    }
+
+    /// The same error, naming `field`.
+    pub fn with_field(mut self, field: &str) -> Self {
+        self.field = Some(field.to_owned());
+        self
+    }
+}
+
+impl From<SessionError> for OpError {
+    fn from(e: SessionError) -> Self {
+        OpError {
+            code: ErrorCode::parse(e.code()),
+            message: e.to_string(),
+            field: e.field().map(str::to_owned),
+        }
+    }
+}
+
+impl From<DesktopError> for OpError {
+    fn from(e: DesktopError) -> Self {
+        OpError {
+            code: ErrorCode::parse(e.code()),
+            message: e.to_string(),
+            field: e.field().map(str::to_owned),
+        }
+    }
+}
+
+/// Where an operation streams intermediate results (a screen update after each step of a long
+/// operation); the daemon forwards them as progress lines, MCP as progress notifications.
+#[derive(Clone, Default)]
+pub struct Progress(Option<tokio::sync::mpsc::UnboundedSender<Value>>);
+
+impl Progress {
+    pub fn new(sink: tokio::sync::mpsc::UnboundedSender<Value>) -> Progress {
+        Progress(Some(sink))
+    }
+
+    /// Report progress; silently dropped when nobody listens.
+    pub fn send(&self, update: Value) {
+        if let Some(sink) = &self.0 {
+            let _ = sink.send(update);
+        }
+    }
+}
+
+/// What an operation needs from the daemon.
+#[derive(Clone)]
+pub struct Context {
+    pub registry: Arc<Registry>,
+    /// Desktop sessions (X11); `list`, `alive` and `close` consult it for sids that are not terminals.
+    pub desktops: Arc<DesktopRegistry>,
+}
+
+/// Where a request comes from, for what the daemon cannot know itself: the caller's working directory
+/// (relative paths are the caller's, and the daemon runs elsewhere).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub cwd: PathBuf,
+}
+
+impl Caller {
+    /// This process as the caller (the CLI, the MCP server).
+    pub fn this_process() -> Caller {
+        Caller {
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+
+    /// `path` made absolute against the caller's directory.
+    pub fn absolute(&self, path: &str) -> String {
+        if Path::new(path).is_absolute() {
+            path.to_owned()
+        } else {
+            self.cwd.join(path).to_string_lossy().into_owned()
+        }
+    }
+
+    /// Make a path parameter absolute in place.
+    pub fn resolve(&self, path: &mut Option<String>) {
+        if let Some(p) = path {
+            *p = self.absolute(p);
+        }
+    }
+
+    /// An interpreter or program given as a relative path (`.venv/bin/python`) is the caller's to
+    /// resolve; a bare name (`python3`) is looked up in PATH.
+    pub fn resolve_program(&self, program: &mut Option<String>) {
+        if let Some(p) = program {
+            if p.contains('/') {
+                *p = self.absolute(p);
+            }
+        }
+    }
+
+    /// The working directory for a program: the one given (made absolute), else the caller's.
+    pub fn resolve_cwd(&self, cwd: &mut Option<String>) {
+        match cwd {
+            Some(dir) => *dir = self.absolute(dir),
+            None => *cwd = Some(self.cwd.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// The JSON Schema of a type, as a plain JSON value.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// Parse parameters, naming the operation and the field at fault in errors.
+pub fn parse_params<T: DeserializeOwned>(op: &str, value: Value) -> Result<T, OpError> {
+    let value = if value.is_null() {
+        Value::Object(Map::new())
+    } else {
+        value
+    };
+    T::deserialize(&value).map_err(|e| {
+        let text = e.to_string();
+        let field = match &value {
+            // Unknown, missing and duplicate fields are named by serde itself.
+            _ if text.contains("field `") => text.split('`').nth(1).map(str::to_owned),
+            Value::Object(fields) => culprit::<T>(fields, &text),
+            _ => Some("params".to_owned()),
+        };
+        let message = match &field {
+            Some(field) if !text.contains("field `") => format!("{op}: {field}: {text}"),
+            _ => format!("{op}: {text}"),
+        };
+        OpError {
+            code: ErrorCode::InvalidArgument,
+            message,
+            field,
+        }
+    })
+}
+
+/// The field whose value makes `fields` fail to parse with `error`: serde's message for a wrong type
+/// ("invalid type: string \"5\", expected u64") does not say where. Without the culprit the error
+/// changes (or parsing succeeds); without any other field it stays the same. Runs only on failure.
+fn culprit<T: DeserializeOwned>(fields: &Map<String, Value>, error: &str) -> Option<String> {
+    fields.keys().find_map(|key| {
+        let mut without = fields.clone();
+        without.remove(key);
+        let same = T::deserialize(&Value::Object(without)).is_err_and(|e| e.to_string() == error);
+        (!same).then(|| key.clone())
+    })
+}

@@ -1,0 +1,60 @@
+//! The screen a result carries, and how it reads: for a model, one header line of facts above the
+//! screen text; for a person, the screen text alone.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use screenpilot_session::{ReadOptions, ScreenState, Session};
+
+use super::operation::View;
+
+/// A session's screen as results carry it: the sid and the screen state, flattened.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SessionScreen {
+    pub sid: String,
+    #[serde(flatten)]
+    pub state: ScreenState,
+}
+
+impl SessionScreen {
+    /// `session`'s screen now.
+    pub fn read(session: &Session, options: ReadOptions) -> SessionScreen {
+        SessionScreen {
+            sid: session.sid.to_string(),
+            state: session.read(options),
+        }
+    }
+
+    /// The view of this screen, with `flags` (a wait's outcome, ...) after the process facts.
+    pub fn view(&self, flags: &[(&'static str, String)]) -> View {
+        let state = &self.state;
+        let mut view = View::default();
+        view.fact("sid", &self.sid);
+        view.fact("alive", state.alive);
+        if let Some(code) = state.exit_code {
+            view.fact("exit_code", code);
+        }
+        if let Some(signal) = state.signal {
+            view.fact("signal", signal);
+        }
+        view.header.extend(flags.iter().cloned());
+        view.fact("alt_screen", state.alt_screen);
+        view.fact(
+            "cursor",
+            format!("{},{}", state.cursor.row, state.cursor.col),
+        );
+        if let Some(title) = state.title.as_deref().filter(|t| !t.is_empty()) {
+            view.fact("title", format!("{title:?}"));
+        }
+        view.fact("hash", &state.hash);
+        view.fact("size", format!("{}x{}", state.cols, state.rows));
+        view.scrollback = state.scrollback.clone().filter(|s| !s.is_empty());
+        view.screen = Some(state.text.clone());
+        view
+    }
+}
+
+/// A flag for a view: `exited` only when true (a wait says exited=false on every ordinary return).
+pub fn exited_flag(exited: bool) -> Option<(&'static str, String)> {
+    exited.then(|| ("exited", "true".to_owned()))
+}
