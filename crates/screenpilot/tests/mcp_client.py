@@ -31,6 +31,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import jsonschema
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -92,9 +93,40 @@ def decode_png(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+# Every tool's outputSchema, once listed; each successful result's structuredContent is checked
+# against it with a JSON Schema Draft 2020-12 validator (not only by the SDK's own check).
+OUTPUT_SCHEMAS: dict[str, dict] = {}
+VALIDATED: set[str] = set()
+
+
+def remember_output_schemas(tools) -> None:
+    for tool in tools:
+        schema = tool.output_schema
+        check(isinstance(schema, dict), f"{tool.name}: no outputSchema")
+        check(schema.get("type") == "object", f"{tool.name}: outputSchema is not an object")
+        jsonschema.Draft202012Validator.check_schema(schema)
+        OUTPUT_SCHEMAS[tool.name] = schema
+
+
+def validate_output(tool: str, result) -> None:
+    if result.is_error and not (result.structured_content or {}).get("sid"):
+        return  # an error answer ({ok: false, error}) is not the tool's output
+    schema = OUTPUT_SCHEMAS.get(tool)
+    if schema is None:
+        return
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(result.structured_content),
+        key=lambda e: list(e.path),
+    )
+    check(not errors, f"{tool}: structuredContent does not match outputSchema: {[e.message for e in errors[:3]]}")
+    VALIDATED.add(tool)
+
+
 async def call(session: ClientSession, tool: str, args: dict, **kw):
     with anyio.fail_after(STEP_LIMIT_S):
-        return await session.call_tool(tool, args, **kw)
+        result = await session.call_tool(tool, args, **kw)
+    validate_output(tool, result)
+    return result
 
 
 async def call_ok(session: ClientSession, tool: str, args: dict, **kw):
@@ -135,6 +167,7 @@ async def flow(session: ClientSession, sid: str, binary: str, env: dict, workdir
         listed = await session.list_tools()
     names = {t.name for t in listed.tools}
     check(TOOLS <= names, f"missing tools: {sorted(TOOLS - names)}")
+    remember_output_schemas(listed.tools)
     for tool in listed.tools:
         check(bool(tool.description), f"{tool.name}: no description")
         check(tool.input_schema.get("type") == "object", f"{tool.name}: schema is not an object")
@@ -477,6 +510,7 @@ def main() -> int:
             summary["stdio_auto_mode"] = anyio.run(run_stdio_modern, args.binary, env, root)
         if args.transport in ("http", "both"):
             summary["http"] = anyio.run(run_http, args.binary, env, root)
+        summary["validated_outputs"] = sorted(VALIDATED)
         summary["ok"] = True
     except BaseException as e:  # noqa: BLE001 - every failure goes into the summary
         leaf = innermost(e)

@@ -101,6 +101,27 @@ fn mcp_over_stdio_with_the_python_sdk() {
     assert_eq!(summary["ok"], true);
     // The 17 terminal tools at least; other backends add theirs.
     assert!(summary["stdio"]["tools"].as_u64() >= Some(17));
+    // Every result the client got was checked against its tool's outputSchema (Draft 2020-12).
+    let validated: Vec<&str> = summary["validated_outputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for tool in [
+        "spawn",
+        "wait_for",
+        "send_line",
+        "snapshot",
+        "screenshot",
+        "close",
+        "list",
+    ] {
+        assert!(
+            validated.contains(&tool),
+            "{tool} was not validated: {validated:?}"
+        );
+    }
 }
 
 #[test]

@@ -28,7 +28,7 @@ use crate::palette::ThemeName;
 
 use self::metrics::Metrics;
 
-pub use self::png::render_png;
+pub use self::png::{render_pixels, render_png};
 pub use self::svg::render_svg;
 
 /// The font size used when none is given: 16 px gives 10x20 px cells, the size the emulator reports to

@@ -25,6 +25,17 @@ pub fn render_png(grid: &CellGrid, opts: &RenderOptions) -> Result<Vec<u8>, Rend
     encode(&image)
 }
 
+/// Render `grid` as raw 8-bit RGB pixels, rows top to bottom: (width, height, pixels). For callers that
+/// crop or scale before encoding (a zoomed computer-use screenshot) instead of decoding a PNG again.
+pub fn render_pixels(
+    grid: &CellGrid,
+    opts: &RenderOptions,
+) -> Result<(u32, u32, Vec<u8>), RenderError> {
+    opts.validate()?;
+    let (_, image) = render_rgb(grid, opts)?;
+    Ok((image.width, image.height, image.data))
+}
+
 /// Draw `grid` into an RGB buffer (the font size is clamped into range, not checked).
 pub(crate) fn render_rgb(
     grid: &CellGrid,

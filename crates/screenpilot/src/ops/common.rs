@@ -260,27 +260,52 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 
 /// Parse parameters, naming the operation and the field at fault in errors.
 pub fn parse_params<T: DeserializeOwned>(op: &str, value: Value) -> Result<T, OpError> {
-    let value = if value.is_null() {
-        Value::Object(Map::new())
-    } else {
-        value
-    };
-    T::deserialize(&value).map_err(|e| {
-        let text = e.to_string();
-        let field = match &value {
-            // Unknown, missing and duplicate fields are named by serde itself.
-            _ if text.contains("field `") => text.split('`').nth(1).map(str::to_owned),
-            Value::Object(fields) => culprit::<T>(fields, &text),
-            _ => Some("params".to_owned()),
-        };
-        let message = match &field {
-            Some(field) if !text.contains("field `") => format!("{op}: {field}: {text}"),
-            _ => format!("{op}: {text}"),
+    parse_fields(&value).map_err(|bad| {
+        let message = match &bad.field {
+            Some(field) if !bad.named_by_serde => format!("{op}: {field}: {}", bad.error),
+            _ => format!("{op}: {}", bad.error),
         };
         OpError {
             code: ErrorCode::InvalidArgument,
             message,
+            field: bad.field,
+        }
+    })
+}
+
+/// Why an object did not parse, and the field at fault when one is.
+pub struct BadField {
+    /// The field at fault; `params` when the value is not an object at all.
+    pub field: Option<String>,
+    /// serde's message.
+    pub error: String,
+    /// serde's message already names the field (unknown, missing and duplicate fields).
+    pub named_by_serde: bool,
+}
+
+/// Parse an object (null counts as `{}`), finding the field at fault on failure. The one finder of
+/// bad fields: operation parameters and `computer` action objects both go through it.
+pub fn parse_fields<T: DeserializeOwned>(value: &Value) -> Result<T, BadField> {
+    let empty = Value::Object(Map::new());
+    let value = if value.is_null() { &empty } else { value };
+    T::deserialize(value).map_err(|e| {
+        let error = e.to_string();
+        let error = error.split(" at line ").next().unwrap_or(&error).to_owned();
+        if error.contains("field `") {
+            return BadField {
+                field: error.split('`').nth(1).map(str::to_owned),
+                error,
+                named_by_serde: true,
+            };
+        }
+        let field = match value {
+            Value::Object(fields) => culprit::<T>(fields, &e.to_string()),
+            _ => Some("params".to_owned()),
+        };
+        BadField {
             field,
+            error,
+            named_by_serde: false,
         }
     })
 }

@@ -157,6 +157,46 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("patterns"), "{e:?}");
     }
 
+    /// The published list and dispatch come from one list: every listed operation is dispatched (a bad
+    /// parameter is its own error, never "unknown operation"), and names are unique.
+    #[tokio::test]
+    async fn every_listed_operation_is_dispatched() {
+        let ctx = Context::new(Registry::new(screenpilot_session::Limits::default()));
+        let mut names = std::collections::HashSet::new();
+        for op in OPERATIONS {
+            assert!(names.insert(op.name), "{} is listed twice", op.name);
+            let error = execute(
+                &ctx,
+                op.name,
+                json!({"no_such_field": 1}),
+                &Progress::default(),
+            )
+            .await
+            .expect_err("an unknown field is refused");
+            assert_eq!(
+                error.code,
+                ErrorCode::InvalidArgument,
+                "{}: {error:?}",
+                op.name
+            );
+            assert_eq!(error.field.as_deref(), Some("no_such_field"), "{}", op.name);
+            assert_eq!((op.output_schema)()["type"], "object", "{}", op.name);
+        }
+        let error = execute(&ctx, "no_such_op", json!({}), &Progress::default())
+            .await
+            .expect_err("unknown");
+        assert_eq!(error.code, ErrorCode::UnknownOperation);
+    }
+
+    #[test]
+    fn error_codes_read_back_as_the_same_code() {
+        for &code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), code);
+            assert_eq!(serde_json::to_value(code).ok(), Some(json!(code.as_str())));
+        }
+        assert_eq!(ErrorCode::parse("from_a_newer_daemon"), ErrorCode::Other);
+    }
+
     #[test]
     fn unknown_and_missing_fields_and_non_objects_are_named() {
         let e = error_of::<SidParams>("alive", json!({"sid": "a", "bogus": 1}));

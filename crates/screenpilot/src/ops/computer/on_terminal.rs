@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use screenpilot_desktop::{decode_png, encode_png, Modifier};
+use screenpilot_desktop::{encode_png, Frame, Modifier};
 use screenpilot_screen::keys::{self, Modifiers};
 use screenpilot_screen::mouse::{self as encode, MouseButton, MouseError};
-use screenpilot_screen::render::{render_png, Layout, RenderOptions};
+use screenpilot_screen::render::{render_pixels, Layout, RenderOptions};
 use screenpilot_screen::CellPos;
 use screenpilot_session::{Session, SessionError};
 
@@ -186,26 +186,18 @@ fn insert_cell(fields: &mut Map<String, Value>, pos: CellPos) {
     fields.insert("row".into(), pos.row.0.into());
 }
 
-/// The rendered screen, cropped to `zoom` when set.
+/// The rendered screen, cropped to `zoom` when set: drawn once into pixels, cropped, encoded once.
 pub(super) fn picture(session: &Session, zoom: Option<[u32; 4]>) -> Result<Picture, OpError> {
-    let options = RenderOptions::default();
     let grid = session.with_screen(|s| s.cells());
-    let layout = Layout::new(grid.size, &options);
     let failed = |e: &dyn std::fmt::Display| {
         OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}"))
     };
-    let png = render_png(&grid, &options).map_err(|e| failed(&e))?;
-    let Some([x0, y0, x1, y1]) = zoom else {
-        return Ok(Picture {
-            png,
-            width: layout.image.width,
-            height: layout.image.height,
-            pointer: None,
-        });
-    };
-    let frame = decode_png(&png)
-        .map_err(|e| failed(&e))?
-        .crop(x0, y0, x1 - x0, y1 - y0);
+    let (width, height, rgb) =
+        render_pixels(&grid, &RenderOptions::default()).map_err(|e| failed(&e))?;
+    let mut frame = Frame { width, height, rgb };
+    if let Some([x0, y0, x1, y1]) = zoom {
+        frame = frame.crop(x0, y0, x1 - x0, y1 - y0);
+    }
     Ok(Picture {
         png: encode_png(&frame).map_err(|e| failed(&e))?,
         width: frame.width,

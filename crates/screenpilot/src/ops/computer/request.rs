@@ -4,9 +4,9 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::ops::common::OpError;
+use crate::ops::common::{parse_fields, OpError};
 
 /// {x, y} or [x, y].
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -46,45 +46,36 @@ pub struct ActionSpec {
     pub region: Option<[f64; 4]>,
 }
 
-/// An action object from its JSON. A malformed field is named in the error (`actions[2].x`), which
-/// serde alone does not do: each field is tried on its own to find the one at fault.
+/// An action object from its JSON. A malformed field is named in the error (`actions[2].x`).
 pub fn spec_from_json(value: Value, prefix: &str) -> Result<ActionSpec, OpError> {
-    let error = match serde_json::from_value::<ActionSpec>(value.clone()) {
-        Ok(spec) => return Ok(spec),
-        Err(e) => e,
-    };
-    let Value::Object(fields) = value else {
+    if !value.is_object() {
+        let error = parse_fields::<ActionSpec>(&value)
+            .err()
+            .map(|bad| plain_words(&bad.error))
+            .unwrap_or_default();
         return Err(OpError::invalid(
             prefix,
             format!(
-                "{}; an action is an object like {{\"type\": \"click\", \"x\": 10, \"y\": 20}}",
-                in_plain_words(&error)
+                "{error}; an action is an object like {{\"type\": \"click\", \"x\": 10, \"y\": 20}}"
             ),
         ));
-    };
-    let culprit = fields.iter().find_map(|(key, field)| {
-        let mut alone = Map::new();
-        if key != "type" && key != "action" {
-            alone.insert("type".into(), "screenshot".into());
+    }
+    parse_fields::<ActionSpec>(&value).map_err(|bad| {
+        let has_type = value.get("type").is_some() || value.get("action").is_some();
+        match bad.field {
+            Some(field) if field != "params" && !(field == "type" && !has_type) => {
+                OpError::invalid(&format!("{prefix}.{field}"), plain_words(&bad.error))
+            }
+            _ if !has_type => {
+                OpError::invalid(&format!("{prefix}.type"), "missing; e.g. \"click\"")
+            }
+            _ => OpError::invalid(prefix, plain_words(&bad.error)),
         }
-        alone.insert(key.clone(), field.clone());
-        serde_json::from_value::<ActionSpec>(Value::Object(alone))
-            .err()
-            .map(|e| (key.clone(), e))
-    });
-    Err(match culprit {
-        Some((key, e)) => OpError::invalid(&format!("{prefix}.{key}"), in_plain_words(&e)),
-        None if !fields.contains_key("type") && !fields.contains_key("action") => {
-            OpError::invalid(&format!("{prefix}.type"), "missing; e.g. \"click\"")
-        }
-        None => OpError::invalid(prefix, in_plain_words(&error)),
     })
 }
 
 /// serde's message with JSON words for Rust types ("expected a number", not "expected f64").
-fn in_plain_words(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" at line ").next().unwrap_or(&text);
+fn plain_words(text: &str) -> String {
     text.replace("expected f64", "expected a number")
         .replace("expected u32", "expected a whole number")
         .replace("expected u64", "expected a whole number")
