@@ -93,28 +93,7 @@ fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
             map.insert("type".into(), only);
         }
     }
-    let rust_format = map
-        .get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| RUST_FORMATS.contains(&f));
-    if rust_format {
-        map.remove("format");
-        // The bounds of the Rust integer type, not of the parameter (the daemon checks the real ones).
-        if map
-            .get("maximum")
-            .and_then(Value::as_f64)
-            .is_some_and(|max| max >= 65535.0)
-        {
-            map.remove("maximum");
-        }
-        if map
-            .get("minimum")
-            .and_then(Value::as_f64)
-            .is_some_and(|min| min <= -32768.0)
-        {
-            map.remove("minimum");
-        }
-    }
+    drop_rust_integer_noise(map);
     for key in ["items", "additionalProperties"] {
         if let Some(inner) = map.get_mut(key) {
             compact_value(inner, defs);
@@ -161,15 +140,7 @@ fn strip_rust_noise(value: &mut Value, keep_description: bool) {
                 map.remove("description");
             }
             map.remove("title");
-            let rust_format = map
-                .get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| RUST_FORMATS.contains(&f));
-            if rust_format {
-                map.remove("format");
-                map.remove("minimum");
-                map.remove("maximum");
-            }
+            drop_rust_integer_noise(map);
             for (key, inner) in map.iter_mut() {
                 if key != "enum" && key != "const" && key != "default" {
                     strip_rust_noise(inner, false);
@@ -182,6 +153,33 @@ fn strip_rust_noise(value: &mut Value, keep_description: bool) {
             }
         }
         _ => {}
+    }
+}
+
+/// Drop a Rust numeric `format` and the bounds that come from the Rust type (not from the parameter:
+/// the daemon checks the real ones).
+fn drop_rust_integer_noise(map: &mut Map<String, Value>) {
+    let rust_format = map
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| RUST_FORMATS.contains(&f));
+    if !rust_format {
+        return;
+    }
+    map.remove("format");
+    if map
+        .get("maximum")
+        .and_then(Value::as_f64)
+        .is_some_and(|max| max >= 65535.0)
+    {
+        map.remove("maximum");
+    }
+    if map
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|min| min <= -32768.0)
+    {
+        map.remove("minimum");
     }
 }
 

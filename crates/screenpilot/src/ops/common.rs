@@ -95,6 +95,8 @@ error_codes! {
     AppLoadFailed = "app_load_failed",
     /// A Textual app failed to start.
     AppFailed = "app_failed",
+    /// The Python interpreter for a Textual app cannot be started.
+    PythonUnavailable = "python_unavailable",
     TextualMissing = "textual_missing",
     TextualTooOld = "textual_too_old",
     TextualSetup = "textual_setup",

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use screenpilot_desktop::DesktopInfo;
 use screenpilot_screen::Size;
 use screenpilot_session::spec::{check_cwd, check_env};
-use screenpilot_session::{SessionError, SessionId, SessionInfo, SpawnSpec};
+use screenpilot_session::{ExitInfo, SessionError, SessionId, SessionInfo, SpawnSpec};
 
 use super::common::{Caller, Context, OpError, Progress};
 use super::operation::{Operation, Report};
@@ -242,6 +242,18 @@ pub struct ProgramStatus {
 }
 
 impl ProgramStatus {
+    /// A terminal session's status: `alive` for `alive`, `None` for `close`.
+    fn terminal(sid: String, alive: Option<bool>, exit: Option<ExitInfo>) -> ProgramStatus {
+        ProgramStatus {
+            sid,
+            kind: None,
+            alive,
+            program_alive: None,
+            exit_code: exit.and_then(|e| e.exit_code),
+            signal: exit.and_then(|e| e.signal),
+        }
+    }
+
     fn describe(&self) -> String {
         if self.alive == Some(true) {
             return "running".into();
@@ -294,14 +306,7 @@ impl Operation for Alive {
             other => other?,
         };
         let exit = session.exit_info();
-        Ok(ProgramStatus {
-            sid: p.sid,
-            kind: None,
-            alive: Some(exit.is_none()),
-            program_alive: None,
-            exit_code: exit.and_then(|e| e.exit_code),
-            signal: exit.and_then(|e| e.signal),
-        })
+        Ok(ProgramStatus::terminal(p.sid, Some(exit.is_none()), exit))
     }
 }
 
@@ -331,14 +336,11 @@ impl Operation for Close {
             }
             other => other?,
         };
-        Ok(ProgramStatus {
-            sid: p.sid,
-            kind: None,
-            alive: None,
-            program_alive: None,
+        let exit = ExitInfo {
             exit_code: info.exit_code,
             signal: info.signal,
-        })
+        };
+        Ok(ProgramStatus::terminal(p.sid, None, Some(exit)))
     }
 }
 
