@@ -1,10 +1,41 @@
 //! The bytes of one key: xterm's legacy encoding (with DECCKM for the cursor keys), the kitty
 //! keyboard protocol's escape codes, and bracketed paste. The keyboard is a US PC-101 layout.
 
-use super::token::{Modifiers, NamedKey};
+use thiserror::Error;
+
+use super::token::{KeyToken, Modifiers, NamedKey};
 use crate::modes::InputModes;
 
 const ESC: u8 = 0x1b;
+
+/// The first of kitty's codes for F13-F35 (`CSI 57376 u` is F13).
+const KITTY_F13: u32 = 57376;
+
+/// A key a terminal cannot send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum KeyError {
+    #[error("{key} has no terminal encoding: no terminal sends bytes for it")]
+    NoTerminalEncoding { key: NamedKey },
+}
+
+/// Refuse a token no terminal has bytes for: the lock keys, PrintScreen, Pause, Menu, and function
+/// keys past F24. The answer does not depend on the application's modes, so a caller can check a
+/// whole batch of keys before sending the first.
+pub fn check_encodable(token: &KeyToken) -> Result<(), KeyError> {
+    let KeyToken::Named { key, .. } = *token else {
+        return Ok(());
+    };
+    match key {
+        NamedKey::CapsLock
+        | NamedKey::PrintScreen
+        | NamedKey::Menu
+        | NamedKey::NumLock
+        | NamedKey::ScrollLock
+        | NamedKey::Pause => Err(KeyError::NoTerminalEncoding { key }),
+        NamedKey::F(n) if !(1..=24).contains(&n) => Err(KeyError::NoTerminalEncoding { key }),
+        _ => Ok(()),
+    }
+}
 
 // Kitty keyboard protocol flags, as the application pushes them with `CSI > flags u`.
 const KITTY_DISAMBIGUATE: u8 = 1;
@@ -195,6 +226,12 @@ pub(super) fn legacy_named(out: &mut Vec<u8>, key: NamedKey, mods: Modifiers, ap
         }
     };
     match key {
+        NamedKey::F(n @ 13..=24) => legacy_named(
+            out,
+            NamedKey::F(n - 12),
+            mods.with(Modifiers::SHIFT),
+            app_cursor,
+        ),
         NamedKey::Enter => {
             alt_prefix(out);
             out.push(b'\r');
@@ -240,6 +277,10 @@ pub(super) fn kitty_named(out: &mut Vec<u8>, key: NamedKey, mods: Modifiers, fla
         NamedKey::Escape => Some(ESC),
         _ => None,
     };
+    if let NamedKey::F(n @ 13..=24) = key {
+        push_csi(out, KITTY_F13 + u32::from(n - 13), mods, b'u');
+        return;
+    }
     if let Some(byte) = control {
         // Enter, Tab and Backspace keep their bytes unless every key is an escape code, so a user
         // can still type `reset` after a crashed program left the protocol on.
@@ -324,7 +365,7 @@ pub(super) fn kitty_char(out: &mut Vec<u8>, ch: char, mods: Modifiers, flags: u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::{encode, encode_paste, encode_text, parse_token};
+    use crate::keys::{encode, encode_paste, encode_text, keypad_key, parse_token, try_encode};
 
     fn legacy() -> InputModes {
         InputModes::default()
@@ -381,6 +422,80 @@ mod tests {
         assert_eq!(key("KP1", &kitty(KITTY_DISAMBIGUATE)), b"\x1b[57400u");
         // Not a keypad name: typed as text.
         assert_eq!(key("KPX", &normal), b"KPX");
+    }
+
+    fn named(key: NamedKey, modes: &InputModes) -> Result<Vec<u8>, KeyError> {
+        try_encode(&key.into(), modes)
+    }
+
+    #[test]
+    fn x_keypad_names_encode_as_keypad_keys_in_both_keypad_modes() {
+        let pad = |name: &str| keypad_key(name).expect(name);
+        let normal = legacy();
+        let app = InputModes {
+            app_keypad: true,
+            ..InputModes::default()
+        };
+        for (name, typed, deckpam) in [
+            ("KP_0", b"0", b"\x1bOp"),
+            ("KP_9", b"9", b"\x1bOy"),
+            ("KP_Add", b"+", b"\x1bOk"),
+            ("KP_Subtract", b"-", b"\x1bOm"),
+            ("KP_Multiply", b"*", b"\x1bOj"),
+            ("KP_Divide", b"/", b"\x1bOo"),
+            ("KP_Decimal", b".", b"\x1bOn"),
+            ("KP_Enter", b"\r", b"\x1bOM"),
+            ("KP_Equal", b"=", b"\x1bOX"),
+        ] {
+            assert_eq!(named(pad(name), &normal), Ok(typed.to_vec()), "{name}");
+            assert_eq!(named(pad(name), &app), Ok(deckpam.to_vec()), "{name}");
+        }
+    }
+
+    #[test]
+    fn f13_to_f24_are_shifted_f1_to_f12_as_xterm_terminfo_reads_them() {
+        let m = legacy();
+        assert_eq!(named(NamedKey::F(13), &m), Ok(b"\x1b[1;2P".to_vec()));
+        assert_eq!(named(NamedKey::F(16), &m), Ok(b"\x1b[1;2S".to_vec()));
+        assert_eq!(named(NamedKey::F(17), &m), Ok(b"\x1b[15;2~".to_vec()));
+        assert_eq!(named(NamedKey::F(24), &m), Ok(b"\x1b[24;2~".to_vec()));
+        let ctrl_f13 = KeyToken::Named {
+            key: NamedKey::F(13),
+            mods: Modifiers::CTRL,
+        };
+        assert_eq!(try_encode(&ctrl_f13, &m), Ok(b"\x1b[1;6P".to_vec()));
+        // The kitty protocol has codes of its own for them.
+        let k = kitty(KITTY_DISAMBIGUATE);
+        assert_eq!(named(NamedKey::F(13), &k), Ok(b"\x1b[57376u".to_vec()));
+        assert_eq!(named(NamedKey::F(24), &k), Ok(b"\x1b[57387u".to_vec()));
+    }
+
+    #[test]
+    fn keys_without_terminal_bytes_are_refused_by_name() {
+        for key in [
+            NamedKey::CapsLock,
+            NamedKey::PrintScreen,
+            NamedKey::Menu,
+            NamedKey::NumLock,
+            NamedKey::ScrollLock,
+            NamedKey::Pause,
+            NamedKey::F(25),
+        ] {
+            for modes in [legacy(), kitty(KITTY_DISAMBIGUATE | KITTY_ALL_KEYS)] {
+                assert_eq!(
+                    named(key, &modes),
+                    Err(KeyError::NoTerminalEncoding { key }),
+                    "{key}"
+                );
+            }
+        }
+        let err = named(NamedKey::CapsLock, &legacy()).expect_err("no bytes");
+        assert_eq!(
+            err.to_string(),
+            "CapsLock has no terminal encoding: no terminal sends bytes for it"
+        );
+        // `encode` keeps its infallible signature for parsed tokens: such a key sends nothing.
+        assert_eq!(encode(&NamedKey::Pause.into(), &legacy()), b"");
     }
 
     #[test]

@@ -19,7 +19,8 @@ mod encode;
 mod parse;
 mod token;
 
-pub use parse::parse_token;
+pub use encode::{check_encodable, KeyError};
+pub use parse::{keypad_key, parse_token};
 pub use token::{KeyToken, Modifiers, NamedKey};
 
 /// A short description of the token grammar, for tool descriptions and error messages.
@@ -43,11 +44,20 @@ pub fn encode_tokens<S: AsRef<str>>(tokens: &[S], modes: &InputModes) -> Vec<Vec
         .collect()
 }
 
-/// The bytes a terminal sends for one token, given the application's modes.
+/// The bytes a terminal sends for one token, given the application's modes. For tokens from
+/// [`parse_token`], which names only keys a terminal has; a token built from a wider set of key
+/// names goes through [`try_encode`], which says when a key has no bytes (here it would send none).
 pub fn encode(token: &KeyToken, modes: &InputModes) -> Vec<u8> {
+    try_encode(token, modes).unwrap_or_default()
+}
+
+/// The bytes a terminal sends for one token, given the application's modes; an error naming the key
+/// when no terminal has bytes for it (CapsLock, PrintScreen, Pause, Menu, NumLock, ScrollLock).
+pub fn try_encode(token: &KeyToken, modes: &InputModes) -> Result<Vec<u8>, KeyError> {
+    check_encodable(token)?;
     let mut out = Vec::new();
     match token {
-        KeyToken::Text(text) => return encode_text(text, modes),
+        KeyToken::Text(text) => return Ok(encode_text(text, modes)),
         KeyToken::Named {
             key: NamedKey::Keypad(ch),
             mods,
@@ -61,7 +71,7 @@ pub fn encode(token: &KeyToken, modes: &InputModes) -> Vec<u8> {
         }
         KeyToken::Char { ch, mods } => legacy_char(&mut out, *ch, *mods),
     }
-    out
+    Ok(out)
 }
 
 /// Text as typed on a keyboard: UTF-8 with each line break as the Enter key (CR). When the

@@ -146,7 +146,7 @@ fn named_key(name: &str) -> Option<(BaseKey, Modifiers)> {
         "pageup" | "page_up" | "pgup" | "ppage" => NamedKey::PageUp,
         "pagedown" | "page_down" | "pgdn" | "npage" => NamedKey::PageDown,
         "insert" => NamedKey::Insert,
-        _ if lower.starts_with("kp") => NamedKey::Keypad(keypad_char(&lower[2..])?),
+        _ if lower.starts_with("kp") => keypad_key(&lower)?,
         _ => {
             let n: u8 = lower.strip_prefix('f')?.parse().ok()?;
             // `f01` is not a key name.
@@ -159,7 +159,14 @@ fn named_key(name: &str) -> Option<(BaseKey, Modifiers)> {
     Some((BaseKey::Named(key), Modifiers::NONE))
 }
 
-/// The keypad key named after `kp` (tmux and X11 spellings: `KP5`, `KP_Enter`, `KPPlus`, `KP+`).
+/// A numeric keypad key by its X or tmux name, in any case: `KP_0`-`KP_9`, `KP_Add`, `KP_Subtract`,
+/// `KP_Multiply`, `KP_Divide`, `KP_Decimal`, `KP_Enter`, `KP_Equal`, and `KP5`, `KPPlus`, `KP+`.
+pub fn keypad_key(name: &str) -> Option<NamedKey> {
+    let lower = name.to_ascii_lowercase();
+    keypad_char(lower.strip_prefix("kp")?).map(NamedKey::Keypad)
+}
+
+/// The keypad key named after `kp`.
 fn keypad_char(rest: &str) -> Option<u8> {
     let rest = rest.strip_prefix('_').unwrap_or(rest);
     Some(match rest {
@@ -226,6 +233,35 @@ mod tests {
                 mods: Modifiers::NONE
             }
         );
+    }
+
+    #[test]
+    fn keypad_keys_go_by_their_x_names_in_any_case() {
+        for (name, ch) in [
+            ("KP_0", b'0'),
+            ("kp_9", b'9'),
+            ("KP_Add", b'+'),
+            ("KP_ADD", b'+'),
+            ("KP_Subtract", b'-'),
+            ("KP_Multiply", b'*'),
+            ("KP_Divide", b'/'),
+            ("KP_Decimal", b'.'),
+            ("KP_Enter", b'\r'),
+            ("kp_enter", b'\r'),
+            ("KP_Equal", b'='),
+            ("KPAdd", b'+'),
+        ] {
+            assert_eq!(keypad_key(name), Some(NamedKey::Keypad(ch)), "{name}");
+            assert_eq!(parse_token(name), NamedKey::Keypad(ch).into(), "{name}");
+        }
+        // Messages name them as X does.
+        assert_eq!(NamedKey::Keypad(b'\r').to_string(), "KP_Enter");
+        assert_eq!(NamedKey::Keypad(b'+').to_string(), "KP_Add");
+        assert_eq!(NamedKey::Keypad(b'7').to_string(), "KP_7");
+        assert_eq!(NamedKey::F(13).to_string(), "F13");
+        for bad in ["KP_", "KP_10", "KP_Nope", "Add", "KP"] {
+            assert_eq!(keypad_key(bad), None, "{bad}");
+        }
     }
 
     #[test]

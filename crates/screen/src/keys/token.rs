@@ -1,6 +1,8 @@
 //! The key token types: what one `send_keys` token means once parsed. A leaf that the parser, the
 //! encoder and the public entry points in `keys` all share.
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +68,9 @@ impl Modifiers {
     }
 }
 
-/// A key that does not type a character.
+/// A key that does not type a character: the one named-key type, for `send_keys` tokens and the
+/// computer-use key names alike. Some of these keys exist only on a desktop keyboard (the lock keys,
+/// PrintScreen, Pause, Menu): a terminal has no bytes for them, and encoding one is an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NamedKey {
     Enter,
@@ -83,11 +87,42 @@ pub enum NamedKey {
     PageDown,
     Insert,
     Delete,
-    /// F1 to F12.
+    /// F1 to F24. xterm has no keys of its own past F12: F13-F24 are sent as shift+F1-F12, as its
+    /// terminfo entry reads them.
     F(u8),
     /// A numeric keypad key, by the character it types: `0`-`9`, `+`, `-`, `*`, `/`, `.`, `=`, or `\r`
     /// for the keypad's Enter. In application keypad mode (DECKPAM) it sends its own sequence.
     Keypad(u8),
+    CapsLock,
+    PrintScreen,
+    /// The context-menu key.
+    Menu,
+    NumLock,
+    ScrollLock,
+    Pause,
+}
+
+/// The key's name as X spells it for the keypad (`KP_Enter`, `KP_Add`) and as the token grammar
+/// does otherwise (`PageUp`, `F13`); for messages.
+impl fmt::Display for NamedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            NamedKey::F(n) => write!(f, "F{n}"),
+            NamedKey::Keypad(ch) => match ch {
+                b'0'..=b'9' => write!(f, "KP_{}", char::from(ch)),
+                b'\r' => f.write_str("KP_Enter"),
+                b'+' => f.write_str("KP_Add"),
+                b'-' => f.write_str("KP_Subtract"),
+                b'*' => f.write_str("KP_Multiply"),
+                b'/' => f.write_str("KP_Divide"),
+                b'.' => f.write_str("KP_Decimal"),
+                b'=' => f.write_str("KP_Equal"),
+                other => write!(f, "keypad key {other:#04x}"),
+            },
+            // The other variants carry nothing: their names are their `Debug` form.
+            other => write!(f, "{other:?}"),
+        }
+    }
 }
 
 /// One `send_keys` token, parsed.

@@ -1,47 +1,23 @@
-//! Key names as computer-use models write them (`CTRL`, `cmd`, `ArrowLeft`, `Page_Down`, `F5`, `a`),
-//! normalised once, then turned into X keysyms for desktops or key tokens for terminals.
+//! Key names as computer-use models write them (`CTRL`, `cmd`, `ArrowLeft`, `Page_Down`, `F5`, `a`,
+//! `KP_Add`, `XF86AudioMute`), normalised once, then turned into X keysyms for desktops or key tokens
+//! for terminals. The named keys are the screen crate's [`NamedKey`], the same type `send_keys` uses.
 
 use screenpilot_desktop::keysym::{self, Keysym};
 use screenpilot_desktop::Modifier;
-use screenpilot_screen::keys::{KeyToken, Modifiers, NamedKey};
+use screenpilot_screen::keys::{self, KeyToken, Modifiers, NamedKey};
 
 use crate::ops::common::OpError;
-
-/// A key that is not a modifier and does not type a character.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Named {
-    Enter,
-    Escape,
-    Tab,
-    Space,
-    Backspace,
-    Delete,
-    Insert,
-    Up,
-    Down,
-    Left,
-    Right,
-    Home,
-    End,
-    PageUp,
-    PageDown,
-    /// F1 to F24.
-    F(u8),
-    CapsLock,
-    PrintScreen,
-    Menu,
-    NumLock,
-    ScrollLock,
-    Pause,
-}
 
 /// One key of a chord.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
     Modifier(Modifier),
-    Named(Named),
+    Named(NamedKey),
     /// A character key; letters are lowercase (the key, not the case: hold SHIFT for capitals).
+    /// The space bar is `Char(' ')`.
     Char(char),
+    /// Any other X key, by its keysym (`XF86AudioMute`, `KP_Home`): desktops only.
+    Keysym(Keysym),
 }
 
 /// Keys pressed together, in the order given; released in reverse.
@@ -92,15 +68,13 @@ pub fn parse_key(name: &str) -> Option<Key> {
     let mut chars = name.chars();
     if let (Some(c), None) = (chars.next(), chars.next()) {
         return Some(match c {
-            ' ' => Key::Named(Named::Space),
-            '\n' | '\r' => Key::Named(Named::Enter),
-            '\t' => Key::Named(Named::Tab),
-            '\u{8}' => Key::Named(Named::Backspace),
-            '\u{1b}' => Key::Named(Named::Escape),
-            c if c.is_alphabetic() => Key::Char(c.to_lowercase().next().unwrap_or(c)),
+            '\n' | '\r' => Key::Named(NamedKey::Enter),
+            '\t' => Key::Named(NamedKey::Tab),
+            '\u{8}' => Key::Named(NamedKey::Backspace),
+            '\u{1b}' => Key::Named(NamedKey::Escape),
             // A control character is no key (a desktop would press nothing for it).
             c if keysym::for_char(c).is_none() => return None,
-            c => Key::Char(c),
+            c => char_key(c),
         });
     }
     let norm: String = name
@@ -123,39 +97,70 @@ pub fn parse_key(name: &str) -> Option<Key> {
         | "METAL" | "METAR" | "OS" | "LWIN" | "RWIN" => {
             return Some(Key::Modifier(Modifier::Super))
         }
-        "ENTER" | "RETURN" | "KPENTER" => Named::Enter,
-        "ESC" | "ESCAPE" => Named::Escape,
-        "TAB" => Named::Tab,
-        "SPACE" | "SPACEBAR" => Named::Space,
-        "BACKSPACE" | "BKSP" => Named::Backspace,
-        "DELETE" | "DEL" => Named::Delete,
-        "INSERT" | "INS" => Named::Insert,
-        "UP" | "ARROWUP" | "UPARROW" => Named::Up,
-        "DOWN" | "ARROWDOWN" | "DOWNARROW" => Named::Down,
-        "LEFT" | "ARROWLEFT" | "LEFTARROW" => Named::Left,
-        "RIGHT" | "ARROWRIGHT" | "RIGHTARROW" => Named::Right,
-        "HOME" => Named::Home,
-        "END" => Named::End,
-        "PAGEUP" | "PGUP" | "PRIOR" => Named::PageUp,
-        "PAGEDOWN" | "PGDN" | "NEXT" => Named::PageDown,
-        "CAPSLOCK" | "CAPS" => Named::CapsLock,
-        "PRINT" | "PRINTSCREEN" | "PRTSC" => Named::PrintScreen,
-        "MENU" | "CONTEXTMENU" | "APPS" => Named::Menu,
-        "NUMLOCK" => Named::NumLock,
-        "SCROLLLOCK" => Named::ScrollLock,
-        "PAUSE" | "BREAK" => Named::Pause,
+        "SPACE" | "SPACEBAR" => return Some(Key::Char(' ')),
+        "ENTER" | "RETURN" => NamedKey::Enter,
+        "ESC" | "ESCAPE" => NamedKey::Escape,
+        "TAB" => NamedKey::Tab,
+        "BACKSPACE" | "BKSP" => NamedKey::Backspace,
+        "DELETE" | "DEL" => NamedKey::Delete,
+        "INSERT" | "INS" => NamedKey::Insert,
+        "UP" | "ARROWUP" | "UPARROW" => NamedKey::Up,
+        "DOWN" | "ARROWDOWN" | "DOWNARROW" => NamedKey::Down,
+        "LEFT" | "ARROWLEFT" | "LEFTARROW" => NamedKey::Left,
+        "RIGHT" | "ARROWRIGHT" | "RIGHTARROW" => NamedKey::Right,
+        "HOME" => NamedKey::Home,
+        "END" => NamedKey::End,
+        "PAGEUP" | "PGUP" | "PRIOR" => NamedKey::PageUp,
+        "PAGEDOWN" | "PGDN" | "NEXT" => NamedKey::PageDown,
+        "CAPSLOCK" | "CAPS" => NamedKey::CapsLock,
+        "PRINT" | "PRINTSCREEN" | "PRTSC" => NamedKey::PrintScreen,
+        "MENU" | "CONTEXTMENU" | "APPS" => NamedKey::Menu,
+        "NUMLOCK" => NamedKey::NumLock,
+        "SCROLLLOCK" => NamedKey::ScrollLock,
+        "PAUSE" | "BREAK" => NamedKey::Pause,
         other => {
             if let Some(c) = punctuation(other) {
                 return Some(Key::Char(c));
             }
-            let n: u8 = other.strip_prefix('F')?.parse().ok()?;
-            if !(1..=24).contains(&n) || other.len() != n.to_string().len() + 1 {
-                return None;
+            if let Some(key) = keys::keypad_key(other) {
+                return Some(Key::Named(key));
             }
-            Named::F(n)
+            match other.strip_prefix('F') {
+                Some(digits)
+                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    // F1-F24 only, though X goes to F35: the tools promise 24 and terminals stop there.
+                    // `F01` is not a key name.
+                    let n: u8 = digits.parse().ok()?;
+                    if !(1..=24).contains(&n) || digits.len() != n.to_string().len() {
+                        return None;
+                    }
+                    NamedKey::F(n)
+                }
+                _ => return x_key(name.trim()),
+            }
         }
     };
     Some(Key::Named(named))
+}
+
+/// The key that types `c`: letters by their lowercase form (the key, not the case).
+fn char_key(c: char) -> Key {
+    if c.is_alphabetic() {
+        Key::Char(c.to_lowercase().next().unwrap_or(c))
+    } else {
+        Key::Char(c)
+    }
+}
+
+/// Any other X keysym name, as `xdotool key` takes it (`XF86AudioMute`, `KP_Home`, `adiaeresis`).
+/// One that types a character is that character's key, so terminals can send it too.
+fn x_key(name: &str) -> Option<Key> {
+    let keysym = keysym::by_name(name)?;
+    Some(match keysym::to_char(keysym) {
+        Some(c) if !c.is_control() => char_key(c),
+        _ => Key::Keysym(keysym),
+    })
 }
 
 /// The list form (`["CTRL", "SHIFT", "t"]`); `field` names the argument in errors.
@@ -208,7 +213,9 @@ fn unknown_key(name: &str, field: &str) -> OpError {
         field,
         format!(
             "unknown key {name:?}; use CTRL, ALT (OPTION), SHIFT, META (CMD, SUPER, WIN), ENTER, ESC, TAB, SPACE, \
-BACKSPACE, DELETE, INSERT, UP/DOWN/LEFT/RIGHT (or ARROWUP...), HOME, END, PAGEUP, PAGEDOWN, F1-F24, or a single character"
+BACKSPACE, DELETE, INSERT, UP/DOWN/LEFT/RIGHT (or ARROWUP...), HOME, END, PAGEUP, PAGEDOWN, F1-F24, \
+CAPSLOCK, PRINTSCREEN, MENU, NUMLOCK, SCROLLLOCK, PAUSE, KP_0-KP_9, KP_ADD, KP_SUBTRACT, KP_MULTIPLY, KP_DIVIDE, \
+KP_DECIMAL, KP_ENTER, KP_EQUAL, a single character, or (on desktops) any X keysym name such as XF86AudioMute"
         ),
     )
 }
@@ -221,30 +228,47 @@ pub fn keysym_of(key: Key) -> Option<Keysym> {
         Key::Modifier(Modifier::Shift) => keysym::SHIFT_L,
         Key::Modifier(Modifier::Super) => keysym::SUPER_L,
         Key::Char(c) => keysym::for_char(c)?,
+        Key::Keysym(keysym) => keysym,
         Key::Named(named) => match named {
-            Named::Enter => keysym::RETURN,
-            Named::Escape => keysym::ESCAPE,
-            Named::Tab => keysym::TAB,
-            Named::Space => keysym::SPACE,
-            Named::Backspace => keysym::BACKSPACE,
-            Named::Delete => keysym::DELETE,
-            Named::Insert => keysym::INSERT,
-            Named::Up => keysym::UP,
-            Named::Down => keysym::DOWN,
-            Named::Left => keysym::LEFT,
-            Named::Right => keysym::RIGHT,
-            Named::Home => keysym::HOME,
-            Named::End => keysym::END,
-            Named::PageUp => keysym::PAGE_UP,
-            Named::PageDown => keysym::PAGE_DOWN,
-            Named::F(n) => keysym::function_key(n)?,
-            Named::CapsLock => keysym::CAPS_LOCK,
-            Named::PrintScreen => keysym::PRINT,
-            Named::Menu => keysym::MENU,
-            Named::NumLock => keysym::NUM_LOCK,
-            Named::ScrollLock => keysym::SCROLL_LOCK,
-            Named::Pause => keysym::PAUSE,
+            NamedKey::Enter => keysym::RETURN,
+            NamedKey::Escape => keysym::ESCAPE,
+            NamedKey::Tab => keysym::TAB,
+            NamedKey::Backspace => keysym::BACKSPACE,
+            NamedKey::Delete => keysym::DELETE,
+            NamedKey::Insert => keysym::INSERT,
+            NamedKey::Up => keysym::UP,
+            NamedKey::Down => keysym::DOWN,
+            NamedKey::Left => keysym::LEFT,
+            NamedKey::Right => keysym::RIGHT,
+            NamedKey::Home => keysym::HOME,
+            NamedKey::End => keysym::END,
+            NamedKey::PageUp => keysym::PAGE_UP,
+            NamedKey::PageDown => keysym::PAGE_DOWN,
+            NamedKey::F(n) => keysym::function_key(n)?,
+            NamedKey::Keypad(ch) => keypad_keysym(ch)?,
+            NamedKey::CapsLock => keysym::CAPS_LOCK,
+            NamedKey::PrintScreen => keysym::PRINT,
+            NamedKey::Menu => keysym::MENU,
+            NamedKey::NumLock => keysym::NUM_LOCK,
+            NamedKey::ScrollLock => keysym::SCROLL_LOCK,
+            NamedKey::Pause => keysym::PAUSE,
         },
+    })
+}
+
+/// The keypad's own keysyms (`KP_0` .. `KP_9`, `KP_Add` ...): the keypad's Enter is `KP_Enter`, not
+/// Return, so an application that tells them apart sees the key that was named.
+fn keypad_keysym(ch: u8) -> Option<Keysym> {
+    Some(match ch {
+        b'0'..=b'9' => 0xffb0 + Keysym::from(ch - b'0'),
+        b'*' => 0xffaa,
+        b'+' => 0xffab,
+        b'-' => 0xffad,
+        b'.' => 0xffae,
+        b'/' => 0xffaf,
+        b'\r' => keysym::KP_ENTER,
+        b'=' => keysym::KP_EQUAL,
+        _ => return None,
     })
 }
 
@@ -262,49 +286,24 @@ pub fn terminal_tokens(chord: &Chord, field: &str) -> Result<Vec<KeyToken>, OpEr
             }
         }
     }
+    let desktop_only = |what: String| {
+        OpError::invalid(field, format!("{what}; it works on desktop sessions only"))
+    };
     let mut tokens = Vec::new();
     for key in &chord.0 {
         let token = match *key {
             Key::Modifier(_) => continue,
             Key::Char(ch) => KeyToken::Char { ch, mods },
-            Key::Named(named) => {
-                let (key, extra) = match named {
-                    Named::Enter => (NamedKey::Enter, Modifiers::NONE),
-                    Named::Escape => (NamedKey::Escape, Modifiers::NONE),
-                    Named::Tab => (NamedKey::Tab, Modifiers::NONE),
-                    Named::Space => {
-                        tokens.push(KeyToken::Char { ch: ' ', mods });
-                        continue;
-                    }
-                    Named::Backspace => (NamedKey::Backspace, Modifiers::NONE),
-                    Named::Delete => (NamedKey::Delete, Modifiers::NONE),
-                    Named::Insert => (NamedKey::Insert, Modifiers::NONE),
-                    Named::Up => (NamedKey::Up, Modifiers::NONE),
-                    Named::Down => (NamedKey::Down, Modifiers::NONE),
-                    Named::Left => (NamedKey::Left, Modifiers::NONE),
-                    Named::Right => (NamedKey::Right, Modifiers::NONE),
-                    Named::Home => (NamedKey::Home, Modifiers::NONE),
-                    Named::End => (NamedKey::End, Modifiers::NONE),
-                    Named::PageUp => (NamedKey::PageUp, Modifiers::NONE),
-                    Named::PageDown => (NamedKey::PageDown, Modifiers::NONE),
-                    Named::F(n @ 1..=12) => (NamedKey::F(n), Modifiers::NONE),
-                    // xterm sends F13-F24 as shifted F1-F12.
-                    Named::F(n) => (NamedKey::F(n - 12), Modifiers::SHIFT),
-                    other => {
-                        return Err(OpError::invalid(
-                            field,
-                            format!(
-                            "{other:?} has no terminal encoding; it works on desktop sessions only"
-                        ),
-                        ))
-                    }
-                };
-                KeyToken::Named {
-                    key,
-                    mods: mods.with(extra),
-                }
+            Key::Named(key) => KeyToken::Named { key, mods },
+            Key::Keysym(keysym) => {
+                let name =
+                    keysym::name(keysym).map_or_else(|| format!("{keysym:#x}"), str::to_owned);
+                return Err(desktop_only(format!(
+                    "the X key {name} has no terminal encoding"
+                )));
             }
         };
+        keys::check_encodable(&token).map_err(|e| desktop_only(e.to_string()))?;
         tokens.push(token);
     }
     if tokens.is_empty() {
@@ -319,6 +318,7 @@ pub fn terminal_tokens(chord: &Chord, field: &str) -> Result<Vec<KeyToken>, OpEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use screenpilot_screen::modes::InputModes;
 
     fn chord(names: &[&str]) -> Chord {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
@@ -335,19 +335,19 @@ mod tests {
             ("CMD", Modifier(screenpilot_desktop::Modifier::Super)),
             ("META", Modifier(screenpilot_desktop::Modifier::Super)),
             ("Win", Modifier(screenpilot_desktop::Modifier::Super)),
-            ("RETURN", Named(super::Named::Enter)),
-            ("esc", Named(super::Named::Escape)),
-            ("ArrowLeft", Named(super::Named::Left)),
-            ("Page_Down", Named(super::Named::PageDown)),
-            ("PGUP", Named(super::Named::PageUp)),
-            ("F24", Named(super::Named::F(24))),
+            ("RETURN", Named(NamedKey::Enter)),
+            ("esc", Named(NamedKey::Escape)),
+            ("ArrowLeft", Named(NamedKey::Left)),
+            ("Page_Down", Named(NamedKey::PageDown)),
+            ("PGUP", Named(NamedKey::PageUp)),
+            ("F24", Named(NamedKey::F(24))),
             ("A", Char('a')),
             ("é", Char('é')),
             ("/", Char('/')),
             ("plus", Char('+')),
-            (" ", Named(super::Named::Space)),
-            ("\n", Named(super::Named::Enter)),
-            ("\t", Named(super::Named::Tab)),
+            (" ", Char(' ')),
+            ("\n", Named(NamedKey::Enter)),
+            ("\t", Named(NamedKey::Tab)),
         ] {
             assert_eq!(parse_key(name), Some(key), "{name}");
         }
@@ -385,18 +385,116 @@ mod tests {
         assert_eq!(
             tokens,
             vec![KeyToken::Named {
-                key: NamedKey::F(1),
+                key: NamedKey::F(13),
                 mods: Modifiers::SHIFT
             }]
+        );
+        // xterm has F13 as shift+F1: the same bytes either way.
+        assert_eq!(
+            keys::try_encode(&tokens[0], &InputModes::default()),
+            Ok(b"\x1b[1;2P".to_vec())
         );
         assert!(terminal_tokens(&chord(&["CTRL"]), "keys").is_err());
         assert!(terminal_tokens(&chord(&["PRINTSCREEN"]), "keys").is_err());
     }
 
     #[test]
+    fn keys_without_terminal_bytes_are_refused_by_name() {
+        let err = terminal_tokens(&chord(&["CAPSLOCK"]), "action.keys").expect_err("no bytes");
+        assert_eq!(err.field.as_deref(), Some("action.keys"));
+        assert!(
+            err.message.contains("CapsLock has no terminal encoding")
+                && err.message.contains("desktop sessions only"),
+            "{}",
+            err.message
+        );
+        let err = terminal_tokens(&chord(&["XF86AudioMute"]), "keys").expect_err("no bytes");
+        assert!(err.message.contains("XF86AudioMute"), "{}", err.message);
+    }
+
+    #[test]
+    fn keypad_names_parse_to_keypad_keys() {
+        for (name, ch) in [
+            ("KP_0", b'0'),
+            ("kp_9", b'9'),
+            ("KP_Add", b'+'),
+            ("kp_add", b'+'),
+            ("KP_Subtract", b'-'),
+            ("KP_Multiply", b'*'),
+            ("KP_Divide", b'/'),
+            ("KP_Decimal", b'.'),
+            ("KP_Enter", b'\r'),
+            ("KPENTER", b'\r'),
+            ("KP_Equal", b'='),
+        ] {
+            assert_eq!(
+                parse_key(name),
+                Some(Key::Named(NamedKey::Keypad(ch))),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn keypad_keys_are_the_keypads_own_keysyms_not_return() {
+        let sym = |name: &str| keysym_of(parse_key(name).expect(name));
+        assert_eq!(sym("KP_0"), Some(0xffb0));
+        assert_eq!(sym("KP_9"), Some(0xffb9));
+        assert_eq!(sym("KP_Add"), Some(0xffab));
+        assert_eq!(sym("KP_Subtract"), Some(0xffad));
+        assert_eq!(sym("KP_Multiply"), Some(0xffaa));
+        assert_eq!(sym("KP_Divide"), Some(0xffaf));
+        assert_eq!(sym("KP_Decimal"), Some(0xffae));
+        assert_eq!(sym("KP_Enter"), Some(0xff8d));
+        assert_eq!(sym("KP_Equal"), Some(0xffbd));
+        assert_eq!(sym("Return"), Some(keysym::RETURN));
+        // The same as the desktop crate's complete table says.
+        for name in [
+            "KP_0",
+            "KP_7",
+            "KP_Add",
+            "KP_Divide",
+            "KP_Enter",
+            "KP_Equal",
+        ] {
+            assert_eq!(sym(name), keysym::by_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn keypad_keys_reach_terminals_through_the_keypad_encoding() {
+        let bytes = |name: &str, modes: &InputModes| {
+            let tokens = terminal_tokens(&chord(&[name]), "keys").expect("tokens");
+            keys::try_encode(&tokens[0], modes).expect("bytes")
+        };
+        let normal = InputModes::default();
+        let deckpam = InputModes {
+            app_keypad: true,
+            ..InputModes::default()
+        };
+        assert_eq!(bytes("KP_Add", &normal), b"+");
+        assert_eq!(bytes("KP_Add", &deckpam), b"\x1bOk");
+        assert_eq!(bytes("KP_Enter", &normal), b"\r");
+        assert_eq!(bytes("KP_Enter", &deckpam), b"\x1bOM");
+        assert_eq!(bytes("KP_5", &deckpam), b"\x1bOu");
+    }
+
+    #[test]
+    fn any_x_keysym_name_works_for_desktops() {
+        let mute = parse_key("XF86AudioMute").expect("an X key");
+        assert_eq!(mute, Key::Keysym(0x1008_ff12));
+        assert_eq!(keysym_of(mute), Some(0x1008_ff12));
+        assert_eq!(parse_key("KP_Home"), Some(Key::Keysym(0xff95)));
+        // A keysym that types a character is that character's key.
+        assert_eq!(parse_key("adiaeresis"), Some(Key::Char('ä')));
+        assert_eq!(parse_key("Adiaeresis"), Some(Key::Char('ä')));
+    }
+
+    #[test]
     fn keys_map_to_keysyms() {
         assert_eq!(keysym_of(Key::Char('a')), Some(0x61));
-        assert_eq!(keysym_of(Key::Named(Named::F(1))), Some(0xffbe));
+        assert_eq!(keysym_of(Key::Char(' ')), Some(keysym::SPACE));
+        assert_eq!(keysym_of(Key::Named(NamedKey::F(1))), Some(0xffbe));
         assert_eq!(
             keysym_of(Key::Modifier(Modifier::Super)),
             Some(keysym::SUPER_L)

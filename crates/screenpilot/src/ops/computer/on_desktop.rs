@@ -10,7 +10,7 @@ use screenpilot_desktop::{encode_png, Desktop, DesktopError, Point};
 
 use super::actions::{Action, Px};
 use super::answer::Picture;
-use super::keys::keysym_of;
+use super::keys::{keysym_of, Key};
 use super::timing::{SETTLE_MAX, SETTLE_QUIET};
 use crate::ops::button::Button;
 use crate::ops::common::OpError;
@@ -37,10 +37,15 @@ pub(super) async fn perform(
     let action = action.clone();
     let name = action.name();
     let chords: Vec<Vec<Keysym>> = match &action {
+        // A key without a keysym is refused, not skipped: the chord would press something else.
         Action::Keypress { chords, .. } => chords
             .iter()
-            .map(|chord| chord.0.iter().filter_map(|k| keysym_of(*k)).collect())
-            .collect(),
+            .map(|chord| chord.0.iter().map(|k| keysym_of(*k).ok_or(*k)).collect())
+            .collect::<Result<_, Key>>()
+            .map_err(|key| {
+                let e = OpError::invalid("keys", format!("{key:?} has no X keysym"));
+                (e, false)
+            })?,
         _ => Vec::new(),
     };
     let result = desktop

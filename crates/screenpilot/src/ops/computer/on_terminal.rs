@@ -158,7 +158,9 @@ pub(super) async fn perform(
             let mut writes = Vec::new();
             for chord in chords {
                 for token in terminal_tokens(chord, "keys").map_err(not_sent)? {
-                    writes.push(keys::encode(&token, &modes));
+                    let bytes = keys::try_encode(&token, &modes)
+                        .map_err(|e| not_sent(OpError::invalid("keys", e.to_string())))?;
+                    writes.push(bytes);
                 }
             }
             writes
