@@ -45,7 +45,7 @@ pub enum InputDone {
     /// With `settle_ms`: the screen once the app reacted and went quiet.
     Settled {
         #[serde(flatten)]
-        screen: SessionScreen,
+        screen: Box<SessionScreen>,
         /// The app reacted and went quiet within the limit.
         settled: bool,
         /// `mouse`: the cell the event went to.
@@ -147,7 +147,7 @@ pub(super) async fn write_input(
     )
     .await;
     Ok(InputDone::Settled {
-        screen: SessionScreen::read(session, ReadOptions::default()),
+        screen: Box::new(SessionScreen::read(session, ReadOptions::default())),
         settled: outcome.settled,
         col: None,
         row: None,

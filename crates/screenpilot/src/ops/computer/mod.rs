@@ -62,7 +62,7 @@ x, y are pixels of the latest screenshot; a point off it is refused before anyth
 Types: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} (+ = right/down; \
 ceil(|delta|/120) wheel notches, 1-50 per axis) | type {text} (any Unicode, \\n = Enter) | wait {ms} (default 2000) | move {x, y} | \
 keypress {keys: [\"CTRL\", \"c\"]} (one chord: CTRL, ALT/OPTION, SHIFT, META/CMD/SUPER/WIN (= Super), ENTER/RETURN, ESC, TAB, SPACE, BACKSPACE, \
-DELETE, UP/ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, one character) | drag {path: [{x, y}, ...]}. Pointer actions take keys: [modifiers to hold].\n\
+DELETE, UP/ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, KP_0-KP_9, KP_ENTER, KP_ADD..., any X keysym name on desktops, one character) | drag {path: [{x, y}, ...]}. Pointer actions take keys: [modifiers to hold].\n\
 Anthropic names also work (`action` may stand for `type`, coordinate: [x, y] for x, y): left_click, right_click, middle_click, triple_click, mouse_move, \
 left_click_drag {start_coordinate, coordinate}, scroll {scroll_direction, scroll_amount}, key {text: \"ctrl+s\"}, hold_key {text, duration}, \
 wait {duration}, left_mouse_down, left_mouse_up, cursor_position, zoom {region: [x0, y0, x1, y1]}.\n\

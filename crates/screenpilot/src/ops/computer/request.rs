@@ -63,7 +63,7 @@ pub fn spec_from_json(value: Value, prefix: &str) -> Result<ActionSpec, OpError>
     parse_fields::<ActionSpec>(&value).map_err(|bad| {
         let has_type = value.get("type").is_some() || value.get("action").is_some();
         match bad.field {
-            Some(field) if field != "params" && !(field == "type" && !has_type) => {
+            Some(field) if field != "params" && (field != "type" || has_type) => {
                 OpError::invalid(&format!("{prefix}.{field}"), plain_words(&bad.error))
             }
             _ if !has_type => {
