@@ -100,6 +100,7 @@ async fn bench_size(width: u32, height: u32) {
         cwd: None,
         window_manager: WindowManager::None,
         step_timeout: Duration::from_secs(30),
+        ready_timeout: Duration::from_secs(30),
     };
     let desktop = match Desktop::start("bench".into(), spec).await {
         Ok(desktop) => desktop,

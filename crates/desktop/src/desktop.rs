@@ -4,7 +4,12 @@
 //! Calls on the connection run one at a time on a blocking thread, each under a time limit. A call
 //! stuck in the X server (a hung display) gives a timeout; the next call then times out waiting for
 //! its turn rather than queueing forever.
+//!
+//! Beside it, a watcher on a second connection counts drawing and window changes
+//! ([`Desktop::damage_updates`], [`Desktop::window_updates`]); every wait on a desktop (its start
+//! included, see `ready`) is woken by those counters, never by polling.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,11 +20,17 @@ use serde::Serialize;
 use crate::error::{DesktopError, Result};
 use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
+use crate::ready::{self, FocusBy};
 use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
-use crate::x11::{connect_local, X11};
+use crate::settle::{self, Settled, DEFAULT_REACTION};
+use crate::watcher::Watcher;
+use crate::x11::{connect_local, WindowInfo, X11};
 
 /// The default limit for one native step (starting Xvfb, one action, one capture).
 pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default limit for a desktop to become usable at start: the window manager ready, the
+/// program's window shown with the keyboard focus.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// The default screen of a private Xvfb.
 pub const DEFAULT_SIZE: (u32, u32) = (1280, 800);
 /// Smallest and largest screen sides we start.
@@ -49,6 +60,27 @@ pub struct DesktopSpec {
     /// Only for a launched Xvfb; an attached display keeps whatever it has.
     pub window_manager: WindowManager,
     pub step_timeout: Duration,
+    /// How long [`Desktop::start`] waits for the window manager to take over and for the program's
+    /// first window to be shown with the keyboard focus ([`DEFAULT_READY_TIMEOUT`]).
+    pub ready_timeout: Duration,
+}
+
+impl Default for DesktopSpec {
+    /// A private Xvfb of [`DEFAULT_SIZE`] with the first window manager installed, no program.
+    fn default() -> Self {
+        DesktopSpec {
+            label: "desktop".into(),
+            target: Target::Launch {
+                width: DEFAULT_SIZE.0,
+                height: DEFAULT_SIZE.1,
+            },
+            program: None,
+            cwd: None,
+            window_manager: WindowManager::Auto,
+            step_timeout: DEFAULT_STEP_TIMEOUT,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+        }
+    }
 }
 
 /// Check a requested screen size; `field` names the argument in errors.
@@ -69,11 +101,11 @@ pub fn check_size(width: u32, height: u32, field: &'static str) -> Result<()> {
 }
 
 /// What `list` shows about a desktop.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct DesktopInfo {
     pub sid: String,
     /// Always "desktop".
-    pub kind: &'static str,
+    pub kind: String,
     /// The X display, e.g. ":3".
     pub display: String,
     /// True when attached to an existing display (which `close` leaves running).
@@ -99,6 +131,9 @@ pub struct DesktopInfo {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub idle_secs: u64,
+    /// The program's window once it was ready at start (shown, with the keyboard focus); `null`
+    /// without a program.
+    pub window: Option<WindowInfo>,
 }
 
 pub struct Desktop {
@@ -108,6 +143,11 @@ pub struct Desktop {
     xvfb: Option<Child>,
     window_manager: Option<(String, Child)>,
     program: Option<Child>,
+    /// Counts drawing and window changes on its own connection; `None` when an attached display
+    /// refused a second connection.
+    watcher: Option<Watcher>,
+    /// The program's window when it became ready.
+    window: Option<WindowInfo>,
     argv: Vec<String>,
     xauthority: Option<PathBuf>,
     program_log: Option<PathBuf>,
@@ -151,18 +191,20 @@ impl Desktop {
     pub async fn start(sid: String, spec: DesktopSpec) -> Result<Desktop> {
         let dir = PrivateDir::create(&spec.label)?;
         let limit = spec.step_timeout;
-        let (display, xvfb, xauthority, x) = match &spec.target {
+        let (display, xvfb, xauthority, x, watch_conn) = match &spec.target {
             Target::Launch { width, height } => {
                 check_size(*width, *height, "size")?;
                 let server = launch_xvfb(dir.path(), *width, *height, limit).await?;
                 let number = server.display_number;
                 let cookie = server.cookie.clone();
                 let connected = blocking("connecting to Xvfb", limit, move || {
-                    X11::new(connect_local(number, &cookie)?, 0)
+                    let x = X11::new(connect_local(number, &cookie)?, 0)?;
+                    let watch = connect_local(number, &cookie)?;
+                    Ok((x, watch))
                 })
                 .await;
-                let x = match connected {
-                    Ok(x) => x,
+                let (x, watch) = match connected {
+                    Ok(connections) => connections,
                     Err(e) => {
                         server.child.stop(Duration::from_millis(500)).await;
                         return Err(e);
@@ -173,13 +215,18 @@ impl Desktop {
                     Some(server.child),
                     Some(server.xauthority),
                     x,
+                    Some((watch, 0)),
                 )
             }
             Target::Attach { display } => {
                 let name = display.clone();
                 let x = blocking("connecting to the display", limit, move || {
                     let (conn, screen) = crate::x11::connect(&name, None)?;
-                    X11::new(conn, screen)
+                    let x = X11::new(conn, screen)?;
+                    // A display that takes one connection but not a second still gets used; only
+                    // its waits have nothing to wake them.
+                    let watch = crate::x11::connect(&name, None).ok();
+                    Ok((x, watch))
                 })
                 .await
                 .map_err(|e| match e {
@@ -189,7 +236,7 @@ impl Desktop {
                     },
                     other => other,
                 })?;
-                (display.clone(), None, None, x)
+                (display.clone(), None, None, x.0, x.1)
             }
         };
         let size = x.size();
@@ -200,6 +247,8 @@ impl Desktop {
             xvfb,
             window_manager: None,
             program: None,
+            watcher: None,
+            window: None,
             argv: spec.program.clone().unwrap_or_default(),
             xauthority: xauthority.clone(),
             program_log: None,
@@ -212,25 +261,58 @@ impl Desktop {
             step_timeout: limit,
             private_dir: dir,
         };
-        let env = display_env(&display, xauthority.as_deref());
-        if !desktop.attached {
+        if let Some((conn, screen)) = watch_conn {
+            match blocking("watching the display", limit, move || {
+                Watcher::start(conn, screen)
+            })
+            .await
+            {
+                Ok(watcher) => desktop.watcher = Some(watcher),
+                Err(e) if !desktop.attached => {
+                    desktop.close().await;
+                    return Err(e);
+                }
+                Err(_) => {}
+            }
+        }
+        match desktop.bring_up(&spec).await {
+            Ok(()) => Ok(desktop),
+            Err(e) => {
+                desktop.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Start the window manager and wait until it has taken over; start the program and wait until
+    /// its window is shown with the keyboard focus.
+    async fn bring_up(&mut self, spec: &DesktopSpec) -> Result<()> {
+        let env = display_env(&self.display, self.xauthority.as_deref());
+        let limit = self.step_timeout;
+        if !self.attached {
             let wm = match &spec.window_manager {
                 WindowManager::None => None,
                 WindowManager::Auto => find_on_path(KNOWN_WINDOW_MANAGERS).map(|(name, _)| name),
                 WindowManager::Program(name) => Some(name.clone()),
             };
             if let Some(name) = wm {
+                let log = self.private_dir.path().join("window-manager.log");
                 let launch = Launch {
                     argv: vec![name.clone()],
                     env: env.clone(),
                     cwd: None,
-                    log: desktop.private_dir.path().join("window-manager.log"),
+                    log: log.clone(),
                     keep_fd: None,
                 };
                 match Child::spawn(launch).await {
-                    Ok(child) => desktop.window_manager = Some((name, child)),
+                    Ok(child) => {
+                        self.window_manager = Some((name.clone(), child));
+                        if let Some((_, child)) = &self.window_manager {
+                            ready::window_manager(self, &name, child, &log, spec.ready_timeout)
+                                .await?;
+                        }
+                    }
                     Err(e) if spec.window_manager != WindowManager::Auto => {
-                        desktop.close().await;
                         return Err(DesktopError::Start {
                             field: "window_manager",
                             message: format!("cannot start window manager {name:?}: {e}"),
@@ -240,36 +322,59 @@ impl Desktop {
                 }
             }
         }
-        if let Some(argv) = &spec.program {
-            let log = desktop.private_dir.path().join("program.log");
-            let launch = Launch {
-                argv: argv.clone(),
-                env,
-                cwd: spec.cwd.clone(),
-                log: log.clone(),
-                keep_fd: None,
-            };
-            match Child::spawn(launch).await {
-                Ok(child) => {
-                    desktop.program = Some(child);
-                    desktop.program_log = Some(log);
-                }
-                Err(e) => {
-                    desktop.close().await;
-                    let program = argv.first().cloned().unwrap_or_default();
-                    let message = if e.kind() == std::io::ErrorKind::NotFound {
-                        format!("program {program:?} was not found on PATH")
-                    } else {
-                        format!("cannot start {program:?}: {e}")
-                    };
-                    return Err(DesktopError::Start {
-                        field: "cmd",
-                        message,
-                    });
-                }
+        let Some(argv) = &spec.program else {
+            return Ok(());
+        };
+        // Which windows were there before, and who gives the program's window the keyboard.
+        let (before, wm) = self
+            .run("looking at the display", limit, |x| {
+                Ok((x.windows()?, x.window_manager()?))
+            })
+            .await?;
+        let before: HashSet<u32> = before.iter().map(|w| w.id).collect();
+        let log = self.private_dir.path().join("program.log");
+        let launch = Launch {
+            argv: argv.clone(),
+            env,
+            cwd: spec.cwd.clone(),
+            log: log.clone(),
+            keep_fd: None,
+        };
+        match Child::spawn(launch).await {
+            Ok(child) => {
+                self.program = Some(child);
+                self.program_log = Some(log.clone());
+            }
+            Err(e) => {
+                let program = argv.first().cloned().unwrap_or_default();
+                let message = if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("program {program:?} was not found on PATH")
+                } else {
+                    format!("cannot start {program:?}: {e}")
+                };
+                return Err(DesktopError::Start {
+                    field: "cmd",
+                    message,
+                });
             }
         }
-        Ok(desktop)
+        if self.watcher.is_none() {
+            // Nothing would wake the wait (an attached display without a second connection).
+            return Ok(());
+        }
+        if let Some(program) = &self.program {
+            let window = ready::program_window(
+                self,
+                program,
+                &log,
+                &before,
+                FocusBy::of(&wm),
+                spec.ready_timeout,
+            )
+            .await?;
+            self.window = Some(window);
+        }
+        Ok(())
     }
 
     /// Run `job` on the connection, under `limit`. The job sees the limit as its deadline: waits
@@ -349,7 +454,7 @@ impl Desktop {
         let (width, height) = self.size();
         DesktopInfo {
             sid: self.sid.clone(),
-            kind: "desktop",
+            kind: "desktop".to_owned(),
             display: self.display.clone(),
             attached: self.attached,
             pid: self.xvfb.as_ref().map(|c| c.pid),
@@ -370,6 +475,81 @@ impl Desktop {
             exit_code: status.and_then(|s| s.exit_code),
             signal: status.and_then(|s| s.signal),
             idle_secs: self.idle_for().as_secs(),
+            window: self.window.clone(),
+        }
+    }
+
+    /// The top-level (client) windows: title, class, pid, geometry, focus, mapping.
+    pub async fn windows(&self) -> Result<Vec<WindowInfo>> {
+        self.run("listing the windows", self.step_timeout, |x| x.windows())
+            .await
+    }
+
+    /// The program's window as it was when the desktop became ready (`None` without a program).
+    pub fn window(&self) -> Option<&WindowInfo> {
+        self.window.as_ref()
+    }
+
+    /// A hash of the screen's pixels without the pointer ([`X11::screen_hash`]): one capture.
+    pub async fn screen_hash(&self) -> Result<u64> {
+        self.run("hashing the screen", self.step_timeout, |x| x.screen_hash())
+            .await
+    }
+
+    /// A generation counter bumped whenever something is drawn on the screen (X DAMAGE). Note its
+    /// value before acting, then wait for it to pass that value ([`Desktop::settle`]). Its
+    /// `changed()` fails once the desktop is closed, or at once when changes cannot be watched.
+    pub fn damage_updates(&self) -> tokio::sync::watch::Receiver<u64> {
+        match &self.watcher {
+            Some(watcher) => watcher.damage_updates(),
+            None => tokio::sync::watch::channel(0).1,
+        }
+    }
+
+    /// A generation counter bumped whenever the window list, a title, a window's mapping or
+    /// geometry, or the focus changes. Its `changed()` fails once the desktop is closed.
+    pub fn window_updates(&self) -> tokio::sync::watch::Receiver<u64> {
+        match &self.watcher {
+            Some(watcher) => watcher.window_updates(),
+            None => tokio::sync::watch::channel(0).1,
+        }
+    }
+
+    /// Drawing can be watched (the display has DAMAGE and the watcher runs). Without it,
+    /// [`Desktop::settle`] returns at once with `settled: false`.
+    pub fn watches_damage(&self) -> bool {
+        self.watcher.as_ref().is_some_and(|w| w.has_damage)
+    }
+
+    /// Wait until the screen reacted (drawn after generation `since`) and then was still for
+    /// `quiet`, all within `limit`; waiting for the reaction at most [`DEFAULT_REACTION`] (see
+    /// [`crate::settle`] for why, and for what the result says).
+    pub async fn settle(&self, since: u64, quiet: Duration, limit: Duration) -> Settled {
+        self.settle_with(since, quiet, DEFAULT_REACTION, limit)
+            .await
+    }
+
+    /// [`Desktop::settle`] with its own reaction window; zero waits for quiet only.
+    pub async fn settle_with(
+        &self,
+        since: u64,
+        quiet: Duration,
+        reaction: Duration,
+        limit: Duration,
+    ) -> Settled {
+        self.touch();
+        settle::settle(self.damage_updates(), since, quiet, reaction, limit).await
+    }
+
+    /// Wait until the program given at start has ended, at most `limit`: its status, or `None` when
+    /// it still runs (or there is none). The status has neither code nor signal when something
+    /// else reaped it first.
+    pub async fn wait_program_exit(&self, limit: Duration) -> Option<ExitStatus> {
+        let program = self.program.as_ref()?;
+        if program.wait_exit(limit).await {
+            Some(program.status().unwrap_or_default())
+        } else {
+            None
         }
     }
 
@@ -386,6 +566,11 @@ impl Desktop {
     /// program's exit status when known.
     pub async fn close(&self) -> Option<ExitStatus> {
         self.closed.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.watcher.as_ref().and_then(Watcher::stop_and_take) {
+            // It ends at once (its eventfd wakes it); waiting here means no watcher outlives a close.
+            let joined = tokio::task::spawn_blocking(move || thread.join());
+            let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
+        }
         if let Ok(mut guard) =
             tokio::time::timeout(Duration::from_secs(2), self.connection.clone().lock_owned()).await
         {

@@ -35,6 +35,13 @@ pub enum DesktopError {
     Limit(String),
     #[error("sid: a session named '{0}' already exists; pick another sid or close it first")]
     Duplicate(String),
+    /// The desktop did not become usable in time: the window manager never took over, or the program
+    /// never showed a window with the keyboard focus (or ended first). The desktop was closed again.
+    #[error("{message}")]
+    WindowNotReady {
+        field: &'static str,
+        message: String,
+    },
     /// The desktop was closed while the operation ran.
     #[error("the desktop session was closed")]
     Closed,
@@ -61,6 +68,7 @@ impl DesktopError {
             DesktopError::Busy { .. } => "display_busy",
             DesktopError::Limit(_) => "limit_exceeded",
             DesktopError::Duplicate(_) => "duplicate_session",
+            DesktopError::WindowNotReady { .. } => "window_not_ready",
             DesktopError::Closed => "session_closed",
             DesktopError::Io(_) => "io_error",
         }
@@ -69,7 +77,9 @@ impl DesktopError {
     /// The request field the error is about, when there is one.
     pub fn field(&self) -> Option<&'static str> {
         match self {
-            DesktopError::Invalid { field, .. } | DesktopError::Start { field, .. } => Some(field),
+            DesktopError::Invalid { field, .. }
+            | DesktopError::Start { field, .. }
+            | DesktopError::WindowNotReady { field, .. } => Some(field),
             DesktopError::Duplicate(_) => Some("sid"),
             _ => None,
         }

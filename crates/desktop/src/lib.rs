@@ -15,20 +15,25 @@ pub mod keyboard;
 pub mod keysym;
 mod private_dir;
 pub mod process;
+mod ready;
 pub mod registry;
 pub mod scale;
 pub mod server;
+pub mod settle;
+mod watcher;
 pub mod x11;
 
 pub use capture::{decode_png, encode_png, Frame};
 pub use desktop::{
-    check_size, Desktop, DesktopInfo, DesktopSpec, Target, DEFAULT_SIZE, DEFAULT_STEP_TIMEOUT,
+    check_size, Desktop, DesktopInfo, DesktopSpec, Target, DEFAULT_READY_TIMEOUT, DEFAULT_SIZE,
+    DEFAULT_STEP_TIMEOUT,
 };
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
-pub use x11::{connect, Button, Point, X11};
+pub use settle::{Settled, DEFAULT_REACTION};
+pub use x11::{connect, Button, Point, WindowInfo, WindowManagerState, X11};
 /// The X11 protocol crate this one speaks through, for callers of [`connect`].
 pub use x11rb;

@@ -175,6 +175,11 @@ impl Child {
         gone && self.exited()
     }
 
+    /// A second descriptor for its pidfd: readable once it has exited (for a blocking wait elsewhere).
+    pub(crate) fn pidfd_clone(&self) -> std::io::Result<OwnedFd> {
+        self.pidfd.try_clone()
+    }
+
     fn signal_group(&self, signal: i32) {
         // SAFETY: kill on our own child's process group (negative pid).
         unsafe {

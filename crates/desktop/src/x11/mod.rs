@@ -7,6 +7,8 @@
 
 mod connect;
 mod input;
+pub mod windows;
+mod wm;
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -26,6 +28,7 @@ use crate::keyboard::Keyboard;
 
 pub use connect::connect;
 pub(crate) use connect::connect_local;
+pub use windows::{Atoms, WindowInfo, WindowManagerState};
 
 /// A pointer button, by X's numbering: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel
 /// left/right, 8 back, 9 forward.
@@ -56,6 +59,7 @@ pub struct X11 {
     height: u16,
     keyboard: Keyboard,
     capturer: Capturer,
+    atoms: Atoms,
     /// Reports that something was drawn since the last subtract; `None` without DAMAGE.
     damage: Option<u32>,
     xfixes: bool,
@@ -104,6 +108,7 @@ impl X11 {
         }
         let keyboard = Keyboard::load(&conn)?;
         let capturer = Capturer::new(&conn, screen, shm)?;
+        let atoms = Atoms::intern(&conn)?;
         let mut x = X11 {
             conn,
             root,
@@ -111,6 +116,7 @@ impl X11 {
             height,
             keyboard,
             capturer,
+            atoms,
             damage,
             xfixes,
             deadline: Instant::now() + Duration::from_secs(30),
@@ -245,6 +251,50 @@ impl X11 {
             }
         }
         Ok(frame)
+    }
+
+    /// A hash of the screen's pixels, without the pointer ([`Frame::hash`] of `capture(false)`): equal
+    /// screens, equal hashes, wherever the pointer is.
+    pub fn screen_hash(&mut self) -> Result<u64> {
+        Ok(self.capture(false)?.hash())
+    }
+
+    /// The top-level (client) windows, in the window manager's order (or bottom to top without one).
+    pub fn windows(&self) -> Result<Vec<WindowInfo>> {
+        self.check_deadline("listing the windows")?;
+        windows::list(&self.conn, self.root, &self.atoms)
+    }
+
+    /// What the display says about its window manager.
+    pub fn window_manager(&self) -> Result<WindowManagerState> {
+        WindowManagerState::read(&self.conn, self.root, &self.atoms)
+    }
+
+    /// Give `window` the keyboard: through the window manager (an EWMH `_NET_ACTIVE_WINDOW` request,
+    /// as a pager sends it, so it also raises and un-minimises) when `ask_window_manager`, else
+    /// directly with SetInputFocus. Returns once the server has processed the request; the window
+    /// manager may act a little later.
+    pub fn activate(&self, window: u32, ask_window_manager: bool) -> Result<()> {
+        use x11rb::protocol::xproto::{ClientMessageEvent, EventMask, InputFocus};
+        if ask_window_manager {
+            // data: source 2 = a pager (honoured without focus-stealing checks), time, our window.
+            let event = ClientMessageEvent::new(
+                32,
+                window,
+                self.atoms.net_active_window,
+                [2, x11rb::CURRENT_TIME, 0, 0, 0],
+            );
+            self.conn.send_event(
+                false,
+                self.root,
+                EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+                event,
+            )?;
+        } else {
+            self.conn
+                .set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)?;
+        }
+        self.sync()
     }
 
     /// Where the pointer is, and which modifier and button bits are down (X's state mask).

@@ -1,0 +1,288 @@
+//! Watching a display for change, without polling: a thread with its own connection that sleeps in
+//! `poll(2)` until the X server sends an event, and counts two kinds of change in
+//! `tokio::sync::watch` generation counters that any number of waits can follow.
+//!
+//! - **damage**: something was drawn. The DAMAGE extension reports the root window's damage
+//!   (everything drawn on the screen) once when it goes from empty to non-empty; we then subtract
+//!   (repair) it, wait for the server to have done so, and only then bump the counter. So a bump
+//!   always comes after every drawing it stands for, and drawing after it raises a new event.
+//! - **windows**: the window list, a title, mapping or focus changed: SubstructureNotify and
+//!   PropertyChange on the root (windows created, mapped, moved; `_NET_CLIENT_LIST`,
+//!   `_NET_ACTIVE_WINDOW`), and PropertyChange, StructureNotify and FocusChange on every client
+//!   window (titles, and mapping inside a window manager's frame, which the root does not see).
+//!   Clients are found again whenever the list may have changed, and the counter is bumped once more
+//!   after their events are selected, so a waiter that looks after that bump misses nothing.
+//!
+//! Why a thread and not a task: x11rb's connection is blocking. Why its own connection: the action
+//! connection ([`crate::Desktop::run`]) runs one call at a time and may be busy for seconds (typing a
+//! long text); change must be seen meanwhile.
+//!
+//! Stopping: [`Watcher::stop`] writes to an eventfd the thread polls beside the connection, so it
+//! ends at once; it also ends when the display goes away. Either way it drops its senders, and every
+//! receiver's `changed()` then returns an error: a wait on a closed desktop ends.
+
+use std::collections::HashSet;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use tokio::sync::watch;
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::damage::{self, ConnectionExt as _};
+use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ConnectionExt as _, NotifyMode, Window};
+use x11rb::protocol::Event;
+use x11rb::rust_connection::RustConnection;
+
+use crate::error::{DesktopError, Result};
+use crate::x11::windows::{self, Atoms};
+
+/// A running watcher. Dropping it stops the thread (without waiting for it).
+pub(crate) struct Watcher {
+    wake: OwnedFd,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    damage: watch::Receiver<u64>,
+    windows: watch::Receiver<u64>,
+    /// The display has DAMAGE, so `damage` counts drawing (without it, it never moves).
+    pub has_damage: bool,
+}
+
+struct Watch {
+    conn: RustConnection,
+    root: Window,
+    atoms: Atoms,
+    damage: Option<u32>,
+    wake: OwnedFd,
+    /// Clients whose events we selected.
+    clients: HashSet<Window>,
+    damage_tx: watch::Sender<u64>,
+    windows_tx: watch::Sender<u64>,
+}
+
+/// What one batch of events changed.
+#[derive(Default)]
+struct Changes {
+    drawn: bool,
+    windows: bool,
+    /// The set of clients may have changed: find them again.
+    relist: bool,
+}
+
+impl Watcher {
+    /// Select what to watch on `conn` (blocking: a few round trips), then start the thread. When this
+    /// returns, every later change is counted.
+    pub fn start(conn: RustConnection, screen: usize) -> Result<Watcher> {
+        let root = conn
+            .setup()
+            .roots
+            .get(screen)
+            .ok_or_else(|| DesktopError::Protocol(format!("screen {screen} does not exist")))?
+            .root;
+        let atoms = Atoms::intern(&conn)?;
+        let damage = if conn
+            .extension_information(damage::X11_EXTENSION_NAME)?
+            .is_some()
+            && conn.damage_query_version(1, 1)?.reply().is_ok()
+        {
+            let id = conn.generate_id()?;
+            conn.damage_create(id, root, damage::ReportLevel::NON_EMPTY)?
+                .check()?;
+            Some(id)
+        } else {
+            None
+        };
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(windows::root_event_mask()),
+        )?
+        .check()?;
+        // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if raw < 0 {
+            return Err(DesktopError::Io(format!(
+                "eventfd: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: a fresh descriptor nobody else owns.
+        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
+        let (damage_tx, damage_rx) = watch::channel(0u64);
+        let (windows_tx, windows_rx) = watch::channel(0u64);
+        let mut watch = Watch {
+            conn,
+            root,
+            atoms,
+            damage,
+            wake: wake
+                .try_clone()
+                .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
+            clients: HashSet::new(),
+            damage_tx,
+            windows_tx,
+        };
+        watch.select_clients()?;
+        let thread = std::thread::Builder::new()
+            .name("screenpilot-desktop-watch".into())
+            .spawn(move || watch.run())
+            .map_err(|e| DesktopError::Io(format!("cannot start the watcher thread: {e}")))?;
+        Ok(Watcher {
+            wake,
+            thread: Mutex::new(Some(thread)),
+            damage: damage_rx,
+            windows: windows_rx,
+            has_damage: damage.is_some(),
+        })
+    }
+
+    pub fn damage_updates(&self) -> watch::Receiver<u64> {
+        self.damage.clone()
+    }
+
+    pub fn window_updates(&self) -> watch::Receiver<u64> {
+        self.windows.clone()
+    }
+
+    /// Tell the thread to end (it does at once; this does not wait).
+    pub fn stop(&self) {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes from a local to our eventfd.
+        unsafe {
+            libc::write(
+                self.wake.as_raw_fd(),
+                (&one as *const u64).cast(),
+                std::mem::size_of::<u64>(),
+            );
+        }
+    }
+
+    /// Tell the thread to end, and hand over its handle to wait for it (once; `None` after).
+    pub fn stop_and_take(&self) -> Option<JoinHandle<()>> {
+        self.stop();
+        self.thread
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Watch {
+    fn run(mut self) {
+        // Any error means the connection is gone (the display ended): stop, dropping the senders.
+        let _ = self.watch();
+    }
+
+    fn watch(&mut self) -> Result<()> {
+        let mut again = false;
+        loop {
+            let mut changes = Changes::default();
+            while let Some(event) = self.conn.poll_for_event()? {
+                self.classify(&event, &mut changes);
+            }
+            if changes.relist {
+                // Replies read meanwhile may queue more events: drain again before sleeping.
+                self.select_clients()?;
+                changes.windows = true;
+                again = true;
+            }
+            if changes.drawn {
+                if let Some(damage) = self.damage {
+                    self.conn
+                        .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
+                    // A round trip: the repair is done, so the bump below comes after all it covered.
+                    self.conn.get_input_focus()?.reply()?;
+                }
+                self.damage_tx.send_modify(|generation| *generation += 1);
+                again = true;
+            }
+            if changes.windows {
+                self.windows_tx.send_modify(|generation| *generation += 1);
+            }
+            self.conn.flush()?;
+            if std::mem::take(&mut again) {
+                continue;
+            }
+            if self.sleep()? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn classify(&self, event: &Event, changes: &mut Changes) {
+        match event {
+            Event::DamageNotify(_) => changes.drawn = true,
+            Event::PropertyNotify(e) => {
+                if e.window == self.root {
+                    if self.atoms.describes_root(e.atom) {
+                        changes.windows = true;
+                        changes.relist |= e.atom != self.atoms.net_active_window;
+                    }
+                } else if self.atoms.describes_client(e.atom) {
+                    changes.windows = true;
+                    changes.relist |= e.atom == self.atoms.wm_state;
+                }
+            }
+            Event::CreateNotify(_)
+            | Event::DestroyNotify(_)
+            | Event::MapNotify(_)
+            | Event::UnmapNotify(_)
+            | Event::ReparentNotify(_) => {
+                changes.windows = true;
+                changes.relist = true;
+            }
+            Event::ConfigureNotify(_) => changes.windows = true,
+            Event::FocusIn(e) if e.mode != NotifyMode::GRAB && e.mode != NotifyMode::UNGRAB => {
+                changes.windows = true
+            }
+            Event::FocusOut(e) if e.mode != NotifyMode::GRAB && e.mode != NotifyMode::UNGRAB => {
+                changes.windows = true
+            }
+            _ => {}
+        }
+    }
+
+    /// Find the clients and select our events on the new ones. A client gone meanwhile answers with
+    /// an error event, which is ignored.
+    fn select_clients(&mut self) -> Result<()> {
+        let clients = windows::client_windows(&self.conn, self.root, &self.atoms)?;
+        let current: HashSet<Window> = clients.into_iter().collect();
+        let mask = ChangeWindowAttributesAux::new().event_mask(windows::client_event_mask());
+        for client in current.difference(&self.clients) {
+            self.conn.change_window_attributes(*client, &mask)?;
+        }
+        self.clients = current;
+        Ok(())
+    }
+
+    /// Sleep until the server sends something or we are told to stop (true).
+    fn sleep(&self) -> Result<bool> {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.conn.stream().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        loop {
+            // SAFETY: two valid pollfds, no timeout.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if ready >= 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(DesktopError::Io(format!("poll: {e}")));
+            }
+        }
+        Ok(fds[1].revents != 0)
+    }
+}
