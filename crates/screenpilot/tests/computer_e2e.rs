@@ -653,8 +653,7 @@ fn the_same_actions_drive_a_terminal_app_through_its_rendered_screen() {
 fn an_idle_desktop_is_closed_with_everything_it_started() {
     let daemon = Daemon::with_env(&[("SCREENPILOT_IDLE_TIMEOUT_SECS", "1")]);
     let started = daemon.sp_json(&[
-        "desktop", "start", "--sid", "idle", "--wm", "none", "--size", "320x240", "--", "sleep",
-        "600",
+        "desktop", "start", "--sid", "idle", "--wm", "none", "--size", "320x240", "--", "xterm",
     ]);
     for pid in [&started["pid"], &started["program_pid"]] {
         let pid = pid.as_i64().expect("a pid");
