@@ -601,3 +601,22 @@ impl Desktop {
         self.program.as_ref().and_then(Child::status)
     }
 }
+
+impl ready::Display for Desktop {
+    fn run<R: Send + 'static>(
+        &self,
+        what: &str,
+        limit: Duration,
+        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<R>> + Send {
+        Desktop::run(self, what, limit, job)
+    }
+
+    fn window_updates(&self) -> tokio::sync::watch::Receiver<u64> {
+        Desktop::window_updates(self)
+    }
+
+    fn attached(&self) -> bool {
+        self.attached
+    }
+}

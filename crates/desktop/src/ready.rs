@@ -10,14 +10,29 @@
 //! events we look again after 5, 10, 20, ... ms (at most 200 ms apart) until it is taken.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
 use crate::process::{log_tail, Child};
-use crate::x11::{WindowInfo, WindowManagerState};
+use crate::x11::{WindowInfo, WindowManagerState, X11};
+
+/// What waiting for readiness needs of a desktop: its connection, its window counter, and whether it
+/// is a display we attached to. `Desktop` implements it; declared here so this file needs nothing of
+/// the file that starts desktops (which calls into this one).
+pub(crate) trait Display: Sync {
+    fn run<R: Send + 'static>(
+        &self,
+        what: &str,
+        limit: Duration,
+        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+    ) -> impl Future<Output = Result<R>> + Send;
+    fn window_updates(&self) -> watch::Receiver<u64>;
+    fn attached(&self) -> bool;
+}
 
 /// Window managers that announce themselves through `_NET_SUPPORTING_WM_CHECK` (EWMH). For these we
 /// wait for the announcement, which comes after they have set up; for others, holding the
@@ -96,7 +111,7 @@ fn with_log(message: String, log: &str) -> String {
 /// Wait until the window manager we started (`name`, process `child`, logging to `log`) has taken
 /// over the display.
 pub(crate) async fn window_manager(
-    desktop: &Desktop,
+    desktop: &impl Display,
     name: &str,
     child: &Child,
     log: &std::path::Path,
@@ -170,7 +185,7 @@ pub(crate) async fn window_manager(
 /// announces) holds the redirect. `Ok(None)` when the process ended first; `Ok(Some(None))` at the
 /// deadline with no window manager in sight.
 async fn taken_over(
-    desktop: &Desktop,
+    desktop: &impl Display,
     announces: bool,
     child: &Child,
     deadline: Instant,
@@ -246,7 +261,7 @@ fn pick(
 /// Wait until the program's first window is shown and has the keyboard; give it the keyboard if it
 /// is shown without. `before`: the client windows that existed before the program started.
 pub(crate) async fn program_window(
-    desktop: &Desktop,
+    desktop: &impl Display,
     program: &Child,
     log: &std::path::Path,
     before: &HashSet<u32>,
@@ -255,7 +270,7 @@ pub(crate) async fn program_window(
 ) -> Result<WindowInfo> {
     let deadline = Instant::now() + limit;
     let mut updates = desktop.window_updates();
-    let own_display = !desktop.info().attached;
+    let own_display = !desktop.attached();
     let mut chosen: Option<WindowInfo> = None;
     let mut asked: Option<Instant> = None;
     let mut program_ended = false;
