@@ -152,9 +152,10 @@ impl Keyboard {
         self.numlock_mask
     }
 
-    /// Is this a keypad key with a keypad symbol on both levels (KP_Insert / KP_0)? For such a key X
-    /// picks the second symbol when Shift XOR NumLock is on, so with NumLock on, Shift must be left
-    /// up to get the second one (and pressed to get the first).
+    /// Is this a keypad key with a different keypad symbol on each level (KP_End / KP_1)? NumLock
+    /// picks the level of such a key. Shift is meant to invert that, but does not on every keymap
+    /// (Xvfb's gives Shift+KP_End, not KP_1), so a level NumLock does not give is typed from a
+    /// keycode of its own instead.
     pub fn is_numlock_sensitive(&self, keycode: u8) -> bool {
         let row = self.row(keycode);
         row.first().is_some_and(|k| keysym::is_keypad(*k))
@@ -202,6 +203,12 @@ impl Keyboard {
             }
             return Ok(found);
         }
+        self.borrow(conn, keysym)
+    }
+
+    /// Put `keysym` on a spare keycode of its own (both levels), even if another key has it; for a
+    /// key whose level the modifiers cannot pick reliably. Returns the keycode (no Shift needed).
+    pub fn borrow(&mut self, conn: &RustConnection, keysym: Keysym) -> Result<(u8, bool)> {
         let Some(keycode) = self.spare.pop_front() else {
             return Err(DesktopError::Protocol(format!(
                 "no spare keycode to put keysym {keysym:#x} on; this keymap uses every keycode"

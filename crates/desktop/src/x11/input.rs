@@ -145,7 +145,7 @@ impl X11 {
             let keycode = match Modifier::of_keysym(*ks) {
                 Some(modifier) => self.keyboard.modifier(modifier)?,
                 None => {
-                    let (keycode, mut needs_shift) = self.keyboard.ensure(&self.conn, *ks)?;
+                    let (mut keycode, mut needs_shift) = self.keyboard.ensure(&self.conn, *ks)?;
                     if self.keyboard.is_numlock_sensitive(keycode) {
                         let on = match numlock_on {
                             Some(on) => on,
@@ -158,9 +158,14 @@ impl X11 {
                                 *numlock_on.insert(on)
                             }
                         };
-                        // KP_0 is the second symbol of its key: Shift gives it with NumLock off,
-                        // and takes it away with NumLock on.
-                        needs_shift ^= on;
+                        // KP_1 is the second level of the KP_End key: NumLock on gives it. Otherwise
+                        // the key goes on a keycode of its own (see Keyboard::is_numlock_sensitive).
+                        let second_level = needs_shift;
+                        if second_level != on {
+                            (keycode, needs_shift) = self.keyboard.borrow(&self.conn, *ks)?;
+                        } else {
+                            needs_shift = false;
+                        }
                     }
                     if needs_shift {
                         match shift {

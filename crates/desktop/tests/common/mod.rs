@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use screenpilot_desktop::{Desktop, DesktopSpec, Target, WindowManager};
+use std::time::Instant;
+
+use screenpilot_desktop::{Desktop, DesktopSpec, Target, WindowInfo, WindowManager};
 
 /// Generous: a loaded 2-core machine starting several X programs at once.
 pub const READY: Duration = Duration::from_secs(60);
@@ -55,14 +57,10 @@ pub struct TempDir(pub PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "sp-desktop-{name}-{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos()
-        ));
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir =
+            std::env::temp_dir().join(format!("sp-desktop-{name}-{}-{n}", std::process::id(),));
         std::fs::create_dir_all(&dir).expect("create temp dir");
         TempDir(dir)
     }
@@ -75,5 +73,27 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Wait (woken by the window counter) until the window list satisfies `want`; the last list when
+/// it never does within [`LONG`].
+pub async fn windows_until(
+    desktop: &Desktop,
+    want: impl Fn(&[WindowInfo]) -> bool,
+) -> Result<Vec<WindowInfo>, Vec<WindowInfo>> {
+    let mut updates = desktop.window_updates();
+    let deadline = Instant::now() + LONG;
+    loop {
+        updates.borrow_and_update();
+        let windows = desktop.windows().await.expect("windows");
+        if want(&windows) {
+            return Ok(windows);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, updates.changed()).await {
+            Ok(Ok(())) => {}
+            _ => return Err(windows),
+        }
     }
 }
