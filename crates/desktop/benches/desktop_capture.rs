@@ -1,5 +1,7 @@
 //! Desktop screenshot latency: capture to PNG bytes through screenpilot (MIT-SHM, pointer drawn in,
 //! fast PNG) next to ImageMagick's `import -window root png:-`, on the same Xvfb screens in one run.
+//! Then the downscale to a model-sized screenshot (`Frame::resize` to `fit`'s size: long edge at
+//! most 1568 px, at most 1.15 megapixels), from 1920x1080 and 2560x1600.
 //!
 //!     cargo bench -p screenpilot-desktop --bench desktop_capture
 //!
@@ -11,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use screenpilot_desktop::x11rb::connection::Connection;
 use screenpilot_desktop::x11rb::protocol::xproto::{ConnectionExt as _, CreateGCAux, ImageFormat};
-use screenpilot_desktop::{encode_png, Desktop, DesktopSpec, Target, WindowManager};
+use screenpilot_desktop::{
+    encode_png, fit, Desktop, DesktopSpec, Frame, Target, WindowManager, DEFAULT_MAX_LONG_EDGE,
+    DEFAULT_MAX_PIXELS,
+};
 
 const SIZES: [(u32, u32); 2] = [(1280, 800), (1920, 1080)];
 const OURS_RUNS: usize = 40;
@@ -229,6 +234,32 @@ async fn bench_size(width: u32, height: u32) {
     desktop.close().await;
 }
 
+/// Downscale the synthetic desktop to the model size, and encode both sizes as PNG.
+fn bench_resize(width: u32, height: u32) {
+    let bgrx = scene(width, height);
+    let rgb: Vec<u8> = bgrx
+        .chunks_exact(4)
+        .flat_map(|px| [px[2], px[1], px[0]])
+        .collect();
+    let frame = Frame { width, height, rgb };
+    let (w, h) = fit(width, height, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS);
+    let mut times = Vec::new();
+    let mut small = frame.clone();
+    for _ in 0..OURS_RUNS {
+        let started = Instant::now();
+        small = frame.resize(w, h);
+        times.push(started.elapsed());
+    }
+    let (median, p90) = summary(times);
+    let png_full = encode_png(&frame).map(|p| p.len()).unwrap_or(0);
+    let png_small = encode_png(&small).map(|p| p.len()).unwrap_or(0);
+    println!(
+        "{width}x{height} -> {w}x{h} resize (area average): median {median:.2} ms, p90 {p90:.2} ms; PNG {} KiB -> {} KiB",
+        png_full / 1024,
+        png_small / 1024
+    );
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` runs this too, and then one quick pass is enough.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -248,4 +279,8 @@ fn main() {
             bench_size(width, height).await;
         }
     });
+    println!("model-sized screenshots: downscale (target: a few ms)");
+    for (width, height) in [(1920, 1080), (2560, 1600)] {
+        bench_resize(width, height);
+    }
 }

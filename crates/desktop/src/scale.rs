@@ -136,40 +136,42 @@ impl Scale {
     }
 }
 
-/// For one axis of a resize: for each output pixel, the first source pixel it covers and the share of
-/// each covered source pixel, in 1/4096ths summing to exactly 4096.
+/// For one axis of a resize: for each output pixel, the first source pixel it covers and the share
+/// of each of the next `taps` source pixels, in 1/2^bits summing to exactly 2^bits. Every output has
+/// the same number of taps (zero weights pad the shorter ones, and the window is moved left at the
+/// far edge), so the inner loops have no branches.
 struct Taps {
-    first: Vec<u32>,
-    /// `weights[o * width .. (o + 1) * width]`, zero-padded.
+    first: Vec<usize>,
+    /// `weights[o * taps .. (o + 1) * taps]`.
     weights: Vec<u32>,
-    width: usize,
+    taps: usize,
 }
 
-const WEIGHT_ONE: u32 = 1 << 12;
-
 impl Taps {
-    fn new(from: u32, to: u32) -> Taps {
+    fn new(from: u32, to: u32, bits: u32) -> Taps {
+        let one = 1u32 << bits;
         // In units of 1/(from*to): output pixel o spans [o*from, (o+1)*from), source pixel i spans
         // [i*to, (i+1)*to); their overlap is the weight of i in o, out of `from`.
         let (from64, to64) = (u64::from(from), u64::from(to));
-        let width = from.div_ceil(to) as usize + 1;
+        let taps = (from.div_ceil(to) as usize + 1).min(from as usize);
         let mut first = Vec::with_capacity(to as usize);
-        let mut weights = vec![0u32; to as usize * width];
-        for (o, row) in weights.chunks_exact_mut(width).enumerate() {
+        let mut weights = vec![0u32; to as usize * taps];
+        for (o, row) in weights.chunks_exact_mut(taps).enumerate() {
             let o = o as u64;
             let (start, end) = (o * from64, (o + 1) * from64);
-            let i0 = start / to64;
-            first.push(i0 as u32);
+            // Near the far edge, start the window earlier so it stays inside the source.
+            let i0 = (start / to64).min(from64 - taps as u64);
+            first.push(i0 as usize);
             let mut total = 0u32;
             let (mut largest, mut largest_weight) = (0usize, 0u32);
             for (k, slot) in row.iter_mut().enumerate() {
                 let i = i0 + k as u64;
                 let lo = (i * to64).max(start);
                 let hi = ((i + 1) * to64).min(end);
-                if i >= from64 || hi <= lo {
-                    break;
+                if hi <= lo {
+                    continue;
                 }
-                let weight = ((hi - lo) * u64::from(WEIGHT_ONE) / from64) as u32;
+                let weight = ((hi - lo) * u64::from(one) / from64) as u32;
                 *slot = weight;
                 total += weight;
                 if weight > largest_weight {
@@ -177,27 +179,130 @@ impl Taps {
                 }
             }
             // Truncation leaves the sum a little short of one: give the rest to the largest share.
-            row[largest] += WEIGHT_ONE - total;
+            row[largest] += one - total;
         }
         Taps {
             first,
             weights,
-            width,
+            taps,
         }
     }
 
     fn of(&self, o: usize) -> (usize, &[u32]) {
         (
-            self.first[o] as usize,
-            &self.weights[o * self.width..(o + 1) * self.width],
+            self.first[o],
+            &self.weights[o * self.taps..(o + 1) * self.taps],
         )
+    }
+}
+
+/// Rows of 8-bit values to rows of 16-bit values with 8 bits below the point (value * 256), each
+/// output row a weighted sum of a few source rows. With weights in 1/256ths the sums fit 16 bits,
+/// so the inner loop is a plain 16-bit multiply-add over whole rows that the compiler vectorises
+/// (8 or 16 lanes).
+fn shrink_rows(source: &[u8], stride: usize, rows: &Taps, from_row: usize, out: &mut [u16]) {
+    for (o, out_row) in out.chunks_exact_mut(stride).enumerate() {
+        let (first, weights) = rows.of(from_row + o);
+        for (k, &w) in weights.iter().enumerate() {
+            let start = (first + k) * stride;
+            let w = w as u16;
+            let source = &source[start..start + stride];
+            if k == 0 {
+                for (t, &v) in out_row.iter_mut().zip(source) {
+                    *t = w * u16::from(v);
+                }
+            } else {
+                for (t, &v) in out_row.iter_mut().zip(source) {
+                    *t += w * u16::from(v);
+                }
+            }
+        }
+    }
+}
+
+/// The same with 32-bit sums and 12-bit weights, for ratios with so many taps (more than 32) that
+/// 1/256ths would round most weights away.
+fn shrink_rows_wide(source: &[u8], stride: usize, rows: &Taps, out: &mut [u16]) {
+    let mut sum = vec![0u32; stride];
+    for (o, out_row) in out.chunks_exact_mut(stride).enumerate() {
+        let (first, weights) = rows.of(o);
+        sum.fill(0);
+        for (k, &w) in weights.iter().enumerate() {
+            let start = (first + k) * stride;
+            for (s, &v) in sum.iter_mut().zip(&source[start..start + stride]) {
+                *s += w * u32::from(v);
+            }
+        }
+        for (t, &s) in out_row.iter_mut().zip(&sum) {
+            *t = ((s + 8) >> 4) as u16;
+        }
+    }
+}
+
+/// Each output pixel of a row a weighted sum (12-bit weights) of `N` neighbouring pixels; `M` is
+/// `3 * N` (the values of those pixels), fixed so the loop unrolls without bounds checks.
+fn shrink_columns<const N: usize, const M: usize>(
+    tall: &[u16],
+    stride: usize,
+    columns: &Taps,
+    out: &mut [u8],
+) {
+    let width = columns.first.len() * 3;
+    for (row, out_row) in tall.chunks_exact(stride).zip(out.chunks_exact_mut(width)) {
+        let each = out_row
+            .chunks_exact_mut(3)
+            .zip(&columns.first)
+            .zip(columns.weights.chunks_exact(N));
+        for ((px, &first), weights) in each {
+            let (Some(source), Ok(weights)) = (
+                row.get(first * 3..first * 3 + M)
+                    .and_then(|s| <&[u16; M]>::try_from(s).ok()),
+                <&[u32; N]>::try_from(weights),
+            ) else {
+                continue;
+            };
+            let mut acc = [1u32 << 19; 3];
+            for k in 0..N {
+                acc[0] += weights[k] * u32::from(source[3 * k]);
+                acc[1] += weights[k] * u32::from(source[3 * k + 1]);
+                acc[2] += weights[k] * u32::from(source[3 * k + 2]);
+            }
+            // At most (4096 * 65280 + 2^19) >> 20 = 255: the weights sum to exactly one.
+            px[0] = (acc[0] >> 20) as u8;
+            px[1] = (acc[1] >> 20) as u8;
+            px[2] = (acc[2] >> 20) as u8;
+        }
+    }
+}
+
+/// [`shrink_columns`] for any number of taps.
+fn shrink_columns_any(tall: &[u16], stride: usize, columns: &Taps, out: &mut [u8]) {
+    let width = columns.first.len() * 3;
+    for (row, out_row) in tall.chunks_exact(stride).zip(out.chunks_exact_mut(width)) {
+        for (o, px) in out_row.chunks_exact_mut(3).enumerate() {
+            let (first, weights) = columns.of(o);
+            let mut acc = [1u32 << 19; 3];
+            for (source, &w) in row[first * 3..].chunks_exact(3).zip(weights) {
+                for c in 0..3 {
+                    acc[c] += w * u32::from(source[c]);
+                }
+            }
+            for c in 0..3 {
+                px[c] = (acc[c] >> 20).min(255) as u8;
+            }
+        }
     }
 }
 
 impl Frame {
     /// This frame scaled to `width` x `height` by area averaging (each output pixel is the mean of the
     /// source pixels it covers, weighted by how much of each it covers). Meant for downscaling;
-    /// upscaling works but only repeats pixels. Two passes (rows, then columns) in fixed point.
+    /// upscaling works but only repeats pixels.
+    ///
+    /// Two passes in fixed point: rows first (whole source rows weighted and summed in 16 bits,
+    /// vectorised), giving values with 8 bits below the point; then columns, on the already fewer
+    /// rows. 2560x1600 to 1356x848 takes 6-9 ms on a 2-vCPU EPYC VM (`cargo bench --bench
+    /// desktop_capture`).
     pub fn resize(&self, width: u32, height: u32) -> Frame {
         if (width, height) == (self.width, self.height) {
             return self.clone();
@@ -209,57 +314,44 @@ impl Frame {
                 rgb: vec![0; width as usize * height as usize * 3],
             };
         }
-        let (sw, sh) = (self.width as usize, self.height as usize);
+        let stride = self.width as usize * 3;
         let (dw, dh) = (width as usize, height as usize);
-        let columns = Taps::new(self.width, width);
-        let rows = Taps::new(self.height, height);
-
-        // Pass 1: every source row shrunk to `dw` pixels, kept with 8 more bits of precision.
-        let mut narrow = vec![0u16; sh * dw * 3];
-        for (src_row, out_row) in self
-            .rgb
-            .chunks_exact(sw * 3)
-            .zip(narrow.chunks_exact_mut(dw * 3))
-        {
-            for (o, out) in out_row.chunks_exact_mut(3).enumerate() {
-                let (first, weights) = columns.of(o);
-                let mut sum = [0u32; 3];
-                for (k, w) in weights.iter().enumerate() {
-                    if *w == 0 {
-                        continue;
-                    }
-                    let i = (first + k) * 3;
-                    let px = &src_row[i..i + 3];
-                    sum[0] += w * u32::from(px[0]);
-                    sum[1] += w * u32::from(px[1]);
-                    sum[2] += w * u32::from(px[2]);
+        let narrow_rows = self.height.div_ceil(height) < 32;
+        let rows = Taps::new(self.height, height, if narrow_rows { 8 } else { 12 });
+        // Both passes work on independent rows: on a large image, each is split between two
+        // threads (a thread costs tens of microseconds, a pass milliseconds).
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+        let split = if threads > 1 && dh >= 256 { dh / 2 } else { dh };
+        let mut tall = vec![0u16; dh * stride];
+        if narrow_rows {
+            let (top, bottom) = tall.split_at_mut(split * stride);
+            std::thread::scope(|scope| {
+                if !bottom.is_empty() {
+                    scope.spawn(|| shrink_rows(&self.rgb, stride, &rows, split, bottom));
                 }
-                // 12 bits of weight down to 8 bits of extra precision.
-                for c in 0..3 {
-                    out[c] = ((sum[c] + 8) >> 4) as u16;
-                }
-            }
+                shrink_rows(&self.rgb, stride, &rows, 0, top);
+            });
+        } else {
+            shrink_rows_wide(&self.rgb, stride, &rows, &mut tall);
         }
-
-        // Pass 2: columns, output row by output row (each reads a few whole rows of pass 1).
+        let columns = Taps::new(self.width, width, 12);
         let mut rgb = vec![0u8; dw * dh * 3];
-        let mut sum = vec![0u32; dw * 3];
-        for (o, out_row) in rgb.chunks_exact_mut(dw * 3).enumerate() {
-            let (first, weights) = rows.of(o);
-            sum.iter_mut().for_each(|s| *s = 0);
-            for (k, w) in weights.iter().enumerate() {
-                if *w == 0 {
-                    continue;
-                }
-                let row = &narrow[(first + k) * dw * 3..(first + k + 1) * dw * 3];
-                for (s, v) in sum.iter_mut().zip(row) {
-                    *s += w * u32::from(*v);
-                }
+        let band = |tall: &[u16], out: &mut [u8]| match columns.taps {
+            2 => shrink_columns::<2, 6>(tall, stride, &columns, out),
+            3 => shrink_columns::<3, 9>(tall, stride, &columns, out),
+            4 => shrink_columns::<4, 12>(tall, stride, &columns, out),
+            5 => shrink_columns::<5, 15>(tall, stride, &columns, out),
+            6 => shrink_columns::<6, 18>(tall, stride, &columns, out),
+            _ => shrink_columns_any(tall, stride, &columns, out),
+        };
+        let (tall_top, tall_bottom) = tall.split_at(split * stride);
+        let (out_top, out_bottom) = rgb.split_at_mut(split * dw * 3);
+        std::thread::scope(|scope| {
+            if !out_bottom.is_empty() {
+                scope.spawn(|| band(tall_bottom, out_bottom));
             }
-            for (out, s) in out_row.iter_mut().zip(&sum) {
-                *out = ((s + (1 << 19)) >> 20).min(255) as u8;
-            }
-        }
+            band(tall_top, out_top);
+        });
         Frame { width, height, rgb }
     }
 }
@@ -407,5 +499,62 @@ mod tests {
             f.rgb.iter().map(|v| f64::from(*v)).sum::<f64>() / f.rgb.len() as f64
         };
         assert!((mean(&noise) - mean(&small)).abs() < 1.0);
+    }
+
+    /// Area averaging done the slow, obvious way, in floating point.
+    fn reference(source: &Frame, width: u32, height: u32) -> Frame {
+        let (sx, sy) = (
+            f64::from(source.width) / f64::from(width),
+            f64::from(source.height) / f64::from(height),
+        );
+        let overlap = |o: u32, i: u32, s: f64| -> f64 {
+            let (lo, hi) = (f64::from(o) * s, f64::from(o + 1) * s);
+            (hi.min(f64::from(i + 1)) - lo.max(f64::from(i))).max(0.0)
+        };
+        frame(width, height, |x, y| {
+            let mut acc = [0.0f64; 3];
+            let y0 = (f64::from(y) * sy).floor() as u32;
+            let y1 = ((f64::from(y + 1) * sy).ceil() as u32).min(source.height);
+            let x0 = (f64::from(x) * sx).floor() as u32;
+            let x1 = ((f64::from(x + 1) * sx).ceil() as u32).min(source.width);
+            for j in y0..y1 {
+                for i in x0..x1 {
+                    let w = overlap(y, j, sy) * overlap(x, i, sx) / (sx * sy);
+                    let px = source.pixel(i, j).unwrap_or_default();
+                    for c in 0..3 {
+                        acc[c] += w * f64::from(px[c]);
+                    }
+                }
+            }
+            acc.map(|v| v.round().clamp(0.0, 255.0) as u8)
+        })
+    }
+
+    fn noise(width: u32, height: u32) -> Frame {
+        frame(width, height, |x, y| {
+            let v = x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503) ^ (x * y);
+            [(v >> 3) as u8, (v >> 11) as u8, (v >> 19) as u8]
+        })
+    }
+
+    #[test]
+    fn resize_matches_exact_area_averaging_within_two_levels() {
+        // Row weights are in 1/256ths (so the row pass runs in 16 bits): up to 2 levels off.
+        // Large enough for the two-thread split; then a ratio too steep for 16-bit row sums.
+        for (source, (w, h)) in [
+            (noise(1031, 613), (517, 301)),
+            (noise(2560, 40), (1356, 21)),
+            (noise(90, 4000), (45, 100)),
+        ] {
+            let ours = source.resize(w, h);
+            let exact = reference(&source, w, h);
+            let worst = ours
+                .rgb
+                .iter()
+                .zip(&exact.rgb)
+                .map(|(a, b)| a.abs_diff(*b))
+                .max();
+            assert!(worst <= Some(2), "{w}x{h}: off by {worst:?}");
+        }
     }
 }
