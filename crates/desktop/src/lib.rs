@@ -5,6 +5,11 @@
 //! through MIT-SHM and returned as RGB or PNG with the pointer drawn in; input goes through XTest:
 //! pointer motion, buttons 1-9, key chords and any Unicode text.
 //!
+//! [`Desktop::start`] returns once the desktop is usable (window manager ready, the program's window
+//! mapped and focused; `ready`). A watcher on a second connection counts drawing and window changes
+//! ([`Desktop::damage_updates`], [`Desktop::window_updates`]) so waits need no polling
+//! ([`Desktop::settle`]). [`scale`] sizes screenshots for models and maps coordinates back.
+//!
 //! [`DesktopRegistry`] holds the desktops of one daemon; [`Desktop::run`] runs one blocking step on a
 //! desktop's connection under a time limit, with the [`X11`] calls inside it.
 

@@ -199,3 +199,32 @@ async fn a_desktop_without_a_program_is_ready_once_openbox_announced_itself() {
     assert!(desktop.windows().await.expect("windows").is_empty());
     desktop.close().await;
 }
+
+#[tokio::test]
+async fn a_gtk_dialog_is_ready_for_unicode_typed_at_once() {
+    require(&["Xvfb", "openbox", "zenity"]);
+    let desktop = start(spec(
+        Some(&["zenity", "--entry", "--text", "Name?"]),
+        openbox(),
+    ))
+    .await;
+    let window = desktop.window().cloned().expect("the dialog's window");
+    assert_eq!(window.class, "Zenity");
+    assert!(window.mapped && window.focused, "{window:?}");
+    desktop
+        .run("typing", LONG, |x| x.type_text("Grüße ✓ 日本\n"))
+        .await
+        .expect("typing");
+    // zenity prints the entry when Enter closes it.
+    assert!(
+        desktop.wait_program_exit(LONG).await.is_some(),
+        "Enter did not close the dialog"
+    );
+    let printed = desktop
+        .info()
+        .log
+        .and_then(|log| std::fs::read_to_string(log).ok())
+        .unwrap_or_default();
+    assert!(printed.contains("Grüße ✓ 日本"), "{printed:?}");
+    desktop.close().await;
+}
