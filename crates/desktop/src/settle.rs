@@ -11,9 +11,9 @@
 //! click on an empty desktop, a key the app ignores) would otherwise always cost the whole limit. So
 //! when nothing is drawn within the window, the result is `reacted: false` (and `settled: true`: the
 //! screen has been still all that time); the caller can tell "no visible effect" from "still
-//! drawing". [`DEFAULT_REACTION`] (300 ms) is many times the reaction of an app that is alive (a
-//! redraw within a frame or two, 5-40 ms for xterm and GTK apps here even under load), and well
-//! under what an agent loses by sleeping.
+//! drawing". [`DEFAULT_REACTION`] (300 ms) is many times the reaction of an app that is alive
+//! (xterm draws a typed key within about 5 ms here; a redraw is a frame or two), and well under what
+//! an agent loses by sleeping (a reference tool sleeps 2 s after every action).
 //!
 //! A reaction window of zero skips step 1: wait only for quiet (for a `wait` action with no
 //! duration: "until the screen is still").
