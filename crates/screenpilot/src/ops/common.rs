@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 use screenpilot_desktop::{DesktopError, DesktopRegistry};
 use screenpilot_session::{Registry, SessionError};
 
+use super::model_size::ModelSizes;
+
 /// Defines [`ErrorCode`] with the stable string of each code.
 macro_rules! error_codes {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
@@ -203,6 +205,8 @@ pub struct Context {
     pub registry: Arc<Registry>,
     /// Desktop sessions (X11); `list`, `alive` and `close` consult it for sids that are not terminals.
     pub desktops: Arc<DesktopRegistry>,
+    /// Each desktop's screenshot size for models.
+    pub model_sizes: Arc<ModelSizes>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory

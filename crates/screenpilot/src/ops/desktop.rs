@@ -18,6 +18,8 @@ use screenpilot_session::spec::check_cwd;
 use screenpilot_session::SessionId;
 
 use super::common::{Caller, Context, OpError, Progress};
+use super::display::model_size;
+use super::model_size::ModelSize;
 use super::operation::{Operation, Report};
 use super::program::program_argv;
 
@@ -42,6 +44,10 @@ pub struct DesktopStartParams {
     pub window_manager: Option<String>,
     /// The program's working directory (absolute).
     pub cwd: Option<String>,
+    /// Screenshots of this desktop for models: longest side at most this many pixels (default 1568).
+    pub max_long_edge: Option<u32>,
+    /// ... and at most this many pixels in all (default 1150000). Coordinates are screenshot pixels.
+    pub max_pixels: Option<u64>,
 }
 
 fn window_manager(name: Option<&str>) -> Result<WindowManager, OpError> {
@@ -129,6 +135,8 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
         }
     };
     let window_manager = window_manager(p.window_manager.as_deref())?;
+    let model_size =
+        model_size(ModelSize::default(), p.max_long_edge, p.max_pixels, false)?.unwrap_or_default();
     let cwd = match &p.cwd {
         Some(cwd) => {
             let path = PathBuf::from(cwd);
@@ -171,6 +179,7 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
     };
     let desktop = Desktop::start(reservation.sid().to_owned(), spec).await?;
     let desktop = Arc::new(desktop);
+    ctx.model_sizes.set(reservation.sid(), model_size);
     ctx.desktops.insert(reservation, desktop.clone());
     Ok(desktop.info())
 }

@@ -16,8 +16,10 @@ mod button;
 mod common;
 mod computer;
 mod desktop;
+mod display;
 mod input;
 mod lifecycle;
+mod model_size;
 mod mouse;
 mod observe;
 mod operation;
@@ -121,7 +123,11 @@ impl Context {
     pub fn new(registry: Arc<Registry>) -> Context {
         let desktops = DesktopRegistry::new();
         registry.set_peers(Arc::new(desktop::DesktopPeers(desktops.clone())));
-        Context { registry, desktops }
+        Context {
+            registry,
+            desktops,
+            model_sizes: Arc::default(),
+        }
     }
 }
 

@@ -14,17 +14,14 @@ mod parse;
 mod request;
 mod timing;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use screenpilot_desktop::Desktop;
-use screenpilot_session::{Session, SessionError};
-
 use super::common::{Context, ErrorCode, OpError, Progress};
+use super::display::{find_target, Target};
 use super::operation::Operation;
 use answer::{answer, Failure, Run};
 
@@ -77,23 +74,6 @@ and outcome: \"unknown\" if input may have reached the screen (look before retry
         progress: &Progress,
     ) -> Result<ComputerDone, OpError> {
         computer(ctx, p, progress).await
-    }
-}
-
-/// What a call acts on.
-enum Target {
-    Desktop(Arc<Desktop>),
-    Terminal(Arc<Session>),
-}
-
-fn find_target(ctx: &Context, sid: &str) -> Result<Target, OpError> {
-    match ctx.registry.get(sid) {
-        Ok(session) => Ok(Target::Terminal(session)),
-        Err(SessionError::UnknownSession(_)) => match ctx.desktops.get(sid) {
-            Some(desktop) => Ok(Target::Desktop(desktop)),
-            None => Err(SessionError::UnknownSession(sid.to_owned()).into()),
-        },
-        Err(other) => Err(other.into()),
     }
 }
 
