@@ -189,6 +189,12 @@ pub struct ScreenshotArgs {
     /// Draw a window frame with the title.
     #[arg(long)]
     pub frame: bool,
+    /// Desktops: the screen at its own size (default: scaled to at most 1568 px and 1.15 MP).
+    #[arg(long)]
+    pub full_size: bool,
+    /// Desktops: the longest side of the picture in pixels.
+    #[arg(long, value_name = "PX")]
+    pub max_long_edge: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -209,6 +209,9 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 font_px: a.scale,
                 theme,
                 frame: a.frame,
+                max_long_edge: a.max_long_edge,
+                max_pixels: None,
+                full_size: a.full_size,
             };
             Plan::of("screenshot", &params)
         }

@@ -83,12 +83,19 @@ pub fn scale_for(size: Option<ModelSize>, screen: (u32, u32)) -> Scale {
     }
 }
 
+/// A point on a screenshot, in its pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Pixel {
+    pub x: u32,
+    pub y: u32,
+}
+
 /// A desktop screenshot: the PNG and how its pixels map to the screen.
 pub struct DesktopPicture {
     pub png: Vec<u8>,
     pub scale: Scale,
     /// The pointer, in screenshot pixels.
-    pub pointer: (u32, u32),
+    pub pointer: Pixel,
 }
 
 /// Capture `desktop` (with the pointer drawn), crop to `zoom` (screen pixels) when set, and scale to
@@ -116,7 +123,10 @@ pub async fn capture(
             Ok(DesktopPicture {
                 png: encode_png(&frame)?,
                 scale,
-                pointer: scale.to_image(px, py),
+                pointer: {
+                    let (x, y) = scale.to_image(px, py);
+                    Pixel { x, y }
+                },
             })
         })
         .await

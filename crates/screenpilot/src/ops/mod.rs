@@ -16,6 +16,7 @@ mod button;
 mod common;
 mod computer;
 mod desktop;
+mod desktop_waits;
 mod display;
 mod input;
 mod lifecycle;

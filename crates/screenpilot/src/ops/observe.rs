@@ -4,13 +4,15 @@ use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use screenpilot_desktop::Desktop;
 use screenpilot_screen::render::{render_png, render_svg, Layout, RenderOptions};
 use screenpilot_screen::{CellGrid, ThemeName};
 use screenpilot_session::ReadOptions;
 
 use super::common::{Context, ErrorCode, OpError, Progress};
+use super::display::{capture, find_target, model_size, DesktopScreen, Pixel, Target};
 use super::operation::{Operation, Report, View};
-use super::screen::SessionScreen;
+use super::screen::{AnyScreen, SessionScreen};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -47,6 +49,13 @@ pub struct ScreenshotParams {
     /// Draw a window frame with the title bar.
     #[serde(default)]
     pub frame: bool,
+    /// Desktops: longest side of the screenshot (default: the session's, 1568).
+    pub max_long_edge: Option<u32>,
+    /// Desktops: most pixels (default: the session's, 1150000).
+    pub max_pixels: Option<u64>,
+    /// Desktops: the screen at its own size, unscaled.
+    #[serde(default)]
+    pub full_size: bool,
 }
 
 /// A picture in a result: PNG as base64, or SVG text.
@@ -110,7 +119,7 @@ impl Image {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Snapped {
     #[serde(flatten)]
-    pub screen: SessionScreen,
+    pub screen: AnyScreen,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub image: Option<Image>,
 }
@@ -121,7 +130,10 @@ impl Report for Snapped {
     }
 
     fn human(&self) -> String {
-        let state = &self.screen.state;
+        let state = match &self.screen {
+            AnyScreen::Terminal(screen) => &screen.state,
+            AnyScreen::Desktop(screen) => return screen.text.clone(),
+        };
         match state.scrollback.as_deref().filter(|s| !s.is_empty()) {
             Some(history) => format!("{history}\n{}", state.text),
             None => state.text.clone(),
@@ -135,6 +147,17 @@ pub struct Pictured {
     pub sid: String,
     #[serde(flatten)]
     pub image: Image,
+    /// Desktops: how the picture maps to the screen (screen pixels per picture pixel; 1 = full size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// Desktops: the screen's own size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_width: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_height: Option<u32>,
+    /// Desktops: where the pointer is, in the picture's pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<Pixel>,
 }
 
 impl Report for Pictured {
@@ -156,7 +179,10 @@ Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; 
     type Output = Snapped;
 
     async fn run(ctx: &Context, p: SnapshotParams, _: &Progress) -> Result<Snapped, OpError> {
-        let session = ctx.registry.get(&p.sid)?;
+        let session = match find_target(ctx, &p.sid)? {
+            Target::Terminal(session) => session,
+            Target::Desktop(desktop) => return snapshot_desktop(ctx, &desktop, p).await,
+        };
         let screen = SessionScreen::read(
             &session,
             ReadOptions {
@@ -174,8 +200,45 @@ Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; 
             }
             None => None,
         };
-        Ok(Snapped { screen, image })
+        Ok(Snapped {
+            screen: AnyScreen::Terminal(screen),
+            image,
+        })
     }
+}
+
+/// `snapshot` of a desktop: its windows and hash, and a model-sized picture when asked for.
+async fn snapshot_desktop(
+    ctx: &Context,
+    desktop: &Desktop,
+    p: SnapshotParams,
+) -> Result<Snapped, OpError> {
+    if p.scrollback.is_some() {
+        return Err(OpError::invalid(
+            "scrollback",
+            "a desktop has no scrollback; its text is its window titles",
+        ));
+    }
+    let screen = DesktopScreen::read(desktop).await?;
+    let image = match p.image {
+        None => None,
+        Some(ImageFormat::Svg) => {
+            return Err(OpError::invalid(
+                "image",
+                "svg is drawn from a terminal's cells; a desktop gives png",
+            ))
+        }
+        Some(ImageFormat::Png) => {
+            let size = Some(ctx.model_sizes.get(&desktop.sid));
+            let picture = capture(desktop, None, size, desktop.step_timeout).await?;
+            let (width, height) = picture.scale.image;
+            Some(Image::png(&picture.png, width, height))
+        }
+    };
+    Ok(Snapped {
+        screen: AnyScreen::Desktop(screen),
+        image,
+    })
 }
 
 /// `screenshot`: the screen as a picture.
@@ -190,6 +253,15 @@ Options: font_px (default 16), theme dark|light, frame (window title bar). Examp
     type Output = Pictured;
 
     async fn run(ctx: &Context, p: ScreenshotParams, _: &Progress) -> Result<Pictured, OpError> {
+        if let Target::Desktop(desktop) = find_target(ctx, &p.sid)? {
+            return screenshot_desktop(ctx, &desktop, p).await;
+        }
+        if p.max_long_edge.is_some() || p.max_pixels.is_some() || p.full_size {
+            return Err(OpError::invalid(
+                "max_long_edge",
+                "max_long_edge, max_pixels and full_size size desktop screenshots; a terminal's size comes from font_px",
+            ));
+        }
         let mut options = RenderOptions::default();
         if let Some(px) = p.font_px {
             if !(6.0..=64.0).contains(&px) {
@@ -202,6 +274,45 @@ Options: font_px (default 16), theme dark|light, frame (window title bar). Examp
         let session = ctx.registry.get(&p.sid)?;
         let grid = session.with_screen(|s| s.cells());
         let image = Image::of_grid(&grid, p.format.unwrap_or(ImageFormat::Png), &options)?;
-        Ok(Pictured { sid: p.sid, image })
+        Ok(Pictured {
+            sid: p.sid,
+            image,
+            scale: None,
+            screen_width: None,
+            screen_height: None,
+            pointer: None,
+        })
     }
+}
+
+/// `screenshot` of a desktop: the screen with the pointer, scaled for models unless `full_size`.
+async fn screenshot_desktop(
+    ctx: &Context,
+    desktop: &Desktop,
+    p: ScreenshotParams,
+) -> Result<Pictured, OpError> {
+    let terminal_only = [
+        ("format", p.format == Some(ImageFormat::Svg)),
+        ("font_px", p.font_px.is_some()),
+        ("theme", p.theme.is_some()),
+        ("frame", p.frame),
+    ];
+    if let Some((field, _)) = terminal_only.iter().find(|(_, given)| *given) {
+        return Err(OpError::invalid(
+            field,
+            "applies to terminal sessions; a desktop screenshot is a png of its pixels",
+        ));
+    }
+    let base = ctx.model_sizes.get(&desktop.sid);
+    let size = model_size(base, p.max_long_edge, p.max_pixels, p.full_size)?;
+    let picture = capture(desktop, None, size, desktop.step_timeout).await?;
+    let (width, height) = picture.scale.image;
+    Ok(Pictured {
+        sid: p.sid,
+        image: Image::png(&picture.png, width, height),
+        scale: Some((picture.scale.factor() * 1e4).round() / 1e4),
+        screen_width: Some(picture.scale.screen.0),
+        screen_height: Some(picture.scale.screen.1),
+        pointer: Some(picture.pointer),
+    })
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use screenpilot_session::{ReadOptions, ScreenState, Session};
 
+use super::display::DesktopScreen;
 use super::operation::View;
 
 /// A session's screen as results carry it: the sid and the screen state, flattened.
@@ -51,6 +52,24 @@ impl SessionScreen {
         view.scrollback = state.scrollback.clone().filter(|s| !s.is_empty());
         view.screen = Some(state.text.clone());
         view
+    }
+}
+
+/// The screen a result carries: a terminal's, or a desktop's.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnyScreen {
+    Desktop(DesktopScreen),
+    Terminal(SessionScreen),
+}
+
+impl AnyScreen {
+    /// The view of this screen, with `flags` after the process facts.
+    pub fn view(&self, flags: &[(&'static str, String)]) -> View {
+        match self {
+            AnyScreen::Desktop(screen) => screen.view(flags),
+            AnyScreen::Terminal(screen) => screen.view(flags),
+        }
     }
 }
 

@@ -5,12 +5,15 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use screenpilot_desktop::Desktop;
 use screenpilot_session::wait::{compile, wait, Condition, Outcome, Reason, WaitOptions};
 use screenpilot_session::{parse_hash, ReadOptions, Session};
 
 use super::common::{Context, OpError, Progress};
+use super::desktop_waits::{self, DesktopCondition};
+use super::display::{find_target, DesktopScreen, Target};
 use super::operation::{Operation, Report, View};
-use super::screen::{exited_flag, SessionScreen};
+use super::screen::{exited_flag, AnyScreen, SessionScreen};
 
 /// Default wait timeout when none is given.
 const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -90,13 +93,21 @@ pub struct WaitExitParams {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Waited {
     #[serde(flatten)]
-    pub screen: SessionScreen,
+    pub screen: AnyScreen,
     /// The program exited (and ended the wait, on a detect_child_exit session).
     pub exited: bool,
     pub elapsed_ms: f64,
 }
 
 impl Waited {
+    fn after(outcome: &Outcome, screen: AnyScreen) -> Waited {
+        Waited {
+            screen,
+            exited: outcome.reason == Reason::Exited,
+            elapsed_ms: (outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+        }
+    }
+
     fn view_with(&self, flags: &[Option<(&'static str, String)>]) -> View {
         let mut all = vec![exited_flag(self.exited)];
         all.extend(flags.iter().cloned());
@@ -272,15 +283,52 @@ fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
     Ok(Duration::from_millis(ms))
 }
 
-/// Run a wait and read the screen it ends on.
+/// Run a wait on a terminal and read the screen it ends on.
 async fn run(session: &Session, condition: Condition, options: WaitOptions) -> (Outcome, Waited) {
     let outcome = wait(session, &condition, options).await;
-    let waited = Waited {
-        screen: SessionScreen::read(session, ReadOptions::default()),
-        exited: outcome.reason == Reason::Exited,
-        elapsed_ms: (outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3,
-    };
+    let screen = AnyScreen::Terminal(SessionScreen::read(session, ReadOptions::default()));
+    let waited = Waited::after(&outcome, screen);
     (outcome, waited)
+}
+
+/// Run a wait on a desktop and read the screen it ends on.
+async fn run_desktop(
+    desktop: &Desktop,
+    condition: DesktopCondition,
+    timeout: Duration,
+) -> Result<(Outcome, Waited), OpError> {
+    let outcome = desktop_waits::wait(desktop, &condition, timeout).await?;
+    let screen = AnyScreen::Desktop(DesktopScreen::read(desktop).await?);
+    let waited = Waited::after(&outcome, screen);
+    Ok((outcome, waited))
+}
+
+/// The regexes of `wait_for` and `expect` as a terminal condition, and the same for a desktop.
+async fn run_regexes(
+    ctx: &Context,
+    sid: &str,
+    regexes: Vec<regex::Regex>,
+    timeout: Duration,
+    scrollback: bool,
+) -> Result<(Outcome, Waited), OpError> {
+    match find_target(ctx, sid)? {
+        Target::Terminal(session) => {
+            let condition = match <[regex::Regex; 1]>::try_from(regexes) {
+                Ok([one]) => Condition::Regex(one),
+                Err(many) => Condition::Any(many),
+            };
+            Ok(run(&session, condition, options(timeout, scrollback)).await)
+        }
+        Target::Desktop(desktop) => {
+            if scrollback {
+                return Err(OpError::invalid(
+                    "scrollback",
+                    "a desktop has no scrollback; its text is its window titles",
+                ));
+            }
+            run_desktop(&desktop, DesktopCondition::Titles(regexes), timeout).await
+        }
+    }
 }
 
 fn options(timeout: Duration, scrollback: bool) -> WaitOptions {
@@ -311,13 +359,8 @@ Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
         let limits = ctx.registry.limits();
         let regex = compile(&p.pattern, "pattern", limits)?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-        let session = ctx.registry.get(&p.sid)?;
-        let (outcome, waited) = run(
-            &session,
-            Condition::Regex(regex),
-            options(timeout, p.scrollback),
-        )
-        .await;
+        let (outcome, waited) =
+            run_regexes(ctx, &p.sid, vec![regex], timeout, p.scrollback).await?;
         Ok(Matched {
             waited,
             matched: outcome.reason == Reason::Matched,
@@ -363,13 +406,7 @@ Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]asswor
             })
             .collect::<Result<Vec<_>, _>>()?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-        let session = ctx.registry.get(&p.sid)?;
-        let (outcome, waited) = run(
-            &session,
-            Condition::Any(regexes),
-            options(timeout, p.scrollback),
-        )
-        .await;
+        let (outcome, waited) = run_regexes(ctx, &p.sid, regexes, timeout, p.scrollback).await?;
         Ok(Expected {
             waited,
             matched: outcome.reason == Reason::Matched,
@@ -377,6 +414,20 @@ Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]asswor
             matched_text: outcome.matched_text,
         })
     }
+}
+
+/// A desktop's pixels changing from `baseline` (default: now). Text and visual changes are one
+/// thing on a desktop: its hash covers its pixels.
+async fn pixel_change(
+    desktop: &Desktop,
+    baseline: Option<u64>,
+    timeout: Duration,
+) -> Result<(Outcome, Waited), OpError> {
+    let from = match baseline {
+        Some(hash) => hash,
+        None => desktop.screen_hash().await?,
+    };
+    run_desktop(desktop, DesktopCondition::Change(from), timeout).await
 }
 
 fn strip_field(message: &str) -> &str {
@@ -408,10 +459,13 @@ Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f
             .as_deref()
             .map(|h| parse_hash(h, "hash"))
             .transpose()?;
-        let session = ctx.registry.get(&p.sid)?;
-        let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.hash()));
-        let (outcome, waited) =
-            run(&session, Condition::Change(from), options(timeout, false)).await;
+        let (outcome, waited) = match find_target(ctx, &p.sid)? {
+            Target::Terminal(session) => {
+                let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.hash()));
+                run(&session, Condition::Change(from), options(timeout, false)).await
+            }
+            Target::Desktop(desktop) => pixel_change(&desktop, baseline, timeout).await?,
+        };
         Ok(Changed {
             waited,
             changed: outcome.reason == Reason::Changed,
@@ -445,14 +499,14 @@ Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash
             .as_deref()
             .map(|h| parse_hash(h, "visual_hash"))
             .transpose()?;
-        let session = ctx.registry.get(&p.sid)?;
-        let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.visual_hash()));
-        let (outcome, waited) = run(
-            &session,
-            Condition::VisualChange(from),
-            options(timeout, false),
-        )
-        .await;
+        let (outcome, waited) = match find_target(ctx, &p.sid)? {
+            Target::Terminal(session) => {
+                let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.visual_hash()));
+                let condition = Condition::VisualChange(from);
+                run(&session, condition, options(timeout, false)).await
+            }
+            Target::Desktop(desktop) => pixel_change(&desktop, baseline, timeout).await?,
+        };
         Ok(Changed {
             waited,
             changed: outcome.reason == Reason::Changed,
@@ -483,13 +537,16 @@ Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marke
         };
         let stable = Duration::from_millis(p.stable_ms.unwrap_or(300));
         let timeout = timeout(p.max_wait_ms, "max_wait_ms")?;
-        let session = ctx.registry.get(&p.sid)?;
-        let (outcome, waited) = run(
-            &session,
-            Condition::Ready { marker, stable },
-            options(timeout, false),
-        )
-        .await;
+        let (outcome, waited) = match find_target(ctx, &p.sid)? {
+            Target::Terminal(session) => {
+                let condition = Condition::Ready { marker, stable };
+                run(&session, condition, options(timeout, false)).await
+            }
+            Target::Desktop(desktop) => {
+                let condition = DesktopCondition::Ready { marker, stable };
+                run_desktop(&desktop, condition, timeout).await?
+            }
+        };
         let reason = match outcome.reason {
             Reason::Marker => ReadyReason::Marker,
             Reason::Stable => ReadyReason::Stable,
@@ -521,8 +578,14 @@ Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
 
     async fn run(ctx: &Context, p: WaitExitParams, _: &Progress) -> Result<Waited, OpError> {
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-        let session = ctx.registry.get(&p.sid)?;
-        let (_, waited) = run(&session, Condition::Exit, options(timeout, false)).await;
+        let (_, waited) = match find_target(ctx, &p.sid)? {
+            Target::Terminal(session) => {
+                run(&session, Condition::Exit, options(timeout, false)).await
+            }
+            Target::Desktop(desktop) => {
+                run_desktop(&desktop, DesktopCondition::Exit, timeout).await?
+            }
+        };
         Ok(waited)
     }
 }
