@@ -86,8 +86,9 @@ impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const DESCRIPTION: &'static str = "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
 or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
-`close` stops what it started. Counts toward the session limit and idle expiry. \
-Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
+`close` stops what it started; waits, snapshot and screenshot work on it as on terminals. Counts toward the session limit and idle expiry. \
+With cmd it returns once the program's first window is shown with the keyboard focus (else window_not_ready). max_long_edge/max_pixels set its screenshot size for models. \
+Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window {title, class, ...}, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
 Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.";
     type Params = DesktopStartParams;
     type Output = DesktopInfo;

@@ -174,7 +174,8 @@ impl Operation for Snapshot {
     const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows}. \
 text is the screen, one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true means a full-screen app (vim, less, htop) owns the screen: keys go to it, not a shell. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (baseline for wait_visual_change). \
-Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. Example: {\"sid\": \"vim\"}.";
+Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. \
+On a desktop: {sid, kind, alive, text (window titles, one per line), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"vim\"}.";
     type Params = SnapshotParams;
     type Output = Snapped;
 
@@ -248,7 +249,9 @@ impl Operation for Screenshot {
     const NAME: &'static str = "screenshot";
     const DESCRIPTION: &'static str = "A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
 PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
-Options: font_px (default 16), theme dark|light, frame (window title bar). Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
+Options: font_px (default 16), theme dark|light, frame (window title bar). \
+On a desktop: the screen with the pointer, scaled so the long edge is <= 1568 px and <= 1.15 MP (max_long_edge, max_pixels, full_size to change), with scale, screen_width, screen_height and pointer. \
+Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
     type Params = ScreenshotParams;
     type Output = Pictured;
 

@@ -347,6 +347,7 @@ impl Operation for WaitFor {
 The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; lines soft-wrapped by the terminal width are joined back for matching. \
 Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
 On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
+On a desktop session the text is its window titles, one per line, and the wait wakes when a window opens or a title changes. \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
     type Params = WaitForParams;
 
@@ -376,7 +377,7 @@ impl Operation for Expect {
     const NAME: &'static str = "expect";
     const DESCRIPTION: &'static str = "Race several regexes and learn which matched first (pexpect style): returns {ok, sid, matched, index, match, exited, text, ...}; index is the 0-based pattern position, -1 on timeout. \
 When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
-Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
+Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
     type Params = ExpectParams;
 
     fn time_limit(p: &ExpectParams) -> Option<Duration> {
@@ -443,7 +444,7 @@ pub struct WaitChange;
 impl Operation for WaitChange {
     const NAME: &'static str = "wait_change";
     const DESCRIPTION: &'static str = "Wait until the screen text differs from a baseline hash (default: the screen at call time). Pass the `hash` returned by send_keys/send_line/type to never miss a fast change. \
-Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. \
+Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. On a desktop the hash covers its pixels (woken by X damage). \
 Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
     type Params = WaitChangeParams;
 
@@ -479,7 +480,7 @@ pub struct WaitVisualChange;
 impl Operation for WaitVisualChange {
     const NAME: &'static str = "wait_visual_change";
     const DESCRIPTION: &'static str = "Wait until anything visible changes from a baseline visual_hash (default: now): text, colours, attributes, cursor position or shape, title. \
-Use after arrow keys in menus, where the highlight moves but no text changes. Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
+Use after arrow keys in menus, where the highlight moves but no text changes. Desktops: any pixel change (X damage). Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
 Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
     type Params = WaitVisualChangeParams;
 
@@ -521,7 +522,7 @@ impl Operation for WaitReady {
     const NAME: &'static str = "wait_ready";
     const DESCRIPTION: &'static str = "Wait until a marker regex appears or the screen text stays unchanged for stable_ms (default 300), at most max_wait_ms (default 10000). \
 Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
-Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
+Desktops: the marker matches window titles, and quiet means nothing drawn for stable_ms. Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
     type Params = WaitReadyParams;
 
     fn time_limit(p: &WaitReadyParams) -> Option<Duration> {
@@ -568,7 +569,7 @@ pub struct WaitExit;
 impl Operation for WaitExit {
     const NAME: &'static str = "wait_exit";
     const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
-Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
+On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
     type Params = WaitExitParams;
 
     fn time_limit(p: &WaitExitParams) -> Option<Duration> {
