@@ -11,7 +11,7 @@ root=$(pwd)
 say() { printf '\n== %s\n' "$*"; }
 
 # Debian packages: real programs the tests drive, and fonts for screenshots.
-APT_PACKAGES=(tmux vim less htop dialog xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk)
+APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk)
 
 install_deps() {
   local missing=()
