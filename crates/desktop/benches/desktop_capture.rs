@@ -102,6 +102,7 @@ async fn bench_size(width: u32, height: u32) {
         label: "bench".into(),
         target: Target::Launch { width, height },
         program: None,
+        program_env: None,
         cwd: None,
         window_manager: WindowManager::None,
         step_timeout: Duration::from_secs(30),

@@ -28,6 +28,7 @@ fn spec(program: &[&str]) -> DesktopSpec {
             height: 800,
         },
         program: Some(program.iter().map(|a| a.to_string()).collect()),
+        program_env: None,
         cwd: None,
         window_manager: WindowManager::Program("openbox".into()),
         step_timeout: Duration::from_secs(30),

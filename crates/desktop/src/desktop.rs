@@ -10,6 +10,7 @@
 //! included, see `ready`) is woken by those counters, never by polling.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,6 +57,10 @@ pub struct DesktopSpec {
     pub target: Target,
     /// A program to run on the display.
     pub program: Option<Vec<String>>,
+    /// The program's environment: `None` is this process's, `Some` exactly these variables (the
+    /// daemon passes its caller's). Either way the display variables are this desktop's
+    /// (`DISPLAY_VARS`). The program is looked up on the resulting PATH.
+    pub program_env: Option<Vec<(OsString, OsString)>>,
     pub cwd: Option<PathBuf>,
     /// Only for a launched Xvfb; an attached display keeps whatever it has.
     pub window_manager: WindowManager,
@@ -75,12 +80,35 @@ impl Default for DesktopSpec {
                 height: DEFAULT_SIZE.1,
             },
             program: None,
+            program_env: None,
             cwd: None,
             window_manager: WindowManager::Auto,
             step_timeout: DEFAULT_STEP_TIMEOUT,
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
+}
+
+/// Variables that point a program at some display; a desktop's program gets this desktop's instead.
+/// `WAYLAND_DISPLAY` (from a caller on a Wayland session) would send GTK and Qt programs there.
+const DISPLAY_VARS: &[&str] = &["DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"];
+
+/// The whole environment of a desktop's program: `base` (else this process's) without
+/// [`DISPLAY_VARS`], then `display` (this desktop's `DISPLAY` and `XAUTHORITY`).
+fn program_env(
+    base: Option<&[(OsString, OsString)]>,
+    display: Vec<(OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let base: Vec<(OsString, OsString)> = match base {
+        Some(vars) => vars.to_vec(),
+        None => std::env::vars_os().collect(),
+    };
+    let mut env: Vec<(OsString, OsString)> = base
+        .into_iter()
+        .filter(|(key, _)| !DISPLAY_VARS.iter().any(|var| key == var))
+        .collect();
+    env.extend(display);
+    env
 }
 
 /// Check a requested screen size; `field` names the argument in errors.
@@ -300,6 +328,7 @@ impl Desktop {
                 let launch = Launch {
                     argv: vec![name.clone()],
                     env: env.clone(),
+                    env_clear: false,
                     cwd: None,
                     log: log.clone(),
                     keep_fd: None,
@@ -335,7 +364,8 @@ impl Desktop {
         let log = self.private_dir.path().join("program.log");
         let launch = Launch {
             argv: argv.clone(),
-            env,
+            env: program_env(spec.program_env.as_deref(), env),
+            env_clear: true,
             cwd: spec.cwd.clone(),
             log: log.clone(),
             keep_fd: None,
@@ -618,5 +648,26 @@ impl ready::Display for Desktop {
 
     fn attached(&self) -> bool {
         self.attached
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    #[test]
+    fn a_program_sees_this_desktop_and_no_other_display() {
+        let base = vars(&[
+            ("PATH", "/caller/bin"),
+            ("DISPLAY", ":0"),
+            ("WAYLAND_DISPLAY", "wayland-0"),
+            ("XAUTHORITY", "/home/me/.Xauthority"),
+        ]);
+        let env = program_env(Some(&base), vars(&[("DISPLAY", ":7")]));
+        assert_eq!(env, vars(&[("PATH", "/caller/bin"), ("DISPLAY", ":7")]));
     }
 }

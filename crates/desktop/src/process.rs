@@ -31,7 +31,11 @@ pub struct ExitStatus {
 #[derive(Debug, Clone)]
 pub struct Launch {
     pub argv: Vec<String>,
+    /// Set over this process's environment, or over nothing with `env_clear`.
     pub env: Vec<(OsString, OsString)>,
+    /// Start from an empty environment, so that `env` is all the program gets (and the PATH it is
+    /// looked up on).
+    pub env_clear: bool,
     pub cwd: Option<PathBuf>,
     /// stdout and stderr go here (appended).
     pub log: PathBuf,
@@ -262,6 +266,9 @@ fn spawn_here(launch: &Launch) -> std::io::Result<Child> {
         .stdout(log.try_clone()?)
         .stderr(log)
         .process_group(0);
+    if launch.env_clear {
+        command.env_clear();
+    }
     for (key, value) in &launch.env {
         command.env(key, value);
     }
@@ -350,6 +357,7 @@ mod tests {
         Launch {
             argv: argv.iter().map(|a| a.to_string()).collect(),
             env: Vec::new(),
+            env_clear: false,
             cwd: None,
             log: log.to_path_buf(),
             keep_fd: None,

@@ -108,6 +108,7 @@ pub async fn launch_xvfb(dir: &Path, width: u32, height: u32, limit: Duration) -
     let child = Child::spawn(Launch {
         argv,
         env: Vec::new(),
+        env_clear: false,
         cwd: None,
         log: log.clone(),
         keep_fd: Some(write_end.as_raw_fd()),

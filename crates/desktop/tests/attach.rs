@@ -19,6 +19,7 @@ fn attach_spec(display: &str, program: Option<&[&str]>) -> DesktopSpec {
             display: display.to_owned(),
         },
         program: program.map(|argv| argv.iter().map(|a| a.to_string()).collect()),
+        program_env: None,
         cwd: None,
         window_manager: WindowManager::Auto,
         step_timeout: LONG,

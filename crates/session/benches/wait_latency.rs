@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use screenpilot_screen::Size;
 use screenpilot_session::wait::{compile, wait, Condition, WaitOptions};
-use screenpilot_session::{Limits, Reason, Registry, SpawnSpec};
+use screenpilot_session::{BaseEnv, Limits, Reason, Registry, SpawnSpec};
 
 fn monotonic_ns() -> u128 {
     let mut ts = libc::timespec {
@@ -52,6 +52,7 @@ async fn main() {
             "0.005".into(),
         ],
         cwd: std::env::temp_dir(),
+        base_env: BaseEnv::Inherit,
         env: vec![],
         size: Size::new(80, 24),
         detect_child_exit: true,

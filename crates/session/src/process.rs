@@ -16,7 +16,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
 use crate::error::{Result, SessionError};
-use crate::spec::SpawnSpec;
+use crate::spec::{BaseEnv, SpawnSpec, CALLER_TERMINAL_VARS, TERMINAL_VARS};
 
 /// How a program ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -117,10 +117,21 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
     let program = &spec.argv[0];
     let mut command = pty_process::blocking::Command::new(program)
         .args(&spec.argv[1..])
-        .current_dir(&spec.cwd)
-        .env("TERM", "xterm-256color")
-        .env("COLORTERM", "truecolor")
-        .env_remove("SCREENPILOT_DAEMON");
+        .current_dir(&spec.cwd);
+    // With a base of its own, the program is also looked up on that PATH: std then execs with the
+    // new environment in place.
+    if let BaseEnv::Exactly(vars) = &spec.base_env {
+        command = command.env_clear();
+        for (key, value) in vars {
+            command = command.env(key, value);
+        }
+    }
+    for key in CALLER_TERMINAL_VARS {
+        command = command.env_remove(key);
+    }
+    for (key, value) in TERMINAL_VARS {
+        command = command.env(key, value);
+    }
     for (key, value) in &spec.env {
         command = command.env(key, value);
     }
@@ -131,7 +142,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
         .map_err(|_| io_err("internal error", &"reaper lock poisoned"))?;
     let child = command
         .spawn(pts)
-        .map_err(|e| spawn_error(program, &spec.cwd, &e))?;
+        .map_err(|e| spawn_error(program, spec, &e))?;
     let pid = child.id() as i32;
     // We reap through waitpid(-1) ourselves; std's handle does nothing when dropped.
     drop(child);
@@ -150,14 +161,16 @@ fn async_pty(pty: pty_process::blocking::Pty) -> std::io::Result<pty_process::Pt
     unsafe { pty_process::Pty::from_fd(fd) }.map_err(std::io::Error::other)
 }
 
-fn spawn_error(program: &str, cwd: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
+fn spawn_error(program: &str, spec: &SpawnSpec, e: &dyn std::fmt::Display) -> SessionError {
     let text = e.to_string();
     let message = if text.contains("No such file") || text.contains("os error 2") {
         if program.contains('/') {
             format!(
                 "program {program:?} does not exist (relative to {})",
-                cwd.display()
+                spec.cwd.display()
             )
+        } else if lacks_path(spec) {
+            format!("program {program:?} was not found: the environment has no PATH, so only /bin and /usr/bin were searched; give a full path or set PATH in env")
         } else {
             format!("program {program:?} was not found in PATH")
         }
@@ -169,6 +182,15 @@ fn spawn_error(program: &str, cwd: &std::path::Path, e: &dyn std::fmt::Display) 
     SessionError::Spawn {
         field: "cmd",
         message,
+    }
+}
+
+/// Whether the program's environment has no PATH at all (a clean one, say).
+fn lacks_path(spec: &SpawnSpec) -> bool {
+    let has = |vars: &[(String, String)]| vars.iter().any(|(key, _)| key == "PATH");
+    match &spec.base_env {
+        BaseEnv::Inherit => std::env::var_os("PATH").is_none() && !has(&spec.env),
+        BaseEnv::Exactly(vars) => !has(vars) && !has(&spec.env),
     }
 }
 

@@ -121,6 +121,49 @@ impl Limits {
     }
 }
 
+/// What a program's environment starts from, before the session sets its terminal's variables
+/// ([`TERMINAL_VARS`]) and the request's own `env`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BaseEnv {
+    /// This process's environment: what a program embedding this crate expects of a child it starts.
+    #[default]
+    Inherit,
+    /// Exactly these variables and no others. A daemon passes its caller's (or none at all), so that
+    /// its own environment never reaches a session. The program is looked up on this `PATH`; without
+    /// one, the C library's default (`/bin:/usr/bin`) is searched.
+    Exactly(Vec<(String, String)>),
+}
+
+/// What every session's program is told about its terminal: our emulator's type.
+pub const TERMINAL_VARS: &[(&str, &str)] =
+    &[("TERM", "xterm-256color"), ("COLORTERM", "truecolor")];
+
+/// Variables that describe the terminal the *caller* sits in (its emulator, its multiplexer, its size),
+/// never passed on from a base environment: the program has another terminal. A stale `COLUMNS` or
+/// `LINES` would override the pty's real size (Python's `shutil.get_terminal_size` reads them first),
+/// `TMUX` makes tmux refuse to start "nested", and `KITTY_WINDOW_ID` or `TERM_PROGRAM` make programs
+/// send graphics escapes our emulator does not speak. `env` may still set any of them.
+pub const CALLER_TERMINAL_VARS: &[&str] = &[
+    "TERM",
+    "COLORTERM",
+    "COLUMNS",
+    "LINES",
+    "TERMCAP",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "TERM_SESSION_ID",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "WINDOWID",
+    "VTE_VERSION",
+    "KITTY_WINDOW_ID",
+    "WEZTERM_PANE",
+    "ITERM_SESSION_ID",
+    "WT_SESSION",
+    "KONSOLE_VERSION",
+];
+
 /// A validated request to start a program in a new session.
 #[derive(Debug, Clone)]
 pub struct SpawnSpec {
@@ -128,7 +171,9 @@ pub struct SpawnSpec {
     /// Program and arguments; never empty.
     pub argv: Vec<String>,
     pub cwd: PathBuf,
-    /// Extra environment for the program only.
+    /// What the environment starts from; [`CALLER_TERMINAL_VARS`] are removed from it.
+    pub base_env: BaseEnv,
+    /// Set last, over the base and [`TERMINAL_VARS`] (it may override `TERM`).
     pub env: Vec<(String, String)>,
     pub size: Size,
     /// Waits end at once when the program exits.
@@ -193,6 +238,27 @@ pub fn check_env(env: &[(String, String)]) -> Result<()> {
         if value.contains('\0') {
             return Err(SessionError::invalid(
                 "env",
+                format!("the value of {key} contains a NUL byte"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check a base environment passed on from elsewhere (a caller's): any name a process can hold (not only
+/// identifiers: `BASH_FUNC_f%%` is one), but no `=` in a name and no NUL anywhere. `field` names the
+/// parameter in errors; values are never quoted.
+pub fn check_base_env(vars: &[(String, String)], field: &'static str) -> Result<()> {
+    for (key, value) in vars {
+        if key.is_empty() || key.contains(['=', '\0']) {
+            return Err(SessionError::invalid(
+                field,
+                format!("{key:?} is not a variable name (empty, or holds '=' or NUL)"),
+            ));
+        }
+        if value.contains('\0') {
+            return Err(SessionError::invalid(
+                field,
                 format!("the value of {key} contains a NUL byte"),
             ));
         }
@@ -270,6 +336,21 @@ mod tests {
         assert!(check_env(&[("PATH_2".into(), "x".into())]).is_ok());
         assert!(check_env(&[("2X".into(), "x".into())]).is_err());
         assert!(check_env(&[("A-B".into(), "x".into())]).is_err());
+    }
+
+    #[test]
+    fn a_passed_on_environment_takes_any_name_a_process_can_hold() {
+        let ok = [
+            ("BASH_FUNC_f%%".to_owned(), "() { :; }".to_owned()),
+            ("a.b".to_owned(), String::new()),
+        ];
+        assert!(check_base_env(&ok, "caller_env").is_ok());
+        for bad in [("A=B", "x"), ("", "x"), ("A", "x\0y")] {
+            let vars = [(bad.0.to_owned(), bad.1.to_owned())];
+            let err = check_base_env(&vars, "caller_env").unwrap_err().to_string();
+            assert!(err.starts_with("caller_env:"), "{err}");
+            assert!(!err.contains("x\0y"), "a value is never quoted: {err}");
+        }
     }
 
     #[test]

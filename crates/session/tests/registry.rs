@@ -5,13 +5,14 @@ use std::time::Duration;
 use screenpilot_screen::Size;
 use screenpilot_session::process::session_members;
 use screenpilot_session::wait::{compile, wait, Condition, WaitOptions};
-use screenpilot_session::{Limits, Reason, Registry, SessionError, SpawnSpec};
+use screenpilot_session::{BaseEnv, Limits, Reason, Registry, SessionError, SpawnSpec};
 
 fn spec(argv: &[&str]) -> SpawnSpec {
     SpawnSpec {
         sid: None,
         argv: argv.iter().map(|a| a.to_string()).collect(),
         cwd: std::env::temp_dir(),
+        base_env: BaseEnv::Inherit,
         env: vec![("GREETING".into(), "hi from env".into())],
         size: Size::new(80, 24),
         detect_child_exit: true,
@@ -191,4 +192,49 @@ async fn no_session_starts_once_shutdown_has_begun() {
     let err = registry.spawn(spec(&["cat"])).unwrap_err();
     assert!(err.to_string().contains("shutting down"), "{err}");
     assert!(registry.list().is_empty());
+}
+
+#[tokio::test]
+async fn an_exact_base_environment_is_all_the_program_gets_and_its_path_finds_the_program() {
+    let bin = std::env::temp_dir().join(format!("sp-base-env-{}", std::process::id()));
+    std::fs::create_dir_all(&bin).expect("a directory for the tool");
+    let tool = bin.join("only-here-tool");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\necho \"BASE=$FROM_BASE EXTRA=$EXTRA TERM=$TERM HOME=${HOME-unset} COLUMNS=${COLUMNS-unset} TMUX=${TMUX-unset}\"\n",
+    )
+    .expect("write the tool");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = bin.to_string_lossy().into_owned();
+    let registry = Registry::new(Limits::default());
+    let mut spawn = spec(&["only-here-tool"]);
+    spawn.base_env = BaseEnv::Exactly(vec![
+        ("PATH".into(), path),
+        ("FROM_BASE".into(), "1".into()),
+        ("COLUMNS".into(), "999".into()),
+        ("TMUX".into(), "/tmp/tmux-0/default,1,0".into()),
+    ]);
+    spawn.env = vec![("EXTRA".into(), "2".into())];
+    let session = registry.spawn(spawn).expect("found on the base PATH");
+    wait(&session, &Condition::Exit, LONG).await;
+    let text = session.read(Default::default()).text;
+    let _ = std::fs::remove_dir_all(&bin);
+    assert!(
+        text.contains("BASE=1 EXTRA=2 TERM=xterm-256color HOME=unset COLUMNS=unset TMUX=unset"),
+        "{text}"
+    );
+    registry.close_all().await;
+}
+
+#[tokio::test]
+async fn a_program_missing_from_an_environment_without_path_says_so() {
+    let registry = Registry::new(Limits::default());
+    let mut spawn = spec(&["no-such-program-anywhere"]);
+    spawn.base_env = BaseEnv::Exactly(Vec::new());
+    let Err(err) = registry.spawn(spawn) else {
+        panic!("a program on no PATH started");
+    };
+    let err = err.to_string();
+    assert!(err.contains("the environment has no PATH"), "{err}");
 }

@@ -34,6 +34,7 @@ pub fn spec(program: Option<&[&str]>, window_manager: WindowManager) -> DesktopS
             height: 768,
         },
         program: program.map(|argv| argv.iter().map(|a| a.to_string()).collect()),
+        program_env: None,
         cwd: None,
         window_manager,
         step_timeout: LONG,

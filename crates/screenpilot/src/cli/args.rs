@@ -111,9 +111,12 @@ pub struct SpawnArgs {
     /// Working directory (default: here).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Environment for the program, K=V; repeatable.
+    /// Environment for the program, K=V, over this shell's; repeatable.
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
+    /// Start from an empty environment instead of this shell's: only TERM, COLORTERM and --env.
+    #[arg(long)]
+    pub clean_env: bool,
     /// Terminal size, COLSxROWS (default 80x24).
     #[arg(long, value_name = "COLSxROWS")]
     pub size: Option<String>,
@@ -284,6 +287,12 @@ pub struct DesktopStartArgs {
     /// Working directory of the program (default: here).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// Environment for the program, K=V, over this shell's; repeatable.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Start the program from an empty environment (plus DISPLAY, XAUTHORITY and --env).
+    #[arg(long)]
+    pub clean_env: bool,
     /// The program to run on the display, and its arguments.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub program: Vec<String>,

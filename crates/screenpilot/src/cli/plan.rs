@@ -58,13 +58,7 @@ fn json_arg(text: &str, field: &str) -> Result<Value, OpError> {
 pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
     match verb {
         Verb::Spawn(a) => {
-            let mut env = std::collections::BTreeMap::new();
-            for entry in &a.env {
-                let (k, v) = entry
-                    .split_once('=')
-                    .ok_or_else(|| OpError::invalid("env", format!("{entry:?} is not K=V")))?;
-                env.insert(k.to_owned(), v.to_owned());
-            }
+            let env = env_pairs(&a.env)?;
             let (cols, rows) = match &a.size {
                 Some(text) => {
                     let (c, r) = size(text, "COLSxROWS, e.g. 120x40")?;
@@ -79,6 +73,8 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 sid: a.sid.clone(),
                 cwd: a.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
                 env,
+                clean_env: a.clean_env,
+                caller_env: None,
                 cols,
                 rows,
                 detect_child_exit: a.detect_child_exit,
@@ -259,6 +255,7 @@ fn plan_textual(a: &TextualArgs) -> Result<TextualRunParams, OpError> {
         close: a.close,
         python: a.python.clone(),
         timeout: a.timeout,
+        caller_env: None,
     })
 }
 
@@ -275,8 +272,23 @@ fn plan_desktop_start(a: &DesktopStartArgs) -> Result<DesktopStartParams, OpErro
         window_manager: a.wm.clone(),
         argv: (!a.program.is_empty()).then(|| a.program.clone()),
         cwd: a.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        env: env_pairs(&a.env)?,
+        clean_env: a.clean_env,
         ..DesktopStartParams::default()
     })
+}
+
+/// `--env K=V` options as the `env` parameter.
+fn env_pairs(entries: &[String]) -> Result<std::collections::BTreeMap<String, String>, OpError> {
+    entries
+        .iter()
+        .map(|entry| {
+            let (k, v) = entry
+                .split_once('=')
+                .ok_or_else(|| OpError::invalid("env", format!("{entry:?} is not K=V")))?;
+            Ok((k.to_owned(), v.to_owned()))
+        })
+        .collect()
 }
 
 /// `computer SID NAME ARGS...` (or JSON) as `computer` parameters.

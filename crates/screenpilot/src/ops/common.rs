@@ -1,6 +1,7 @@
 //! What every operation shares, below the dispatch in `mod.rs`: the error type and its codes, the
 //! daemon context, progress reporting, the caller's circumstances, and parameter parsing.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use screenpilot_desktop::{DesktopError, DesktopRegistry};
+use screenpilot_session::spec::check_base_env;
 use screenpilot_session::{Registry, SessionError};
 
 use super::model_size::ModelSizes;
@@ -210,18 +212,33 @@ pub struct Context {
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory
-/// (relative paths are the caller's, and the daemon runs elsewhere).
+/// (relative paths are the caller's, and the daemon runs elsewhere) and its environment (programs start
+/// in it, as under pexpect or `subprocess.run`, not in the daemon's).
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub cwd: PathBuf,
+    /// The variables a program started for this caller inherits (see [`Caller::fill_env`]).
+    pub env: BTreeMap<String, String>,
 }
 
 impl Caller {
-    /// This process as the caller (the CLI, the MCP server).
+    /// This process as the caller (the CLI, the MCP server, a program using the library): its
+    /// directory and environment. A variable whose name or value is not UTF-8 is left out: parameters
+    /// travel as JSON, and a variable missing is better than one silently changed on the way.
     pub fn this_process() -> Caller {
+        let env = std::env::vars_os()
+            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+            .collect();
         Caller {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            env,
         }
+    }
+
+    /// Fill in the environment a program of this caller starts from (a parameter the daemon reads
+    /// with [`program_env`]): the caller's own, or none when it asked for a clean one.
+    pub fn fill_env(&self, caller_env: &mut Option<BTreeMap<String, String>>, clean_env: bool) {
+        *caller_env = (!clean_env).then(|| self.env.clone());
     }
 
     /// `path` made absolute against the caller's directory.
@@ -257,6 +274,22 @@ impl Caller {
             None => *cwd = Some(self.cwd.to_string_lossy().into_owned()),
         }
     }
+}
+
+/// The environment a program starts from, on the daemon's side: the caller's, as `prepare` sent it
+/// ([`Caller::fill_env`]); nothing at all with `clean_env`, or when the request carries no environment
+/// (a raw request that skipped `prepare`), so the daemon's own never reaches a program. The session
+/// then adds its terminal's variables and the request's `env`.
+pub fn program_env(
+    caller_env: Option<BTreeMap<String, String>>,
+    clean_env: bool,
+) -> Result<Vec<(String, String)>, OpError> {
+    let vars: Vec<(String, String)> = match caller_env {
+        Some(vars) if !clean_env => vars.into_iter().collect(),
+        _ => Vec::new(),
+    };
+    check_base_env(&vars, "caller_env")?;
+    Ok(vars)
 }
 
 /// The JSON Schema of a type, as a plain JSON value.

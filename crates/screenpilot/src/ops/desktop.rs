@@ -2,6 +2,7 @@
 //! program, or an existing display. Listing and closing them go through the ordinary `list`, `alive`
 //! and `close`; acting on them through `computer`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,10 +15,10 @@ use screenpilot_desktop::{
     Desktop, DesktopInfo, DesktopSpec, OtherSessions, Target, WindowManager, DEFAULT_SIZE,
     DEFAULT_STEP_TIMEOUT,
 };
-use screenpilot_session::spec::check_cwd;
+use screenpilot_session::spec::{check_cwd, check_env, CALLER_TERMINAL_VARS};
 use screenpilot_session::SessionId;
 
-use super::common::{Caller, Context, OpError, Progress};
+use super::common::{program_env, Caller, Context, OpError, Progress};
 use super::display::model_size;
 use super::model_size::ModelSize;
 use super::operation::{Operation, Report};
@@ -44,6 +45,17 @@ pub struct DesktopStartParams {
     pub window_manager: Option<String>,
     /// The program's working directory (absolute).
     pub cwd: Option<String>,
+    /// Variables added to (or overriding) the caller's environment for the program; the desktop's
+    /// DISPLAY and XAUTHORITY always win.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Start the program from an empty environment instead of the caller's (plus DISPLAY, XAUTHORITY, env).
+    #[serde(default)]
+    pub clean_env: bool,
+    /// The caller's environment, filled in by `prepare` (not a tool parameter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub caller_env: Option<BTreeMap<String, String>>,
     /// Screenshots of this desktop for models: longest side at most this many pixels (default 1568).
     pub max_long_edge: Option<u32>,
     /// ... and at most this many pixels in all (default 1150000). Coordinates are screenshot pixels.
@@ -96,6 +108,7 @@ Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.";
     fn prepare(p: &mut DesktopStartParams, caller: &Caller) {
         if p.cmd.is_some() || p.argv.is_some() {
             caller.resolve_cwd(&mut p.cwd);
+            caller.fill_env(&mut p.caller_env, p.clean_env);
         }
     }
 
@@ -149,6 +162,15 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
     if let Some(sid) = &p.sid {
         SessionId::parse(sid)?;
     }
+    let env: Vec<(String, String)> = p.env.into_iter().collect();
+    check_env(&env)?;
+    // The caller's environment as a terminal session would pass it on (its own terminal's variables
+    // left out), `env` over it; the desktop crate adds the display.
+    let mut program_env: BTreeMap<String, String> = program_env(p.caller_env, p.clean_env)?
+        .into_iter()
+        .filter(|(key, _)| !CALLER_TERMINAL_VARS.contains(&key.as_str()))
+        .collect();
+    program_env.extend(env);
 
     let limits = ctx.registry.limits();
     // Desktops share the sid space and the running-session limit with terminal sessions.
@@ -173,6 +195,12 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
         label: reservation.sid().to_owned(),
         target,
         program,
+        program_env: Some(
+            program_env
+                .into_iter()
+                .map(|(key, value)| (key.into(), value.into()))
+                .collect(),
+        ),
         cwd,
         window_manager,
         step_timeout: DEFAULT_STEP_TIMEOUT,

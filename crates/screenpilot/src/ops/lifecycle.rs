@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use screenpilot_desktop::DesktopInfo;
 use screenpilot_screen::Size;
 use screenpilot_session::spec::{check_cwd, check_env};
-use screenpilot_session::{ExitInfo, SessionError, SessionId, SessionInfo, SpawnSpec};
+use screenpilot_session::{BaseEnv, ExitInfo, SessionError, SessionId, SessionInfo, SpawnSpec};
 
-use super::common::{Caller, Context, OpError, Progress};
+use super::common::{program_env, Caller, Context, OpError, Progress};
 use super::operation::{Operation, Report};
 use super::program::program_argv;
 
@@ -31,9 +31,17 @@ pub struct SpawnParams {
     pub sid: Option<String>,
     /// Working directory (absolute; must exist). Default: the caller's directory.
     pub cwd: Option<String>,
-    /// Extra environment variables for the program only; keys must be identifiers.
+    /// Variables added to (or overriding) the caller's environment, for this program only; keys must
+    /// be identifiers.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Start from an empty environment instead of the caller's: only TERM, COLORTERM and `env`.
+    #[serde(default)]
+    pub clean_env: bool,
+    /// The caller's environment, filled in by `prepare` (not a tool parameter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub caller_env: Option<BTreeMap<String, String>>,
     /// Terminal width in cells (default 80, max 1000; cols*rows <= 100000).
     pub cols: Option<u16>,
     /// Terminal height in cells (default 24, max 500).
@@ -98,6 +106,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
     fn prepare(p: &mut SpawnParams, caller: &Caller) {
         caller.resolve_cwd(&mut p.cwd);
         caller.resolve(&mut p.record);
+        caller.fill_env(&mut p.caller_env, p.clean_env);
     }
 
     async fn run(ctx: &Context, p: SpawnParams, _: &Progress) -> Result<Spawned, OpError> {
@@ -117,12 +126,14 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
         check_cwd(&cwd)?;
         let env: Vec<(String, String)> = p.env.into_iter().collect();
         check_env(&env)?;
+        let base_env = BaseEnv::Exactly(program_env(p.caller_env, p.clean_env)?);
         let size = Size::new(p.cols.unwrap_or(80), p.rows.unwrap_or(24));
         ctx.registry.limits().check_size(size, "cols/rows")?;
         let spec = SpawnSpec {
             sid,
             argv,
             cwd,
+            base_env,
             env,
             size,
             detect_child_exit: p.detect_child_exit,

@@ -15,7 +15,9 @@ use serde_json::{json, Value};
 
 use screenpilot_screen::Size;
 use screenpilot_session::wait::{self, Condition, WaitOptions};
-use screenpilot_session::{ReadOptions, Registry, Session, SessionError, SessionId, SpawnSpec};
+use screenpilot_session::{
+    BaseEnv, ReadOptions, Registry, Session, SessionError, SessionId, SpawnSpec,
+};
 
 use super::link::{AppExit, Link, LinkError, Rendezvous};
 use super::probe;
@@ -123,6 +125,8 @@ pub struct Launch<'a> {
     pub python: &'a str,
     pub size: Size,
     pub limit: Duration,
+    /// The environment the interpreter starts from (the caller's); it is looked up on its PATH.
+    pub env: &'a [(String, String)],
 }
 
 /// Closes a session unless disarmed: a start that fails, or a call that is cancelled or times out,
@@ -191,10 +195,12 @@ pub async fn start(
         ));
     }
     let rendezvous = Rendezvous::bind(socket).map_err(setup)?;
+    // The probe first, then the caller's own PYTHONPATH (never the daemon's).
     let mut python_path = probe_dir.to_string_lossy().into_owned();
-    if let Some(existing) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+    let callers = launch.env.iter().find(|(key, _)| key == "PYTHONPATH");
+    if let Some((_, existing)) = callers.filter(|(_, value)| !value.is_empty()) {
         python_path.push(':');
-        python_path.push_str(&existing.to_string_lossy());
+        python_path.push_str(existing);
     }
     let cwd = launch
         .app
@@ -210,6 +216,7 @@ pub async fn start(
             launch.app.to_string_lossy().into_owned(),
         ],
         cwd,
+        base_env: BaseEnv::Exactly(launch.env.to_vec()),
         env: vec![
             ("PYTHONPATH".into(), python_path),
             (

@@ -50,6 +50,9 @@ Example: {\"app\": \"/src/counter.py\", \"screenshot\": true, \"actions\": [{\"p
     fn prepare(p: &mut TextualRunParams, caller: &Caller) {
         caller.resolve(&mut p.app);
         caller.resolve_program(&mut p.python);
+        if p.app.is_some() {
+            caller.fill_env(&mut p.caller_env, false);
+        }
     }
 
     async fn run(
@@ -319,6 +322,7 @@ async fn get_app(
             python: request.python.as_deref().unwrap_or(DEFAULT_PYTHON),
             size: request.size.unwrap_or(DEFAULT_SIZE),
             limit: deadline.saturating_duration_since(Instant::now()),
+            env: &request.env,
         })
     };
     match &request.mode {

@@ -3,6 +3,7 @@
 //! The names are those of the reference tool (app, actions, size, screenshot, tree, query, session,
 //! close, python, timeout). Everything is validated here, before any process starts.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use screenpilot_screen::{MouseButton, Size};
 use screenpilot_session::SessionId;
 
 use crate::ops::button::Button;
-use crate::ops::common::OpError;
+use crate::ops::common::{program_env, OpError};
 
 /// Parameters of `textual_run`.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -52,6 +53,11 @@ pub struct TextualRunParams {
     pub python: Option<String>,
     /// Limit for the whole call, in milliseconds; default 120000.
     pub timeout: Option<u64>,
+    /// The caller's environment, filled in by `prepare` (not a tool parameter): the interpreter is
+    /// looked up on its PATH, and the app runs in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub caller_env: Option<BTreeMap<String, String>>,
 }
 
 /// One entry of `actions`, as written.
@@ -145,6 +151,8 @@ pub struct Request {
     pub close: bool,
     pub python: Option<String>,
     pub timeout: Duration,
+    /// The environment the interpreter starts from (the caller's).
+    pub env: Vec<(String, String)>,
 }
 
 pub const DEFAULT_SIZE: Size = Size::new(80, 25);
@@ -202,6 +210,7 @@ impl Request {
             .enumerate()
             .map(|(i, raw)| Ok((parse_step(i, raw, timeout)?, raw.clone())))
             .collect::<Result<Vec<_>, OpError>>()?;
+        let env = program_env(p.caller_env, false)?;
         Ok(Request {
             mode,
             app,
@@ -213,6 +222,7 @@ impl Request {
             close: p.close,
             python: p.python,
             timeout,
+            env,
         })
     }
 }
