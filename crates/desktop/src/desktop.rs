@@ -59,7 +59,7 @@ pub struct DesktopSpec {
     pub program: Option<Vec<String>>,
     /// The program's environment: `None` is this process's, `Some` exactly these variables (the
     /// daemon passes its caller's). Either way the display variables are this desktop's
-    /// (`DISPLAY_VARS`). The program is looked up on the resulting PATH.
+    /// (`program_env`). The program is looked up on the resulting PATH.
     pub program_env: Option<Vec<(OsString, OsString)>>,
     pub cwd: Option<PathBuf>,
     /// Only for a launched Xvfb; an attached display keeps whatever it has.
@@ -89,12 +89,13 @@ impl Default for DesktopSpec {
     }
 }
 
-/// Variables that point a program at some display; a desktop's program gets this desktop's instead.
+/// Variables that point a program at another display; a desktop's program never gets them.
 /// `WAYLAND_DISPLAY` (from a caller on a Wayland session) would send GTK and Qt programs there.
-const DISPLAY_VARS: &[&str] = &["DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"];
+const OTHER_DISPLAY_VARS: &[&str] = &["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"];
 
 /// The whole environment of a desktop's program: `base` (else this process's) without
-/// [`DISPLAY_VARS`], then `display` (this desktop's `DISPLAY` and `XAUTHORITY`).
+/// [`OTHER_DISPLAY_VARS`], then `display` (this desktop's `DISPLAY`, and `XAUTHORITY` when it has its
+/// own cookie; on an attached display the base's `XAUTHORITY` stays, the caller's key to it).
 fn program_env(
     base: Option<&[(OsString, OsString)]>,
     display: Vec<(OsString, OsString)>,
@@ -103,10 +104,11 @@ fn program_env(
         Some(vars) => vars.to_vec(),
         None => std::env::vars_os().collect(),
     };
-    let mut env: Vec<(OsString, OsString)> = base
-        .into_iter()
-        .filter(|(key, _)| !DISPLAY_VARS.iter().any(|var| key == var))
-        .collect();
+    let replaced = |key: &OsString| {
+        OTHER_DISPLAY_VARS.iter().any(|var| key == var) || display.iter().any(|(k, _)| k == key)
+    };
+    let mut env: Vec<(OsString, OsString)> =
+        base.into_iter().filter(|(key, _)| !replaced(key)).collect();
     env.extend(display);
     env
 }
@@ -667,7 +669,20 @@ mod tests {
             ("WAYLAND_DISPLAY", "wayland-0"),
             ("XAUTHORITY", "/home/me/.Xauthority"),
         ]);
-        let env = program_env(Some(&base), vars(&[("DISPLAY", ":7")]));
-        assert_eq!(env, vars(&[("PATH", "/caller/bin"), ("DISPLAY", ":7")]));
+        let ours = vars(&[("DISPLAY", ":7"), ("XAUTHORITY", "/run/sp/d/Xauthority")]);
+        let env = program_env(Some(&base), ours.clone());
+        let mut expected = vars(&[("PATH", "/caller/bin")]);
+        expected.extend(ours);
+        assert_eq!(env, expected);
+    }
+
+    #[test]
+    fn on_an_attached_display_the_callers_xauthority_stays() {
+        let base = vars(&[("DISPLAY", ":0"), ("XAUTHORITY", "/home/me/.Xauthority")]);
+        let env = program_env(Some(&base), vars(&[("DISPLAY", ":0")]));
+        assert_eq!(
+            env,
+            vars(&[("XAUTHORITY", "/home/me/.Xauthority"), ("DISPLAY", ":0")])
+        );
     }
 }
