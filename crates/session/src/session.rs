@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use screenpilot_screen::{CellGrid, Cursor, InputModes, Screen, Size};
+use screenpilot_screen::{
+    highlights, styled_text, CellRuns, Cursor, Highlight, InputModes, Regions, Screen, Size,
+};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -46,8 +48,12 @@ pub struct SessionInfo {
 pub struct ReadOptions {
     /// Include up to this many lines of history above the screen.
     pub scrollback: Option<usize>,
-    /// Include the cell model.
+    /// Include the cells, as runs of one style per row.
     pub cells: bool,
+    /// Include the text with its styles marked (`styled`).
+    pub styled: bool,
+    /// Include the highlighted spans (`highlights`).
+    pub highlights: bool,
 }
 
 /// What a person would see, at one moment.
@@ -72,11 +78,19 @@ pub struct ScreenState {
     pub rows: u16,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scrollback: Option<String>,
-    /// The cell model (`as_json`): every cell's text, colours and attributes.
+    /// The text with styles marked, e.g. `[reverse]Banana[/]` (markup in screenpilot_screen::styled).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub styled: Option<String>,
+    /// Spans a person reads as selected or focused: `{row, col, text, why, style}`.
+    // Listed as plain objects, like `cells`: tools carrying a screen are many.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
+    pub highlights: Option<Vec<Highlight>>,
+    /// The cells (`as_json`) as runs of one style per row: `{styles, rows: [[[col, text, style]]], cursor}`.
     // Listed as a plain object: its full schema would cost every tool listing several KB.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-    pub cells: Option<CellGrid>,
+    pub cells: Option<CellRuns>,
 }
 
 /// Format a hash the way every result shows it.
@@ -273,10 +287,11 @@ impl Session {
     pub fn read(&self, options: ReadOptions) -> ScreenState {
         self.touch();
         let exit = self.exit_info();
-        self.with_screen(|screen| {
+        let wants_grid = options.cells || options.styled || options.highlights;
+        let (mut state, grid) = self.with_screen(|screen| {
             let hash = hash_hex(screen.hash());
             let size = screen.size();
-            ScreenState {
+            let state = ScreenState {
                 alive: exit.is_none(),
                 exit_code: exit.and_then(|e| e.exit_code),
                 signal: exit.and_then(|e| e.signal),
@@ -290,9 +305,22 @@ impl Session {
                 cols: size.cols,
                 rows: size.rows,
                 scrollback: options.scrollback.map(|n| screen.scrollback_text(n)),
-                cells: options.cells.then(|| screen.cells()),
+                styled: None,
+                highlights: None,
+                cells: None,
+            };
+            (state, wants_grid.then(|| screen.cells()))
+        });
+        // Styles are read off a copy of the cells, so the pump is not kept waiting for the lock.
+        if let Some(grid) = grid {
+            if options.styled || options.highlights {
+                let regions = Regions::of(&grid);
+                state.styled = options.styled.then(|| styled_text(&grid, &regions));
+                state.highlights = options.highlights.then(|| highlights(&grid, &regions));
             }
-        })
+            state.cells = options.cells.then(|| CellRuns::of(&grid));
+        }
+        state
     }
 
     pub fn modes(&self) -> InputModes {

@@ -40,6 +40,9 @@ pub enum Verb {
         /// Wait for the app to react and stay quiet this many ms, then print the screen.
         #[arg(long, value_name = "MS")]
         settle_ms: Option<u64>,
+        /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
+        #[arg(long, requires = "settle_ms")]
+        styled: bool,
     },
     /// Type text then press Enter (words are joined with spaces).
     Line {
@@ -50,6 +53,9 @@ pub enum Verb {
         /// Wait for the app to react and stay quiet this many ms, then print the screen.
         #[arg(long, value_name = "MS")]
         settle_ms: Option<u64>,
+        /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
+        #[arg(long, requires = "settle_ms")]
+        styled: bool,
     },
     /// Type text without Enter (words are joined with spaces).
     Type {
@@ -60,6 +66,9 @@ pub enum Verb {
         /// Wait for the app to react and stay quiet this many ms, then print the screen.
         #[arg(long, value_name = "MS")]
         settle_ms: Option<u64>,
+        /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
+        #[arg(long, requires = "settle_ms")]
+        styled: bool,
     },
     /// Mouse event: mouse SID click --at 10,2 | --text OK; drag --at 1,1 --to 9,1; scroll --scroll-y 3
     Mouse(MouseArgs),
@@ -169,9 +178,12 @@ pub struct MouseArgs {
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     pub sid: String,
-    /// Include the cell model (with --json).
+    /// Include the cells, as runs of one style per row (with --json).
     #[arg(long)]
     pub cells: bool,
+    /// Mark styles in the text: [reverse]Banana[/], [bold red]x[/]; [[ is a literal [.
+    #[arg(long)]
+    pub styled: bool,
     /// Include up to N lines of scrollback.
     #[arg(long, value_name = "N")]
     pub scrollback: Option<usize>,
@@ -230,6 +242,9 @@ pub struct WaitArgs {
     /// Search the scrollback too (--regex, --any).
     #[arg(long)]
     pub scrollback: bool,
+    /// Print the screen with styles marked (see snapshot --styled).
+    #[arg(long)]
+    pub styled: bool,
 }
 
 #[derive(Debug, Args)]

@@ -103,6 +103,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             sid,
             keys,
             settle_ms,
+            styled,
         } => Plan::of(
             "send_keys",
             &SendKeysParams {
@@ -110,17 +111,20 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 keys: keys.clone(),
                 settle_ms: *settle_ms,
                 settle_timeout_ms: None,
+                styled: *styled,
             },
         ),
         Verb::Line {
             sid,
             text,
             settle_ms,
+            styled,
         }
         | Verb::Type {
             sid,
             text,
             settle_ms,
+            styled,
         } => {
             let op = if matches!(verb, Verb::Line { .. }) {
                 "send_line"
@@ -134,6 +138,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                     text: text.join(" "),
                     settle_ms: *settle_ms,
                     settle_timeout_ms: None,
+                    styled: *styled,
                 },
             )
         }
@@ -175,6 +180,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             &SnapshotParams {
                 sid: a.sid.clone(),
                 as_json: a.cells,
+                styled: a.styled,
                 scrollback: a.scrollback,
                 image: None,
             },
@@ -378,6 +384,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             pattern: pattern.clone(),
             timeout_ms,
             scrollback: a.scrollback,
+            styled: a.styled,
         };
         Plan::of("wait_for", &p)
     } else if let Some(any) = &a.any {
@@ -386,6 +393,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             patterns: any.clone(),
             timeout_ms,
             scrollback: a.scrollback,
+            styled: a.styled,
         };
         Plan::of("expect", &p)
     } else if let Some(hash) = &a.change {
@@ -393,6 +401,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             sid,
             hash: baseline(hash),
             timeout_ms,
+            styled: a.styled,
         };
         Plan::of("wait_change", &p)
     } else if let Some(hash) = &a.visual_change {
@@ -400,6 +409,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             sid,
             visual_hash: baseline(hash),
             timeout_ms,
+            styled: a.styled,
         };
         Plan::of("wait_visual_change", &p)
     } else if a.ready {
@@ -408,10 +418,16 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             marker: a.marker.clone(),
             stable_ms: a.stable_ms,
             max_wait_ms: timeout_ms,
+            styled: a.styled,
         };
         Plan::of("wait_ready", &p)
     } else if a.exit {
-        Plan::of("wait_exit", &WaitExitParams { sid, timeout_ms })
+        let p = WaitExitParams {
+            sid,
+            timeout_ms,
+            styled: a.styled,
+        };
+        Plan::of("wait_exit", &p)
     } else {
         Err(OpError::invalid("wait", "say what to wait for: --regex RE, --any RE..., --change, --visual-change, --ready or --exit"))
     }

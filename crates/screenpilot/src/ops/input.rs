@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_screen::keys;
-use screenpilot_session::{hash_hex, ReadOptions, Session};
+use screenpilot_session::{hash_hex, Session};
 
 use super::common::{Context, OpError, Progress};
 use super::operation::{Operation, Report, View};
@@ -20,10 +20,13 @@ pub struct SendKeysParams {
     pub sid: String,
     /// Key tokens, sent in order, e.g. ["Down", "Down", "Enter"], ["C-c"], ["ctrl+s"], ["M-x"].
     pub keys: Vec<String>,
-    /// Answer with the screen once the app reacted and stayed quiet this many ms.
+    /// Return the screen once the app reacted, then stayed quiet this many ms.
     pub settle_ms: Option<u64>,
     /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
+    // With settle_ms: also return `styled` and `highlights`, as snapshot does (described there).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `send_line` and `type`.
@@ -32,10 +35,13 @@ pub struct SendKeysParams {
 pub struct TextParams {
     pub sid: String,
     pub text: String,
-    /// Answer with the screen once the app reacted and stayed quiet this many ms.
+    /// Return the screen once the app reacted, then stayed quiet this many ms.
     pub settle_ms: Option<u64>,
     /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
+    // With settle_ms: also return `styled` and `highlights`, as snapshot does (described there).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// What an input operation answers.
@@ -92,8 +98,9 @@ impl Report for InputDone {
 pub(super) enum After {
     /// Answer at once, with the screen hashes from just before the input.
     Return,
-    /// Wait for the screen to change and then stay quiet (within a limit), and answer with it.
-    Settle(Settle),
+    /// Wait for the screen to change and then stay quiet (within a limit), and answer with it
+    /// (styled when asked).
+    Settle { limits: Settle, styled: bool },
 }
 
 impl After {
@@ -112,11 +119,27 @@ impl After {
             ));
         }
         let limit = Duration::from_millis(limit);
-        Ok(After::Settle(Settle {
-            reaction: limit,
-            quiet: Duration::from_millis(quiet),
-            limit,
-        }))
+        Ok(After::Settle {
+            limits: Settle {
+                reaction: limit,
+                quiet: Duration::from_millis(quiet),
+                limit,
+            },
+            styled: false,
+        })
+    }
+
+    /// The same, answering with the styled screen and its highlights when `styled`; `styled`
+    /// without a settled screen to carry it is refused.
+    pub(super) fn styled(self, styled: bool) -> Result<After, OpError> {
+        match self {
+            After::Settle { limits, .. } => Ok(After::Settle { limits, styled }),
+            After::Return if styled => Err(OpError::invalid(
+                "styled",
+                "styled comes with the screen, which input returns only with settle_ms",
+            )),
+            After::Return => Ok(After::Return),
+        }
     }
 }
 
@@ -129,7 +152,7 @@ pub(super) async fn write_input(
     let (hash, visual_hash) = session.with_screen(|s| (s.hash(), s.visual_hash()));
     let updates = session.subscribe();
     session.write(chunks).await?;
-    let After::Settle(limits) = after else {
+    let After::Settle { limits, styled } = after else {
         return Ok(InputDone::Sent {
             sid: session.sid.to_string(),
             hash: hash_hex(hash),
@@ -147,7 +170,7 @@ pub(super) async fn write_input(
     )
     .await;
     Ok(InputDone::Settled {
-        screen: Box::new(SessionScreen::read(session, ReadOptions::default())),
+        screen: Box::new(SessionScreen::read(session, SessionScreen::options(styled))),
         settled: outcome.settled,
         col: None,
         row: None,
@@ -176,7 +199,7 @@ Example: {\"sid\": \"vim\", \"keys\": [\"Escape\", \":wq\", \"Enter\"]}.";
             ));
         }
         let session = ctx.registry.get(&p.sid)?;
-        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
+        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
         let chunks = keys::encode_tokens(&p.keys, &session.modes());
         write_input(&session, &chunks, after).await
     }
@@ -205,7 +228,7 @@ Example: {\"sid\": \"sh\", \"text\": \"ls -l\"}.";
 
     async fn run(ctx: &Context, p: TextParams, _: &Progress) -> Result<InputDone, OpError> {
         let session = ctx.registry.get(&p.sid)?;
-        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
+        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
         let mut chunks = vec![text_bytes(&session, &p.text)];
         chunks.extend(keys::encode_tokens(&["Enter"], &session.modes()));
         write_input(&session, &chunks, after).await
@@ -224,7 +247,7 @@ Returns {ok, sid, hash, visual_hash} (hashes from before the input). Example: {\
 
     async fn run(ctx: &Context, p: TextParams, _: &Progress) -> Result<InputDone, OpError> {
         let session = ctx.registry.get(&p.sid)?;
-        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
+        let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
         write_input(&session, &[text_bytes(&session, &p.text)], after).await
     }
 }

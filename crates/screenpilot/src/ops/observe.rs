@@ -26,10 +26,13 @@ pub enum ImageFormat {
 #[serde(deny_unknown_fields)]
 pub struct SnapshotParams {
     pub sid: String,
-    /// Add the cell model: every cell's text, colours and attributes.
+    /// Add `cells`.
     #[serde(default)]
     pub as_json: bool,
-    /// Add up to this many lines of history above the screen, as `scrollback`.
+    /// Add `styled`.
+    #[serde(default)]
+    pub styled: bool,
+    /// Add up to this many lines of history, as `scrollback`.
     pub scrollback: Option<usize>,
     /// Add a picture of the screen too (png as base64 `png`, or `svg`).
     pub image: Option<ImageFormat>,
@@ -130,13 +133,14 @@ impl Report for Snapped {
     }
 
     fn human(&self) -> String {
-        let state = match &self.screen {
-            AnyScreen::Terminal(screen) => &screen.state,
+        let screen = match &self.screen {
+            AnyScreen::Terminal(screen) => screen,
             AnyScreen::Desktop(screen) => return screen.text.clone(),
         };
-        match state.scrollback.as_deref().filter(|s| !s.is_empty()) {
-            Some(history) => format!("{history}\n{}", state.text),
-            None => state.text.clone(),
+        let shown = screen.shown_text();
+        match screen.state.scrollback.as_deref().filter(|s| !s.is_empty()) {
+            Some(history) => format!("{history}\n{shown}"),
+            None => shown.to_owned(),
         }
     }
 }
@@ -171,11 +175,14 @@ pub struct Snapshot;
 
 impl Operation for Snapshot {
     const NAME: &'static str = "snapshot";
-    const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows}. \
-text is the screen, one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true means a full-screen app (vim, less, htop) owns the screen: keys go to it, not a shell. \
-hash covers text only (baseline for wait_change); visual_hash also styles and cursor (baseline for wait_visual_change). \
-Options: as_json adds `cells` (colours, attributes); scrollback:N adds history; image:\"png\"|\"svg\" adds a picture. \
-On a desktop: {sid, kind, alive, text (window titles, one per line), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"vim\"}.";
+    const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
+text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
+hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
+highlights: spans shown selected or focused [{row, col, text, why, style}]. \
+styled:true adds `styled`: the text with tags saying how a run differs from the text around it, e.g. [reverse]Banana[/], [bold red on blue]x[/]; tags never nest; [[ is a literal [; [cursor/] marks the cursor. \
+A box or panel's own colours and colours recurring in over 3 runs are not marked; highlights always are. Waits, and input with settle_ms, take styled too. \
+as_json adds `cells`: {styles, rows: runs [col, text, style index] per row}; scrollback:N adds history; image:\"png\"|\"svg\" a picture. \
+On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"menu\", \"styled\": true}.";
     type Params = SnapshotParams;
     type Output = Snapped;
 
@@ -189,14 +196,13 @@ On a desktop: {sid, kind, alive, text (window titles, one per line), windows [{i
             ReadOptions {
                 scrollback: p.scrollback,
                 cells: p.as_json,
+                styled: p.styled,
+                highlights: true,
             },
         );
         let image = match p.image {
             Some(format) => {
-                let grid = match &screen.state.cells {
-                    Some(grid) => grid.clone(),
-                    None => session.with_screen(|s| s.cells()),
-                };
+                let grid = session.with_screen(|s| s.cells());
                 Some(Image::of_grid(&grid, format, &RenderOptions::default())?)
             }
             None => None,

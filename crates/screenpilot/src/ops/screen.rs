@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use screenpilot_screen::Highlight;
 use screenpilot_session::{ReadOptions, ScreenState, Session};
 
 use super::display::DesktopScreen;
@@ -50,9 +51,35 @@ impl SessionScreen {
         view.fact("hash", &state.hash);
         view.fact("size", format!("{}x{}", state.cols, state.rows));
         view.scrollback = state.scrollback.clone().filter(|s| !s.is_empty());
-        view.screen = Some(state.text.clone());
+        view.screen = Some(state.styled.clone().unwrap_or_else(|| state.text.clone()));
+        if let Some(found) = state.highlights.as_ref().filter(|h| !h.is_empty()) {
+            view.extras.push(("highlights", highlights_brief(found)));
+        }
         view
     }
+
+    /// The screen a person reads: the styled text when it was asked for, else the plain text.
+    pub fn shown_text(&self) -> &str {
+        self.state.styled.as_deref().unwrap_or(&self.state.text)
+    }
+
+    /// What a result reads: the plain screen, plus the styled text and highlights when `styled`.
+    pub fn options(styled: bool) -> ReadOptions {
+        ReadOptions {
+            styled,
+            highlights: styled,
+            ..ReadOptions::default()
+        }
+    }
+}
+
+/// Highlights as a model reads them after the screen: `[{"row", "col", "text", "why"}, ...]` (the
+/// style words are in the JSON result).
+fn highlights_brief(found: &[Highlight]) -> serde_json::Value {
+    found
+        .iter()
+        .map(|h| serde_json::json!({"row": h.row, "col": h.col, "text": h.text, "why": h.why}))
+        .collect()
 }
 
 /// The screen a result carries: a terminal's, or a desktop's.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
 use screenpilot_session::wait::{compile, wait, Condition, Outcome, Reason, WaitOptions};
-use screenpilot_session::{parse_hash, ReadOptions, Session};
+use screenpilot_session::{parse_hash, Session};
 
 use super::common::{Context, OpError, Progress};
 use super::desktop_waits::{self, DesktopCondition};
@@ -27,13 +27,16 @@ const SCROLLBACK_SEARCH_LINES: usize = 10_000;
 #[serde(deny_unknown_fields)]
 pub struct WaitForParams {
     pub sid: String,
-    /// A regex (Rust syntax), matched against the whole screen text with multi-line mode on: `^`/`$` match at each line. Lines have no trailing padding; the cursor row runs up to the cursor.
+    /// A regex (Rust syntax) over the screen text, multi-line mode.
     pub pattern: String,
-    /// Give up after this many ms (default 10000). A timeout returns matched=false, not an error.
+    /// Default 10000; a timeout is not an error.
     pub timeout_ms: Option<u64>,
     /// Also search the scrollback above the screen.
     #[serde(default)]
     pub scrollback: bool,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `expect`.
@@ -46,6 +49,9 @@ pub struct ExpectParams {
     pub timeout_ms: Option<u64>,
     #[serde(default)]
     pub scrollback: bool,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `wait_change`.
@@ -56,6 +62,9 @@ pub struct WaitChangeParams {
     /// Baseline text hash (from snapshot or an input tool); default: the screen at call time.
     pub hash: Option<String>,
     pub timeout_ms: Option<u64>,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `wait_visual_change`.
@@ -66,6 +75,9 @@ pub struct WaitVisualChangeParams {
     /// Baseline visual hash; default: the screen at call time.
     pub visual_hash: Option<String>,
     pub timeout_ms: Option<u64>,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `wait_ready`.
@@ -79,6 +91,9 @@ pub struct WaitReadyParams {
     pub stable_ms: Option<u64>,
     /// Give up after this many ms (default 10000).
     pub max_wait_ms: Option<u64>,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// Parameters of `wait_exit`.
@@ -87,6 +102,9 @@ pub struct WaitReadyParams {
 pub struct WaitExitParams {
     pub sid: String,
     pub timeout_ms: Option<u64>,
+    // Also return `styled` and `highlights` (described at snapshot: every tool's bytes count).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 /// What every wait answers: the screen it saw, whether the program exited, and how long it took.
@@ -283,10 +301,15 @@ fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
     Ok(Duration::from_millis(ms))
 }
 
-/// Run a wait on a terminal and read the screen it ends on.
-async fn run(session: &Session, condition: Condition, options: WaitOptions) -> (Outcome, Waited) {
+/// Run a wait on a terminal and read the screen it ends on (styled when asked).
+async fn run(
+    session: &Session,
+    condition: Condition,
+    options: WaitOptions,
+    styled: bool,
+) -> (Outcome, Waited) {
     let outcome = wait(session, &condition, options).await;
-    let screen = AnyScreen::Terminal(SessionScreen::read(session, ReadOptions::default()));
+    let screen = AnyScreen::Terminal(SessionScreen::read(session, SessionScreen::options(styled)));
     let waited = Waited::after(&outcome, screen);
     (outcome, waited)
 }
@@ -310,6 +333,7 @@ async fn run_regexes(
     regexes: Vec<regex::Regex>,
     timeout: Duration,
     scrollback: bool,
+    styled: bool,
 ) -> Result<(Outcome, Waited), OpError> {
     match find_target(ctx, sid)? {
         Target::Terminal(session) => {
@@ -317,7 +341,7 @@ async fn run_regexes(
                 Ok([one]) => Condition::Regex(one),
                 Err(many) => Condition::Any(many),
             };
-            Ok(run(&session, condition, options(timeout, scrollback)).await)
+            Ok(run(&session, condition, options(timeout, scrollback), styled).await)
         }
         Target::Desktop(desktop) => {
             if scrollback {
@@ -343,11 +367,11 @@ pub struct WaitFor;
 
 impl Operation for WaitFor {
     const NAME: &'static str = "wait_for";
-    const DESCRIPTION: &'static str = "Wait until a regex matches the screen, woken by the program's output (no polling). Use after send_line/send_keys instead of sleeping. \
-The regex sees the screen text with multi-line mode: `^`/`$` anchor at each line; lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; lines soft-wrapped by the terminal width are joined back for matching. \
+    const DESCRIPTION: &'static str = "Wait until a regex matches the screen, woken by the program's output (no polling): use it instead of sleeping. \
+The regex sees the screen text in multi-line mode (`^`/`$` per line); lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; soft-wrapped lines are joined back. \
 Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
 On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
-On a desktop session the text is its window titles, one per line, and the wait wakes when a window opens or a title changes. \
+On a desktop the text is its window titles (woken when one opens or changes). \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
     type Params = WaitForParams;
 
@@ -361,7 +385,7 @@ Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
         let regex = compile(&p.pattern, "pattern", limits)?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
         let (outcome, waited) =
-            run_regexes(ctx, &p.sid, vec![regex], timeout, p.scrollback).await?;
+            run_regexes(ctx, &p.sid, vec![regex], timeout, p.scrollback, p.styled).await?;
         Ok(Matched {
             waited,
             matched: outcome.reason == Reason::Matched,
@@ -407,7 +431,8 @@ Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid
             })
             .collect::<Result<Vec<_>, _>>()?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
-        let (outcome, waited) = run_regexes(ctx, &p.sid, regexes, timeout, p.scrollback).await?;
+        let (outcome, waited) =
+            run_regexes(ctx, &p.sid, regexes, timeout, p.scrollback, p.styled).await?;
         Ok(Expected {
             waited,
             matched: outcome.reason == Reason::Matched,
@@ -463,7 +488,13 @@ Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f
         let (outcome, waited) = match find_target(ctx, &p.sid)? {
             Target::Terminal(session) => {
                 let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.hash()));
-                run(&session, Condition::Change(from), options(timeout, false)).await
+                run(
+                    &session,
+                    Condition::Change(from),
+                    options(timeout, false),
+                    p.styled,
+                )
+                .await
             }
             Target::Desktop(desktop) => pixel_change(&desktop, baseline, timeout).await?,
         };
@@ -504,7 +535,7 @@ Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash
             Target::Terminal(session) => {
                 let from = baseline.unwrap_or_else(|| session.with_screen(|s| s.visual_hash()));
                 let condition = Condition::VisualChange(from);
-                run(&session, condition, options(timeout, false)).await
+                run(&session, condition, options(timeout, false), p.styled).await
             }
             Target::Desktop(desktop) => pixel_change(&desktop, baseline, timeout).await?,
         };
@@ -541,7 +572,7 @@ Desktops: the marker matches window titles, and quiet means nothing drawn for st
         let (outcome, waited) = match find_target(ctx, &p.sid)? {
             Target::Terminal(session) => {
                 let condition = Condition::Ready { marker, stable };
-                run(&session, condition, options(timeout, false)).await
+                run(&session, condition, options(timeout, false), p.styled).await
             }
             Target::Desktop(desktop) => {
                 let condition = DesktopCondition::Ready { marker, stable };
@@ -581,7 +612,7 @@ On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", 
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
         let (_, waited) = match find_target(ctx, &p.sid)? {
             Target::Terminal(session) => {
-                run(&session, Condition::Exit, options(timeout, false)).await
+                run(&session, Condition::Exit, options(timeout, false), p.styled).await
             }
             Target::Desktop(desktop) => {
                 run_desktop(&desktop, DesktopCondition::Exit, timeout).await?
