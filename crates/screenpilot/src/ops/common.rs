@@ -2,6 +2,7 @@
 //! daemon context, progress reporting, the caller's circumstances, and parameter parsing.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -226,12 +227,9 @@ impl Caller {
     /// directory and environment. A variable whose name or value is not UTF-8 is left out: parameters
     /// travel as JSON, and a variable missing is better than one silently changed on the way.
     pub fn this_process() -> Caller {
-        let env = std::env::vars_os()
-            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
-            .collect();
         Caller {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-            env,
+            env: utf8_vars(std::env::vars_os()),
         }
     }
 
@@ -274,6 +272,12 @@ impl Caller {
             None => *cwd = Some(self.cwd.to_string_lossy().into_owned()),
         }
     }
+}
+
+/// The variables whose name and value are both UTF-8.
+fn utf8_vars(vars: impl Iterator<Item = (OsString, OsString)>) -> BTreeMap<String, String> {
+    vars.filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
 }
 
 /// The environment a program starts from, on the daemon's side: the caller's, as `prepare` sent it
@@ -359,4 +363,44 @@ fn culprit<T: DeserializeOwned>(fields: &Map<String, Value>, error: &str) -> Opt
         let same = T::deserialize(&Value::Object(without)).is_err_and(|e| e.to_string() == error);
         (!same).then(|| key.clone())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn a_caller_variable_that_is_not_utf8_is_left_out_not_mangled() {
+        let latin1 = OsString::from_vec(b"caf\xe9".to_vec());
+        let vars = vec![
+            ("PATH".into(), "/venv/bin:/usr/bin".into()),
+            ("LATIN1".into(), latin1.clone()),
+            (latin1, "x".into()),
+        ];
+        let kept = utf8_vars(vars.into_iter());
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(kept["PATH"], "/venv/bin:/usr/bin");
+    }
+
+    #[test]
+    fn a_program_gets_the_callers_environment_unless_it_asked_for_a_clean_one() {
+        let caller = Caller {
+            cwd: PathBuf::from("/"),
+            env: BTreeMap::from([("TOKEN".to_owned(), "t".to_owned())]),
+        };
+        let mut sent = None;
+        caller.fill_env(&mut sent, false);
+        let vars = program_env(sent.clone(), false).expect("valid");
+        assert_eq!(vars, [("TOKEN".to_owned(), "t".to_owned())]);
+        // clean_env wins even over an environment that came along; none at all is the same.
+        assert!(program_env(sent, true).expect("valid").is_empty());
+        let mut clean = Some(BTreeMap::new());
+        caller.fill_env(&mut clean, true);
+        assert_eq!(clean, None);
+        assert!(program_env(None, false).expect("valid").is_empty());
+        let bad = BTreeMap::from([("A=B".to_owned(), "x".to_owned())]);
+        let error = program_env(Some(bad), false).expect_err("a name with =");
+        assert_eq!(error.field.as_deref(), Some("caller_env"));
+    }
 }
