@@ -45,11 +45,10 @@ pub struct DesktopStartParams {
     pub window_manager: Option<String>,
     /// The program's working directory (absolute).
     pub cwd: Option<String>,
-    /// Variables added to (or overriding) the caller's environment for the program; the desktop's
-    /// DISPLAY and XAUTHORITY always win.
+    /// Variables over the caller's environment for the program.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Start the program from an empty environment instead of the caller's (plus DISPLAY, XAUTHORITY, env).
+    /// Start the program from an empty environment: DISPLAY, XAUTHORITY and env only.
     #[serde(default)]
     pub clean_env: bool,
     /// The caller's environment, filled in by `prepare` (not a tool parameter).

@@ -31,11 +31,10 @@ pub struct SpawnParams {
     pub sid: Option<String>,
     /// Working directory (absolute; must exist). Default: the caller's directory.
     pub cwd: Option<String>,
-    /// Variables added to (or overriding) the caller's environment, for this program only; keys must
-    /// be identifiers.
+    /// Variables over the caller's environment (added or overriding); keys must be identifiers.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Start from an empty environment instead of the caller's: only TERM, COLORTERM and `env`.
+    /// Start from an empty environment, not the caller's: TERM, COLORTERM and env only.
     #[serde(default)]
     pub clean_env: bool,
     /// The caller's environment, filled in by `prepare` (not a tool parameter).
