@@ -142,61 +142,88 @@ fn text_of(grid: &CellGrid, r: usize, from: usize, to: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emulator::Screen;
-    use crate::geometry::Size;
+    use crate::test_screens::{self, grid};
 
     fn found(cols: u16, rows: u16, bytes: &[u8]) -> Vec<(u16, u16, String, HighlightKind)> {
-        let mut screen = Screen::new(Size::new(cols, rows), 0);
-        screen.feed(bytes);
-        let grid = screen.cells();
+        let grid = grid(cols, rows, bytes);
         highlights(&grid, &Regions::of(&grid))
             .into_iter()
             .map(|h| (h.row, h.col, h.text, h.why))
             .collect()
     }
 
-    /// A dialog(1)-like menu: blue backdrop, a white box with a black shadow, three items with
-    /// Banana selected, and the OK button focused.
-    pub(crate) fn dialog_bytes() -> Vec<u8> {
-        let mut b = b"\x1b[?25l\x1b[44m\x1b[2J".to_vec();
-        for row in 3..=11 {
-            b.extend(format!("\x1b[{row};6H\x1b[30;47m{}", " ".repeat(30)).as_bytes());
-            b.extend(format!("\x1b[{};36H\x1b[40m  ", row + 1).as_bytes());
-        }
-        b.extend(format!("\x1b[13;8H\x1b[40m{}", " ".repeat(30)).as_bytes());
-        b.extend(b"\x1b[3;6H\x1b[0;1;37;47m\xe2\x94\x8c\x1b[22;30m Pick one");
-        b.extend(b"\x1b[5;10H\x1b[31;47ma\x1b[30m  Apple");
-        b.extend(b"\x1b[6;10H\x1b[1;31;44mb\x1b[22;30;47m  \x1b[1;37;44mBanana");
-        b.extend(b"\x1b[7;10H\x1b[0;31;47mc\x1b[30m  Cherry");
-        b.extend(b"\x1b[10;12H\x1b[1;37;44m<\x1b[33m OK \x1b[37m>\x1b[0;30;47m  <Cancel>\x1b[0m");
-        b
-    }
-
     #[test]
     fn a_menu_highlights_its_selected_item_and_focused_button_only() {
+        let grid = grid(40, 14, &test_screens::dialog_menu());
+        let found = highlights(&grid, &Regions::of(&grid));
         assert_eq!(
-            found(40, 14, &dialog_bytes()),
+            found,
             vec![
-                (5, 9, "b  Banana".to_owned(), HighlightKind::Background),
-                (9, 11, "< OK >".to_owned(), HighlightKind::Background),
-            ]
+                Highlight {
+                    row: 5,
+                    col: 9,
+                    text: "b  Banana".to_owned(),
+                    why: HighlightKind::Background,
+                    style: "bold white on blue".to_owned(),
+                },
+                Highlight {
+                    row: 9,
+                    col: 11,
+                    text: "< OK >".to_owned(),
+                    why: HighlightKind::Background,
+                    // As many white cells (the angle brackets) as yellow: the first seen wins.
+                    style: "bold white on blue".to_owned(),
+                },
+            ],
+            "not the box, its border, its shadow or the backdrop"
         );
     }
 
     #[test]
     fn search_hits_are_reverse_video_and_the_word_between_them_is_not() {
-        let hits = found(
-            30,
-            5,
-            b"apple \x1b[7mbanana\x1b[0m cherry\r\n\x1b[7mbanana\x1b[0m split\r\nno fruit",
-        );
+        let hits = found(30, 9, &test_screens::search_hits());
+        let texts: Vec<(u16, u16, &str)> = hits
+            .iter()
+            .map(|(row, col, text, why)| {
+                assert_eq!(*why, HighlightKind::Reverse);
+                (*row, *col, text.as_str())
+            })
+            .collect();
         assert_eq!(
-            hits,
+            texts,
             vec![
-                (0, 6, "banana".to_owned(), HighlightKind::Reverse),
-                (1, 0, "banana".to_owned(), HighlightKind::Reverse),
-            ]
+                (0, 6, "banana"),
+                (1, 0, "banana"),
+                (3, 0, "banana"),
+                (3, 17, "banana")
+            ],
+            "\"apple \", walled in by two hits, is not one; nor is the prompt on the last row"
         );
+    }
+
+    #[test]
+    fn the_selected_row_of_a_list_is_a_highlight_and_the_rows_around_it_are_not() {
+        let rows: Vec<(u16, String)> = found(40, 10, &test_screens::process_list())
+            .into_iter()
+            .map(|h| (h.0, h.2))
+            .collect();
+        assert!(
+            rows.contains(&(4, "60 root      0.0 /bin/app".to_owned())),
+            "{rows:?}"
+        );
+        assert!(
+            rows.iter().all(|(row, _)| *row < 3 || *row == 4),
+            "no other process row, nor the key bar: {rows:?}"
+        );
+    }
+
+    #[test]
+    fn the_row_left_between_a_header_and_the_selection_is_not_a_highlight() {
+        // The first process is alone between the header bar and the selected second one.
+        let b = b"\x1b[30;42m PID Command\x1b[K\x1b[0m\r\n    1 init\r\n\x1b[30;46m   58 app\x1b[K\x1b[0m\r\n   60 app\r\n   61 app";
+        let rows: Vec<u16> = found(20, 8, b).into_iter().map(|h| h.0).collect();
+        assert!(!rows.contains(&1), "{rows:?}");
+        assert!(rows.contains(&2), "{rows:?}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The screen model of screenpilot.
 //!
 //! A pure library: it parses what a program writes to its terminal ([`Screen`]), tells what a person
-//! would see (text, hashes, cells, cursor, title, input modes), encodes keys and mouse events for the
+//! would see (text, hashes, cells, cursor, title, input modes; styled text, highlights and cells as
+//! runs from [`styled`], [`highlights`] and [`runs`]), encodes keys and mouse events for the
 //! application's current modes, and renders the screen to PNG and SVG. It performs no I/O.
 
 pub mod color;
@@ -18,6 +19,8 @@ pub mod render;
 pub mod runs;
 pub mod style;
 pub mod styled;
+#[cfg(test)]
+mod test_screens;
 
 pub use color::{Color, Rgb};
 pub use emulator::Screen;

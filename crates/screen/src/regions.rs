@@ -2,9 +2,9 @@
 //!
 //! A screen is painted in areas: the backdrop, a dialog box, a panel, a selection bar, a search hit.
 //! An area here is a 4-connected set of cells showing one background (reverse video shows the
-//! foreground colour there). Each area has a usual style, the most common style of its text, so a
-//! white box on a blue backdrop is simply "the box" and costs no markup. A segment is an area's run
-//! of cells on one row.
+//! foreground colour there). Each area has a usual style, the most common style of its text (on the
+//! terminal's default background, the terminal's default style), so a white box on a blue backdrop
+//! is simply "the box" and costs no markup. A segment is an area's run of cells on one row.
 //!
 //! Highlights are found in areas that hold text, cover at most a quarter of the screen (more is a
 //! panel or a dialog) and are not on the last row alone (status lines, key hints, prompts):
@@ -93,7 +93,9 @@ pub struct Region {
     pub right: u16,
     /// Cells of text in it ([`is_text`]).
     pub text_cells: usize,
-    /// The most common style of its text; for an area without text, its background and no attributes.
+    /// The style its text is told against: the terminal's default style on the default
+    /// background; elsewhere the most common style of its text (without text, its background and
+    /// no attributes).
     pub usual: Style,
     /// The whole area is a highlight: the same colour above and below it.
     pub inside: bool,
@@ -433,7 +435,11 @@ fn describe_areas(
         }
     }
     for (region, counts) in regions.iter_mut().zip(&styles) {
-        if let Some(style) = counts.most() {
+        // On the terminal's own background the usual style is the terminal's own: a shell's
+        // coloured output is what differs from it, however much of it there is.
+        if region.shade == Shade::DefaultBackground {
+            region.usual = Style::default();
+        } else if let Some(style) = counts.most() {
             region.usual = style;
         }
     }

@@ -97,3 +97,42 @@ impl CellRuns {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_screens::{self, grid};
+
+    #[test]
+    fn runs_cover_every_row_and_name_their_styles() {
+        let grid = grid(40, 14, &test_screens::dialog_menu());
+        let runs = CellRuns::of(&grid);
+        for (cells, row) in grid.rows.iter().zip(&runs.rows) {
+            let text: String = row.iter().map(|run| run.1.as_str()).collect();
+            let expected: String = cells.iter().map(|c| c.text.as_str()).collect();
+            assert_eq!(text, expected, "runs hold the row's text, padding included");
+            assert_eq!(row[0].0, 0);
+            assert!(row.windows(2).all(|w| w[0].0 < w[1].0));
+        }
+        let banana = runs.rows[5]
+            .iter()
+            .find(|run| run.1 == "Banana")
+            .expect("Banana is a run of its own");
+        assert_eq!(
+            runs.styles[banana.2],
+            NamedStyle {
+                fg: "white".to_owned(),
+                bg: "blue".to_owned(),
+                attrs: vec!["bold".to_owned()],
+            }
+        );
+        assert!(runs.styles.len() < 12, "each style once: {:?}", runs.styles);
+    }
+
+    #[test]
+    fn a_wide_character_is_one_run_entry_over_two_columns() {
+        let grid = grid(10, 1, "a日b".as_bytes());
+        let runs = CellRuns::of(&grid);
+        assert_eq!(runs.rows[0], vec![Run(0, "a日b      ".to_owned(), 0)]);
+    }
+}

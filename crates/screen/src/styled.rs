@@ -11,11 +11,12 @@
 //! - `[[` is a literal `[`; `]` is always literal.
 //! - `[cursor/]` stands just before the cell the (visible) cursor is on; it opens nothing.
 //!
-//! Which runs are marked (see [`crate::regions`] for the areas):
-//! - text is told against the usual style of its area (one background, 4-connected), so a box or
-//!   panel painted on a backdrop costs nothing: only what differs inside it is marked;
-//! - a highlight (a small area set off from its surroundings: a selection bar, a focused button, a
-//!   search hit) is always marked, against the area around it;
+//! Which runs are marked (see [`crate::regions`] for areas and highlights):
+//! - text is told against the usual style of its area (the cells of one background around it): on
+//!   the terminal's default background the default style, elsewhere the area's most common style,
+//!   so a box or panel painted on a backdrop costs nothing and only what differs inside it is marked;
+//! - a highlight (a selection bar, a focused button, a search hit) is always marked, against the
+//!   area around it;
 //! - other differences are marked only where they are rare: a style that would be marked in more
 //!   than [`RECURRING_RUNS`] runs is theme or syntax colouring (htop's columns, vim's `~` lines) and
 //!   left unmarked;
@@ -262,4 +263,112 @@ pub fn strip_markup(styled: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_screens::{self, grid, text};
+
+    fn styled(cols: u16, rows: u16, bytes: &[u8]) -> String {
+        let grid = grid(cols, rows, bytes);
+        let out = styled_text(&grid, &Regions::of(&grid));
+        assert_eq!(
+            strip_markup(&out),
+            text(cols, rows, bytes),
+            "without its markup, styled text is the plain text"
+        );
+        out
+    }
+
+    #[test]
+    fn a_menu_marks_its_selection_not_its_box_shadow_or_backdrop() {
+        let out = styled(40, 14, &test_screens::dialog_menu());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[2], "     ┌────────────────────────────┐");
+        assert_eq!(lines[3], "      Pick one");
+        assert_eq!(lines[4], "         [red]a[/]  Apple");
+        assert_eq!(
+            lines[5],
+            "         [bold red on blue]b[/]  [bold white on blue]Banana[/]"
+        );
+        assert_eq!(
+            lines[9],
+            "           [bold white on blue]<[/] [bold yellow on blue][cursor/]OK[/] [bold white on blue]>[/]  <[bold]Cancel[/]>"
+        );
+        assert!(
+            !out.contains("on black") && !out.contains("on white"),
+            "{out}"
+        );
+        assert_eq!(
+            out.matches("[/]").count(),
+            8,
+            "a, b, Banana, c, the three parts of <OK>, Cancel, and nothing else: {out}"
+        );
+    }
+
+    #[test]
+    fn search_hits_are_marked_and_the_filler_and_prompt_are_not() {
+        let out = styled(30, 9, &test_screens::search_hits());
+        assert_eq!(
+            out.lines().take(5).collect::<Vec<_>>(),
+            vec![
+                "apple [reverse]banana[/] cherry",
+                "[reverse]banana[/] split",
+                "no fruit here",
+                "[reverse]banana[/]s and more [reverse]banana[/]s",
+                "~",
+            ],
+            "the ~ lines recur, so their colour is not marked"
+        );
+        assert!(out.ends_with("(END)[cursor/]"), "{out}");
+    }
+
+    #[test]
+    fn recurring_colours_are_theme_and_rare_ones_are_marked() {
+        let out = styled(40, 10, &test_screens::process_list());
+        assert!(
+            out.starts_with("  Tasks: [bold cyan]12[/] running\n"),
+            "{out}"
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[2], "    1 root      0.0 /bin/app",
+            "cyan in every row"
+        );
+        assert_eq!(lines[4], "   [black on cyan]60 root      0.0 /bin/app[/]");
+    }
+
+    #[test]
+    fn literal_brackets_are_doubled_and_the_cursor_is_marked() {
+        assert_eq!(styled(20, 3, b"[x] done\r\n$ "), "[[x] done\n$ [cursor/]\n");
+        assert_eq!(styled(20, 3, b"[x] done\r\n$ \x1b[?25l"), "[[x] done\n$\n");
+        assert_eq!(
+            strip_markup("[[[bold]a[/]] [[[["),
+            "[a] [[",
+            "[[ is [, anything else in brackets is a tag"
+        );
+    }
+
+    #[test]
+    fn blanks_at_either_end_of_a_run_stay_outside_its_tag() {
+        assert_eq!(
+            styled(30, 3, b"go \x1b[1;31m  two words  \x1b[0m end\x1b[?25l"),
+            "go   [bold red]two words[/]   end\n\n"
+        );
+    }
+
+    #[test]
+    fn wide_characters_appear_once_inside_or_outside_tags() {
+        assert_eq!(
+            styled(20, 2, "日本\x1b[7m語\x1b[0m ok\x1b[?25l".as_bytes()),
+            "日本[reverse]語[/] ok\n"
+        );
+    }
+
+    #[test]
+    fn a_plain_screen_is_its_own_styled_text() {
+        let bytes = b"$ ls\r\nCargo.toml  src\r\n$ ";
+        assert_eq!(styled(30, 4, bytes), "$ ls\nCargo.toml  src\n$ [cursor/]\n");
+    }
 }
