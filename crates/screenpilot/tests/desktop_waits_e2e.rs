@@ -12,7 +12,8 @@ use serde_json::Value;
 use common::{Background, Daemon};
 
 /// An xterm whose shell sets its title to "ready", then for each line read from `fifo` prints the
-/// line, sets the title to it, and exits on "quit".
+/// line, sets the title to it, and exits on "quit". The shell holds the pipe open for reading and
+/// writing, so no line is lost between two reads and no writer's close ends its loop.
 fn start_reactive_xterm(daemon: &Daemon, sid: &str, size: &str) -> PathBuf {
     let fifo = daemon.path().join(format!("{sid}.fifo"));
     let made = std::process::Command::new("mkfifo")
@@ -21,7 +22,7 @@ fn start_reactive_xterm(daemon: &Daemon, sid: &str, size: &str) -> PathBuf {
         .expect("mkfifo runs");
     assert!(made.success());
     let script = format!(
-        r#"printf '\033]0;ready\007'; while read -r line < '{}'; do printf '%s\n' "$line"; printf '\033]0;%s\007' "$line"; [ "$line" = quit ] && exit 7; done"#,
+        r#"exec 3<> '{}'; printf '\033]0;ready\007'; while read -r line <&3; do printf '%s\n' "$line"; printf '\033]0;%s\007' "$line"; [ "$line" = quit ] && exit 7; done"#,
         fifo.display()
     );
     let started = daemon.sp_json(&[
