@@ -34,10 +34,37 @@ install_deps() {
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
+  # The oldest Textual screenpilot supports, in a venv of its own: the Textual tests run on both.
+  local oldest=.venv/textual-oldest
+  if ! "$oldest/bin/python" -c "import textual, sys; sys.exit(textual.__version__ != '$TEXTUAL_OLDEST')" 2>/dev/null; then
+    say "python venv ($oldest) with textual==$TEXTUAL_OLDEST"
+    python3 -m venv "$oldest"
+    "$oldest/bin/pip" install -q --disable-pip-version-check "textual==$TEXTUAL_OLDEST"
+  fi
+  # Textual's own example apps (its docs examples, in its source distribution) beside each venv, for
+  # the differential test against Pilot.
+  local venv version
+  for venv in .venv "$oldest"; do
+    version=$("$venv/bin/python" -c 'import textual; print(textual.__version__)')
+    if [ "$(cat "$venv/textual-examples/.version" 2>/dev/null)" != "$version" ]; then
+      say "Textual $version example apps ($venv/textual-examples)"
+      local sdist
+      sdist=$(mktemp -d)
+      "$venv/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary :all: -d "$sdist" "textual==$version"
+      tar -xzf "$sdist"/textual-*.tar.gz -C "$sdist" --wildcards '*/docs/examples/*'
+      rm -rf "$venv/textual-examples"
+      mv "$sdist/textual-$version/docs/examples" "$venv/textual-examples"
+      echo "$version" > "$venv/textual-examples/.version"
+      rm -rf "$sdist"
+    fi
+  done
 }
 
+# The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
+TEXTUAL_OLDEST=1.0.0
 [ "${SKIP_DEPS:-}" = 1 ] || install_deps
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
+export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 
 say "cargo fmt --check"
 cargo fmt --all --check

@@ -25,7 +25,7 @@ fn missing_prerequisites_are_clear_errors() {
     assert_eq!(result["error"]["code"], "textual_missing", "{result}");
     let message = result["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("pip install \"textual>=8.2\""),
+        message.contains("pip install \"textual>=1.0\""),
         "{message}"
     );
 

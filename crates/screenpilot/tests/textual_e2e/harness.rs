@@ -1,29 +1,68 @@
-//! The harness: one daemon and scratch directory per test, the interpreter with Textual, and helpers
-//! to read results.
+//! The harness: one daemon and scratch directory per test, the interpreters with the newest and the
+//! oldest supported Textual, Textual's own example apps, and helpers to read results.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::common::Daemon;
 
-/// The interpreter with Textual installed.
+/// The interpreter with the newest Textual screenpilot supports.
 pub fn python() -> String {
     let python = std::env::var("SCREENPILOT_TEST_PYTHON")
         .unwrap_or_else(|_| format!("{}/../../.venv/bin/python", env!("CARGO_MANIFEST_DIR")));
-    let ok = Command::new(&python)
-        .args(["-c", "import textual"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
     assert!(
-        ok,
+        imports_textual(&python),
         "no Python with Textual at {python}: run scripts/test.sh (it creates .venv with textual), \
          or set SCREENPILOT_TEST_PYTHON to an interpreter that has it"
     );
     python
+}
+
+/// The interpreter with the oldest Textual screenpilot supports: the Textual tests run on both.
+pub fn oldest_python() -> String {
+    let python = std::env::var("SCREENPILOT_TEST_PYTHON_OLDEST").unwrap_or_else(|_| {
+        format!(
+            "{}/../../.venv/textual-oldest/bin/python",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    assert!(
+        imports_textual(&python),
+        "no Python with the oldest supported Textual at {python}: run scripts/test.sh (it creates \
+         .venv/textual-oldest), or set SCREENPILOT_TEST_PYTHON_OLDEST to an interpreter that has it"
+    );
+    python
+}
+
+fn imports_textual(python: &str) -> bool {
+    Command::new(python)
+        .args(["-c", "import textual"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Textual's own example apps (the docs examples from the source distribution of the interpreter's
+/// Textual), which scripts/test.sh unpacks into `<venv>/textual-examples`.
+pub fn textual_examples(python: &str) -> PathBuf {
+    let out = Command::new(python)
+        .args(["-c", "import sys; print(sys.prefix)"])
+        .output()
+        .unwrap_or_else(|e| panic!("run {python}: {e}"));
+    let prefix = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let examples = PathBuf::from(prefix).join("textual-examples");
+    assert!(
+        examples.join("widgets").is_dir(),
+        "no Textual example apps at {}: run scripts/test.sh (it unpacks them from the source \
+         distribution of the venv's Textual)",
+        examples.display()
+    );
+    examples
 }
 
 /// One test's daemon (the shared e2e harness: its own directory, stopped and removed on drop) and the
@@ -33,17 +72,58 @@ pub struct Harness {
     /// The scratch directory: apps are copied here, so screenshots land here too.
     pub dir: PathBuf,
     pub python: String,
+    /// Directories of Textual's examples already copied into `dir`.
+    examples_copied: Mutex<HashSet<PathBuf>>,
 }
 
 impl Harness {
+    /// A harness driving apps under the newest supported Textual.
     pub fn new() -> Harness {
+        Harness::with_python(python())
+    }
+
+    /// A harness driving apps under the given interpreter's Textual.
+    pub fn with_python(python: String) -> Harness {
         let daemon = Daemon::new();
         let dir = daemon.path().to_path_buf();
         Harness {
             daemon,
             dir,
-            python: python(),
+            python,
+            examples_copied: Mutex::default(),
         }
+    }
+
+    /// Copy one of Textual's own example apps (a path under its docs examples, such as
+    /// "widgets/checkbox.py"), with the files beside it (its CSS), into the test directory; returns
+    /// its path there.
+    pub fn example(&self, example: &str) -> String {
+        let from = textual_examples(&self.python).join(example);
+        let source_dir = from.parent().expect("an example is in a directory");
+        let to_dir = self.dir.join("examples").join(
+            Path::new(example)
+                .parent()
+                .expect("an example is in a directory"),
+        );
+        let to = to_dir.join(from.file_name().expect("a file name"));
+        // Once per directory, even when tests on several threads ask at once (none may read a file
+        // another is still writing).
+        let mut copied = self
+            .examples_copied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !copied.insert(to_dir.clone()) {
+            return to.to_string_lossy().into_owned();
+        }
+        std::fs::create_dir_all(&to_dir).unwrap_or_else(|e| panic!("mkdir {to_dir:?}: {e}"));
+        for entry in std::fs::read_dir(source_dir).expect("read the example's directory") {
+            let entry = entry.expect("a directory entry");
+            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::copy(entry.path(), to_dir.join(entry.file_name()))
+                    .unwrap_or_else(|e| panic!("copy {:?}: {e}", entry.path()));
+            }
+        }
+        to.to_string_lossy().into_owned()
     }
 
     /// Copy a fixture app into the test directory; returns its path.

@@ -235,7 +235,7 @@ pub async fn start(
             "python_unavailable",
             "python",
             format!(
-                "python: cannot start the interpreter {:?}: {message}. Install Python 3.9+ and Textual ({} -m pip install \"textual>=8.2\"), or pass python: \"/path/to/python\"",
+                "python: cannot start the interpreter {:?}: {message}. Install Python 3.9+ and Textual ({} -m pip install \"textual>=1.0\"), or pass python: \"/path/to/python\"",
                 launch.python, launch.python
             ),
         ),

@@ -224,6 +224,9 @@ async fn drive(
     let (app, fresh, mut guard) = get_app(ctx, request, sid, opened, deadline).await?;
     let mut link = app.link.lock().await;
     let mut driver = Driver::new(&app, &mut link, deadline);
+    driver
+        .warnings
+        .extend(untested_textual(&app.textual_version));
     let fail = |e: OpError| after_start(e, request, app.sid());
     let actions = run_actions(&mut driver, request, fresh, progress)
         .await
@@ -354,8 +357,7 @@ struct ActionsRun {
     skipped: usize,
 }
 
-/// Settle a fresh app, run each action streaming the screen after it, then let the app come to rest
-/// for the final picture (after its short timers: a Button's pressed look).
+/// Settle a fresh app, then run each action, streaming the screen once the app has settled after it.
 async fn run_actions(
     driver: &mut Driver<'_>,
     request: &Request,
@@ -400,14 +402,6 @@ async fn run_actions(
                 text.trim_end_matches('\n')
             ),
         }));
-    }
-    if !run.exited
-        && matches!(
-            driver.calm("the final screen").await,
-            Err(StepError::Exited)
-        )
-    {
-        run.exited = true;
     }
     Ok(run)
 }
@@ -512,6 +506,29 @@ fn after_start(mut error: OpError, request: &Request, sid: &str) -> OpError {
     error
 }
 
+/// The newest Textual release (major, minor) the tests run on; the probe's `NEWEST_TESTED` says the
+/// same. Older than the probe's `MIN_TEXTUAL` is refused by the probe itself, before the app loads.
+const NEWEST_TESTED_TEXTUAL: (u64, u64) = (8, 2);
+
+/// A warning for a Textual newer than any tested: it runs, but a difference may be Textual's.
+fn untested_textual(version: &str) -> Option<String> {
+    let mut parts = version.split('.').map(|p| {
+        p.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+    });
+    let major: u64 = parts.next()?.parse().ok()?;
+    let minor: u64 = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let (newest_major, newest_minor) = NEWEST_TESTED_TEXTUAL;
+    ((major, minor) > NEWEST_TESTED_TEXTUAL).then(|| {
+        format!(
+            "Textual {version} is newer than the newest screenpilot was tested with ({newest_major}.{newest_minor}); \
+             if something looks wrong, try pip install \"textual<{}\"",
+            newest_major + 1
+        )
+    })
+}
+
 /// Sizes within the daemon's caps, checked before the app starts and named by their own field (the
 /// session layer would call them cols/rows, and a bad resize would only show after earlier steps ran).
 fn check_sizes(ctx: &Context, request: &Request) -> Result<(), OpError> {
@@ -564,4 +581,34 @@ fn check_same_setup(app: &TextualApp, request: &Request) -> Result<(), OpError> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textual_newer_than_tested_is_a_warning_and_tested_ones_are_not() {
+        assert!(untested_textual("8.2.8").is_none());
+        assert!(untested_textual("1.0.0").is_none());
+        assert!(untested_textual("8.1.1").is_none());
+        assert!(untested_textual("not a version").is_none());
+        let warning = untested_textual("8.3.0").expect("8.3 is newer than tested");
+        assert!(warning.contains("8.2"), "{warning}");
+        assert!(untested_textual("9.0.0a1").is_some());
+    }
+
+    #[test]
+    fn the_probe_and_the_daemon_agree_on_the_newest_tested_textual() {
+        let init = include_str!("probe/screenpilot_probe/__init__.py");
+        let (major, minor) = NEWEST_TESTED_TEXTUAL;
+        assert!(
+            init.contains(&format!("NEWEST_TESTED = ({major}, {minor})")),
+            "probe/__init__.py and NEWEST_TESTED_TEXTUAL disagree"
+        );
+        assert!(
+            init.contains(&format!("through {major}.{minor}\"")),
+            "SUPPORTED names it too"
+        );
+    }
 }

@@ -40,6 +40,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("probe/screenpilot_probe/settle.py"),
     ),
     (
+        "screenpilot_probe/state.py",
+        include_str!("probe/screenpilot_probe/state.py"),
+    ),
+    (
         "screenpilot_probe/widgets.py",
         include_str!("probe/screenpilot_probe/widgets.py"),
     ),

@@ -44,9 +44,9 @@ pub struct Driver<'a> {
     /// Things the caller should know that did not stop the run (an app that never went idle).
     pub warnings: Vec<String>,
     pub shots: Vec<Shot>,
-    /// The app has short one-shot timers still to fire (a Button's pressed look): they are awaited
-    /// before the next input or the final picture, so a pause in between covers them for free.
-    timers_pending: bool,
+    /// When the last step's input reached the app: a pause counts from there, so the time the app
+    /// spent settling after that step (a Button's pressed look, an animation) counts toward it.
+    input_at: Option<Instant>,
 }
 
 impl<'a> Driver<'a> {
@@ -57,7 +57,7 @@ impl<'a> Driver<'a> {
             deadline,
             warnings: Vec::new(),
             shots: Vec::new(),
-            timers_pending: false,
+            input_at: None,
         }
     }
 
@@ -96,26 +96,17 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Wait until the app has handled everything sent so far and its screen is drawn (bounded).
+    /// Wait until the app is idle and its screen drawn (bounded): everything sent so far handled,
+    /// short timers fired, animations and scrolls finished, and with `size` the layout at that size.
     pub async fn settle(&mut self, size: Option<Size>, what: &str) -> Result<(), StepError> {
-        self.settle_with(size, true, false, what).await
+        self.settle_with(size, true, what).await
     }
 
-    /// Settle including the short timers still pending, if any: before input and final pictures.
-    pub async fn calm(&mut self, what: &str) -> Result<(), StepError> {
-        if self.timers_pending {
-            self.settle_with(None, true, true, what).await?;
-        }
-        Ok(())
-    }
-
-    /// With `paint` false: only until the app has handled the input (its queues are empty). With
-    /// `timers`: also until short one-shot timers have fired.
+    /// With `paint` false: only until the app has handled the input (its queues are empty).
     async fn settle_with(
         &mut self,
         size: Option<Size>,
         paint: bool,
-        timers: bool,
         what: &str,
     ) -> Result<(), StepError> {
         let limit = self.limit();
@@ -123,14 +114,8 @@ impl<'a> Driver<'a> {
             "limit_ms": limit.as_millis() as u64,
             "size": size.map(|s| [s.cols, s.rows]),
             "paint": paint,
-            "timers": timers,
         });
         let answer = self.ask("settle", fields, what).await;
-        if let Ok(answer) = &answer {
-            if paint {
-                self.timers_pending = answer["pending_timers"].as_u64().unwrap_or(0) > 0;
-            }
-        }
         match answer {
             Ok(answer) if answer["settled"] == Value::Bool(true) => Ok(()),
             Ok(answer) => {
@@ -157,9 +142,7 @@ impl<'a> Driver<'a> {
 
     /// Run one step, then settle. `field` names it in errors (`actions[2]`).
     pub async fn run(&mut self, step: &Step, field: &str) -> Result<(), StepError> {
-        if !matches!(step, Step::Pause(_)) {
-            self.calm(field).await?;
-        }
+        let input_at = self.input_at.take();
         match step {
             Step::Press(keys) => {
                 // One key at a time, each handled before the next: Textual resolves bindings where a
@@ -168,15 +151,19 @@ impl<'a> Driver<'a> {
                     let token = self.key_token(key, field).await?;
                     let writes = [keys::encode(&token, &self.app.session.modes())];
                     self.send(&writes).await?;
-                    let last = i + 1 == keys.len();
-                    self.settle_with(None, last, false, field).await?;
+                    if i + 1 == keys.len() {
+                        self.input_at = Some(Instant::now());
+                    }
+                    self.settle_with(None, i + 1 == keys.len(), field).await?;
                 }
                 Ok(())
             }
             Step::Pointer(pointer) => self.pointer(pointer, field).await,
             Step::Pause(duration) => {
-                // A pause the caller asked for, not synchronisation.
-                tokio::time::sleep(*duration).await;
+                // A pause the caller asked for, not synchronisation, counted from the last input
+                // as Textual's Pilot counts it: click, then pause(0.6).
+                let from = input_at.unwrap_or_else(Instant::now);
+                tokio::time::sleep_until(from + *duration).await;
                 self.settle(None, field).await
             }
             Step::Resize(size) => {
@@ -185,9 +172,12 @@ impl<'a> Driver<'a> {
                     .resize(*size)
                     .await
                     .map_err(|e| OpError::invalid(field, e.to_string()))?;
+                self.input_at = Some(Instant::now());
                 self.settle(Some(*size), field).await
             }
             Step::Screenshot => {
+                // Takes no time the app would notice: a pause after it still counts from the input.
+                self.input_at = input_at;
                 let shot = shots::write_beside(&self.app.app, &self.app.session)?;
                 self.shots.push(shot);
                 Ok(())
@@ -259,6 +249,7 @@ impl<'a> Driver<'a> {
             .into());
         }
         self.send(&writes).await?;
+        self.input_at = Some(Instant::now());
         self.settle(None, field).await
     }
 }

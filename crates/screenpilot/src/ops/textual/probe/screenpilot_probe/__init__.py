@@ -5,6 +5,9 @@ talks to it over a private unix socket (JSON lines). This package is embedded in
 and written to a private cache directory at run time; it is not a public API.
 """
 
-# The oldest Textual the probe is tested with.
-MIN_TEXTUAL = (8, 2)
-INSTALL_HINT = '{python} -m pip install "textual>=8.2"'
+# The Textual releases the probe is tested with, the oldest and the newest (CI runs the tests on both).
+# Older ones are refused; newer ones run, with a warning (screenpilot's NEWEST_TESTED_TEXTUAL says so).
+MIN_TEXTUAL = (1, 0)
+NEWEST_TESTED = (8, 2)
+SUPPORTED = "Textual 1.0 through 8.2"
+INSTALL_HINT = '{python} -m pip install "textual>=1.0"'

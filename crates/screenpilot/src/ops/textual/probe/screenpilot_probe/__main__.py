@@ -3,7 +3,7 @@
 import os
 import sys
 
-from . import INSTALL_HINT, MIN_TEXTUAL
+from . import INSTALL_HINT, MIN_TEXTUAL, SUPPORTED
 from .channel import Channel
 
 
@@ -48,12 +48,11 @@ def main(argv):
         return 3
     version = getattr(textual, "__version__", "0")
     if _version_tuple(version) < MIN_TEXTUAL:
-        minimum = ".".join(map(str, MIN_TEXTUAL))
         channel.event(
             "error",
             code="textual_too_old",
-            message=f"python: {sys.executable} has Textual {version}; screenpilot needs {minimum} or newer. "
-            f"Upgrade it: {hint}",
+            message=f"python: {sys.executable} has Textual {version}; screenpilot supports {SUPPORTED} "
+            f"(newer releases run too). Upgrade it: {hint}",
         )
         return 3
 

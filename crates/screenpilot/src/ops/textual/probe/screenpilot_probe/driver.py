@@ -6,7 +6,8 @@ arrives on the input after every key and mouse event screenpilot sent before ask
 back, the app has received all input sent so far and the emulator shows all output written so far: the
 two fences that make "settled" exact, with no timing guesses.
 
-When the app ends, the terminal modes Textual restores have echo turned off: an answer to the last
+When the app ends cleanly, its last frame stays on the screen (the alternate screen is not left), so
+screenpilot can report it. When the app ends, the terminal modes Textual restores have echo turned off: an answer to the last
 round trip that arrives after the app let go of the terminal is then dropped, rather than echoed as
 "^[[1;1R" above the traceback of an app that crashed. A suspend (running a shell or an editor) restores
 the modes unchanged.
@@ -27,7 +28,11 @@ from textual import events
 from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
 
-CURSOR_POSITION_REQUEST = "\x1b[6n"
+# A cursor position request (DSR 6), asked with the cursor on row 2 and put back after: Textual before
+# 4.0 reads a report for row 1 as the F3 key ("CSI 1 ; 1 R" is both).
+CURSOR_POSITION_REQUEST = "\x1b7\x1b[2;1H\x1b[6n\x1b8"
+# Leaving the alternate screen, which Textual does as it exits.
+LEAVE_ALT_SCREEN = "\x1b[?1049l"
 
 
 async def _resolve(future):
@@ -93,6 +98,7 @@ class ProbeDriver(LinuxDriver):
         self._fences = collections.deque()
         self._fences_lock = threading.Lock()
         self._suspending = False
+        self._keeping_frame = False
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
@@ -123,7 +129,22 @@ class ProbeDriver(LinuxDriver):
             attrs = list(attrs)
             attrs[3] &= ~termios.ECHO
             self.attrs_before = attrs
-        super().stop_application_mode()
+        # An app that ends with nothing more to say keeps its last frame on the screen: that is what
+        # screenpilot reports as its last screen (the terminal is the app's alone, and closes with it).
+        # One that prints something once it has left (a crash's traceback, an exit message) leaves the
+        # alternate screen as usual, so that is what shows.
+        self._keeping_frame = not self._suspending and not getattr(self._app, "_exit_renderables", None)
+        try:
+            super().stop_application_mode()
+        finally:
+            self._keeping_frame = False
+
+    def write(self, data):
+        if self._keeping_frame and LEAVE_ALT_SCREEN in data:
+            data = data.replace(LEAVE_ALT_SCREEN, "")
+            if not data:
+                return
+        super().write(data)
 
     def process_message(self, message):
         # Runs on the input thread, in input order.

@@ -128,7 +128,6 @@ class Probe:
                 limit=float(request.get("limit_ms", 10000)) / 1000.0,
                 size=tuple(size) if size else None,
                 paint=bool(request.get("paint", True)),
-                timers=bool(request.get("timers", True)),
             )
         if op == "tree":
             return widgets.tree(app)

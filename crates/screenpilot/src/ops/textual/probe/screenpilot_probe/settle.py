@@ -1,18 +1,29 @@
-"""Waiting until the app has settled: every input handled, every message processed, the screen repainted,
-and that paint drawn by the terminal.
+"""Waiting until the app has settled: every input handled, every message processed, short timers fired,
+animations and scrolls finished, the layout at the terminal's size, the screen repainted, and that
+paint drawn by the terminal. What the terminal then shows is what a person sees once the app is idle.
 
 Event-driven throughout: terminal round trips (see driver.py) fence input and output, and Textual's own
-callbacks say when queues are drained and the screen refreshed. The only clock is the caller's limit.
-A focused Input blinks forever, so a quiet screen is not the test; idle queues are.
+callbacks, timer tasks and animator events say when work is done. The only clock is the caller's limit.
+
+Work comes in two kinds. Finite work ends: queued messages, callbacks waiting for a refresh, one-shot
+timers due soon (a Button's pressed look, the Tabs underline, the resize debounce), animations (a
+scroll to the focused widget). A settle waits for all of it, round after round, since one piece often
+schedules the next (a timer calls back after a refresh, which starts an animation). Endless work never
+ends: repeating timers (a blinking cursor, a clock, a spinner) keep marking the screen dirty. So a round
+that finds only a fresh repaint pending, right after a round that found the same, ends the settle.
+
+Textual's internals are read defensively (``getattr`` with defaults): a version that renames one
+degrades to a shorter wait, never to an error.
 """
 
 import asyncio
 import time
 
-# One-shot timers due within this many seconds are awaited (a Button's pressed look lasts 0.2 s, and a
-# click during it is ignored); longer ones (notifications, app logic) are the app's business.
+# One-shot timers due within this many seconds of being set are awaited (a Button's pressed look
+# lasts 0.2 s, and a click during it is ignored); longer ones (notifications, app logic) are the
+# app's business.
 SHORT_TIMER = 1.0
-MAX_ROUNDS = 20
+MAX_ROUNDS = 50
 
 
 def _pumps(app):
@@ -23,41 +34,15 @@ def _pumps(app):
     return [app, *screen.walk_children(with_self=True)]
 
 
-def _busy(app, paint=True):
-    """Anything still queued, or (with ``paint``) a repaint pending?"""
+def _queued(app):
+    """Messages or callbacks waiting in any message pump of the app and its active screen."""
     for pump in _pumps(app):
         queue = getattr(pump, "_message_queue", None)
         if queue is not None and not queue.empty():
             return True
-    if not paint:
-        return False
-    try:
-        screen = app.screen
-    except Exception:
-        return False
-    return bool(
-        getattr(screen, "_layout_required", False)
-        or getattr(screen, "_repaint_required", False)
-        or getattr(screen, "_dirty_widgets", None)
-    )
-
-
-async def _drain(app):
-    """Let every message pump on the screen process what is queued now (as Textual's Pilot does)."""
-    remaining = 0
-    done = asyncio.Event()
-
-    def finished():
-        nonlocal remaining
-        remaining -= 1
-        if remaining == 0:
-            done.set()
-
-    for pump in _pumps(app):
-        if pump.call_later(finished):
-            remaining += 1
-    if remaining:
-        await done.wait()
+        if getattr(pump, "_next_callbacks", None):
+            return True
+    return False
 
 
 def _short_timers(app):
@@ -89,30 +74,129 @@ def _short_timers(app):
     return tasks
 
 
-async def _round(app, timers):
+def _animating(app):
+    animator = getattr(app, "animator", None) or getattr(app, "_animator", None)
+    if animator is None:
+        return False
+    return bool(getattr(animator, "_animations", None) or getattr(animator, "_scheduled", None))
+
+
+def _laid_out_at(app, size):
+    """Has the app taken the terminal's new size all the way down to its screen's layout? Textual 8
+    applies a resize after a short debounce timer, so the app's size changes before its screen's."""
+    if size is None:
+        return True
+    size = tuple(size)
+    if tuple(app.size) != size or getattr(app, "_resize_event", None) is not None:
+        return False
+    try:
+        screen = app.screen
+    except Exception:
+        return True
+    compositor = getattr(screen, "_compositor", None)
+    laid_out = getattr(compositor, "size", None)
+    if laid_out is None:
+        laid_out = getattr(screen, "outer_size", screen.size)
+    return tuple(laid_out) == size
+
+
+def _layout_pending(app):
+    """A layout, scroll or recompose that the screen has yet to do."""
+    try:
+        screen = app.screen
+    except Exception:
+        return False
+    if getattr(screen, "_callbacks", None):
+        return True  # callbacks waiting for the next refresh
+    return bool(
+        getattr(screen, "_layout_required", False)
+        or getattr(screen, "_scroll_required", False)
+        or getattr(screen, "_recompose_required", False)
+    )
+
+
+def _paint_pending(app):
+    try:
+        screen = app.screen
+    except Exception:
+        return False
+    return bool(getattr(screen, "_repaint_required", False) or getattr(screen, "_dirty_widgets", None))
+
+
+def _finite_work(app, size):
+    """What finite work is still to do, by name, or None."""
+    if _queued(app):
+        return "messages"
+    if _short_timers(app):
+        return "timers"
+    if _animating(app):
+        return "animations"
+    if not _laid_out_at(app, size):
+        return "resize"
+    if _layout_pending(app):
+        return "layout"
+    return None
+
+
+async def _drain(app):
+    """Let every message pump on the screen process what is queued now (as Textual's Pilot does)."""
+    remaining = 0
+    done = asyncio.Event()
+
+    def finished():
+        nonlocal remaining
+        remaining -= 1
+        if remaining == 0:
+            done.set()
+
+    for pump in _pumps(app):
+        if pump.call_later(finished):
+            remaining += 1
+    if remaining:
+        await done.wait()
+
+
+async def _refreshed(app):
+    """Wait for the active screen's next refresh (it comes at once when nothing is dirty)."""
+    try:
+        screen = app.screen
+    except Exception:
+        return
+    done = asyncio.Event()
+    if screen.call_after_refresh(done.set) is False:
+        return
+    await done.wait()
+
+
+async def _animations_done(app):
+    animator = getattr(app, "animator", None)
+    if animator is None:
+        return
+    if getattr(animator, "_scheduled", None) and hasattr(animator, "wait_until_complete"):
+        await animator.wait_until_complete()
+    elif getattr(animator, "_animations", None):
+        await animator.wait_for_idle()
+
+
+async def _round(app):
+    """Do one round of waiting: queued messages, then timers due soon, then animations, then a refresh.
+    Returns how many timers it waited for."""
     await _drain(app)
-    pending = _short_timers(app) if timers else []
+    pending = _short_timers(app)
     if pending:
         await asyncio.wait(pending, timeout=SHORT_TIMER)
-    try:
-        await app.animator.wait_for_idle()
-    except Exception:
-        pass
-    screen = app.screen
-    await screen.wait_for_refresh()
+    await _animations_done(app)
+    await _refreshed(app)
     return len(pending)
 
 
-async def settle(app, limit=10.0, size=None, paint=True, timers=True):
+async def settle(app, limit=10.0, size=None, paint=True):
     """Settle fully, or with ``paint=False`` only until the input is handled (between keys of one press,
     so a key bound at the app level is handled before the next key is typed, as Textual's Pilot does).
-
-    With ``timers=False`` short one-shot timers are not awaited, only counted in ``pending_timers``:
-    screenpilot waits for them lazily, before the next input or the final picture, so a pause the
-    caller asked for covers them at no extra cost."""
+    With ``size``, also until the app and its screen's layout have that size."""
     started = time.monotonic()
     driver = app._driver
-    result = {"settled": False, "rounds": 0}
+    result = {"settled": False, "rounds": 0, "timers": 0}
 
     async def work():
         await driver.round_trip()  # all input sent so far is queued in the app
@@ -120,23 +204,38 @@ async def settle(app, limit=10.0, size=None, paint=True, timers=True):
             for rounds in range(1, MAX_ROUNDS + 1):
                 result["rounds"] = rounds
                 await _drain(app)
-                if not _busy(app, paint=False):
+                if not _queued(app):
                     break
             result["settled"] = True
             return
+        repaints = 0
         for rounds in range(1, MAX_ROUNDS + 1):
             result["rounds"] = rounds
-            fired = await _round(app, timers)
-            size_ok = size is None or tuple(app.size) == tuple(size)
-            if not fired and not _busy(app) and size_ok:
-                break
+            result["timers"] += await _round(app)
+            busy = _finite_work(app, size)
+            if busy is None:
+                if not _paint_pending(app):
+                    break
+                # Only a repaint: again after a round of it, the app repaints by itself, endlessly.
+                repaints += 1
+                if repaints >= 2:
+                    break
+            else:
+                repaints = 0
+                result["busy"] = busy
+        else:
+            result["reason"] = f"the app was still busy ({result.get('busy', 'repainting')}) after {MAX_ROUNDS} rounds"
+            await driver.round_trip()
+            return
+        result.pop("busy", None)
         await driver.round_trip()  # all output written so far is on the terminal's screen
         result["settled"] = True
 
     try:
         await asyncio.wait_for(work(), timeout=limit)
     except asyncio.TimeoutError:
-        result["reason"] = f"the app was still busy after {limit:.1f} s"
+        busy = _finite_work(app, size) or "repainting"
+        result["reason"] = f"the app was still busy ({busy}) after {limit:.1f} s"
     result["pending_timers"] = len(_short_timers(app))
     result["waited_ms"] = round((time.monotonic() - started) * 1000, 1)
     result["size"] = list(app.size)

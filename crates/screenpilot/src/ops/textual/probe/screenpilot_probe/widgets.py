@@ -1,11 +1,11 @@
-"""What the app's widgets are and hold: the tree, per-widget state, and where a click would land.
+"""What the app's widgets are: the tree, each widget's state (see state.py), and where a click would land.
 
-Regions are 0-based screen cells, as [x, y, width, height]. Widget-specific state is read through
-public attributes, tried by name, so new Textual versions and third-party widgets degrade to the
-common fields rather than fail.
+Regions are 0-based screen cells, as [x, y, width, height].
 """
 
 from textual.errors import NoWidget
+
+from . import state
 
 
 class Refusal(Exception):
@@ -30,15 +30,6 @@ def _region(region):
     return [region.x, region.y, region.width, region.height]
 
 
-def _text(value):
-    if value is None:
-        return None
-    plain = getattr(value, "plain", None)  # rich Text, textual Content
-    if isinstance(plain, str):
-        return plain
-    return str(value)
-
-
 def _is_focused(widget):
     try:
         return widget.has_focus
@@ -60,89 +51,9 @@ def describe(widget):
     return info
 
 
-def _state(widget):
-    """Widget-specific state, by what the widget offers."""
-    state = {}
-    name = type(widget).__name__
-    mro = {cls.__name__ for cls in type(widget).__mro__}
-
-    def take(key, attr=None, convert=None):
-        try:
-            value = getattr(widget, attr or key)
-        except Exception:
-            return
-        if callable(value):
-            return
-        state[key] = convert(value) if convert else value
-
-    if "Input" in mro:
-        take("value")
-        take("placeholder", convert=_text)
-        take("cursor_position")
-    if "TextArea" in mro:
-        take("text")
-        take("cursor_location", convert=list)
-    if "Button" in mro:
-        take("label", convert=_text)
-        take("variant", convert=str)
-    if "ToggleButton" in mro or "Switch" in mro:  # Checkbox, RadioButton, Switch
-        take("value")
-        if "ToggleButton" in mro:
-            take("label", convert=_text)
-    if "RadioSet" in mro:
-        take("pressed_index")
-    if "Select" in mro:
-        try:
-            value = widget.value
-            blank = widget.is_blank() if hasattr(widget, "is_blank") else type(value).__name__ == "NoSelection"
-            state["value"] = None if blank else value
-        except Exception:
-            pass
-    if "DataTable" in mro:
-        take("row_count")
-        try:
-            state["column_count"] = len(widget.columns)
-        except Exception:
-            pass
-        take("cursor_row")
-        take("cursor_column")
-        take("cursor_coordinate", convert=list)
-    if "ListView" in mro:
-        take("index")
-        try:
-            state["item_count"] = len(widget)
-        except Exception:
-            pass
-    if "OptionList" in mro:
-        take("highlighted")
-        take("option_count")
-    if "ProgressBar" in mro:
-        take("progress")
-        take("total")
-        take("percentage")
-    if "Tabs" in mro or "TabbedContent" in mro:
-        take("active")
-    if "Tree" in mro:
-        try:
-            node = widget.cursor_node
-            state["cursor_label"] = _text(node.label) if node is not None else None
-        except Exception:
-            pass
-    if "Static" in mro and "content" not in state and name not in ("Button",):
-        for attr in ("content", "renderable"):
-            try:
-                value = getattr(widget, attr)
-            except Exception:
-                continue
-            if value is not None and not callable(value):
-                state["content"] = _text(value)
-                break
-    return state
-
-
 def state_of(widget):
     info = describe(widget)
-    info.update(_state(widget))
+    info.update(state.state(widget))
     return info
 
 
@@ -161,7 +72,19 @@ def tree(app):
         "screen": node(screen),
         "screens": [label(s) for s in app.screen_stack],
         "focused": label(app.focused) if app.focused is not None else None,
+        "notifications": notifications(screen),
     }
+
+
+def notifications(screen):
+    """The notifications on screen now (Textual shows them as toasts), oldest first."""
+    shown = []
+    for widget in screen.walk_children():
+        if "Toast" in {cls.__name__ for cls in type(widget).__mro__}:
+            toast = state.state(widget)
+            if "message" in toast:
+                shown.append(toast)
+    return shown
 
 
 def _find(app, selector):
