@@ -11,6 +11,11 @@ floor). Every run is checked: the label must read "count: 2" at the end.
 A second line repeats the job without the pause (two clicks back to back): Textual's Button ignores a
 click during its 0.2 s pressed look, so a driver that does not wait for it loses the second click.
 
+A third part times calls on an open session (`--session NAME`, the app already running), as an agent
+makes them step by step, next to the same actions as a one-shot call (which starts and stops the app):
+a click (it includes waiting out the Button's 0.2 s pressed look), a key, a query with no action, and
+the whole reference example.
+
 Run: .venv/bin/python benches/textual_vs_pilot.py [--iterations N]   (after `cargo build --release`)
 """
 import argparse
@@ -39,7 +44,27 @@ module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 app = module.CounterApp()
 
-async def main():
+async def bench_session(binary, app, iterations, steps, env, query=None):
+    """Time `iterations` calls on one open session (opened and closed outside the timing)."""
+    base = [binary, "--json", "textual"]
+    subprocess.run(base + [app, "--python", sys.executable, "--session", "bench"], env=env, capture_output=True, check=True)
+    times, correct = [], 0
+    try:
+        for _ in range(iterations):
+            args = base + ["--session", "bench", "--actions", json.dumps(steps)]
+            if query:
+                args += ["--query", query]
+            start = time.perf_counter()
+            out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+            times.append((time.perf_counter() - start) * 1000)
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            correct += result["ok"] and (query is None or bool(result.get("query")))
+    finally:
+        subprocess.run(base + ["--session", "bench", "--close"], env=env, capture_output=True)
+    return times, correct
+
+
+def main():
     async with app.run_test(size=(80, 25)) as pilot:
         await pilot.press("tab")
         await pilot.click("#inc")
@@ -64,7 +89,7 @@ def summary(name, values_ms, correct, runs):
     }
 
 
-def bench_screenpilot(binary, app, iterations, steps, env):
+def bench_screenpilot(binary, app, iterations, steps, env, expect="count: 2"):
     times, correct = [], 0
     args = [binary, "--json", "textual", app, "--python", sys.executable, "--actions", json.dumps(steps)]
     for _ in range(iterations):
@@ -72,7 +97,7 @@ def bench_screenpilot(binary, app, iterations, steps, env):
         out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
         times.append((time.perf_counter() - start) * 1000)
         result = json.loads(out.stdout.strip().splitlines()[-1])
-        correct += result["text"].startswith("count: 2")
+        correct += result["text"].startswith(expect)
     return times, correct
 
 
@@ -114,6 +139,26 @@ def bench_pilot_in_process(app, shots, iterations, pause):
     return times, correct
 
 
+def bench_session(binary, app, iterations, steps, env, query=None):
+    """Time `iterations` calls on one open session (opened and closed outside the timing)."""
+    base = [binary, "--json", "textual"]
+    subprocess.run(base + [app, "--python", sys.executable, "--session", "bench"], env=env, capture_output=True, check=True)
+    times, correct = [], 0
+    try:
+        for _ in range(iterations):
+            args = base + ["--session", "bench", "--actions", json.dumps(steps)]
+            if query:
+                args += ["--query", query]
+            start = time.perf_counter()
+            out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+            times.append((time.perf_counter() - start) * 1000)
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            correct += result["ok"] and (query is None or bool(result.get("query")))
+    finally:
+        subprocess.run(base + ["--session", "bench", "--close"], env=env, capture_output=True)
+    return times, correct
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--iterations", type=int, default=10)
@@ -141,9 +186,20 @@ def main():
             summary("screenpilot textual", *bench_screenpilot(args.binary, app, n, no_pause, env), n),
             summary("Textual Pilot run_test(), fresh interpreter per run", *bench_pilot_subprocess(app, shots, n, 0), n),
         ]
+        click, tab = [{"click": "#inc"}], [{"press": "tab"}]
+        sessions = [
+            summary("session call: click #inc", *bench_session(args.binary, app, n, click, env), n),
+            summary("one-shot: click #inc", *bench_screenpilot(args.binary, app, n, click, env, expect="count: 1"), n),
+            summary("session call: press tab", *bench_session(args.binary, app, n, tab, env), n),
+            summary("session call: query #label, no action", *bench_session(args.binary, app, n, [], env, query="#label"), n),
+            summary("session call: the reference example", *bench_session(args.binary, app, n, STEPS, env), n),
+        ]
+        pilot = with_pause[2]["median_ms"]
         results = {
             "reference example: tab, click, pause 0.6 s, click, screenshot (one-shot, wall time)": with_pause,
+            "one-shot / Pilot in a fresh interpreter (medians)": round(with_pause[0]["median_ms"] / pilot, 3),
             "same without the pause (two clicks back to back; correct = both counted)": back_to_back,
+            "calls on an open session, next to one-shot calls": sessions,
         }
     finally:
         subprocess.run([args.binary, "daemon", "stop"], env=env, capture_output=True)

@@ -167,3 +167,18 @@ fn an_app_that_exits_part_way_reports_its_last_frame() {
 fn an_app_that_exits_part_way_reports_its_last_frame_on_the_oldest_textual() {
     exit_part_way_reports_the_last_frame(&Harness::with_python(oldest_python()));
 }
+
+/// A Button ignores a click during its 0.2 s pressed look: settling waits it out, so clicks given back
+/// to back all count, each streamed screen showing its own.
+#[test]
+fn back_to_back_clicks_on_a_button_all_count() {
+    let h = Harness::new();
+    let app = h.app("counter.py");
+    let actions = json!([{"click": "#inc"}, {"click": "#inc"}, {"click": "#inc"}]).to_string();
+    let (progress, result) = h.textual(&[&app, "--actions", &actions, "--query", "#label"]);
+    for (i, update) in progress.iter().enumerate() {
+        let text = update["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("count: {}", i + 1)), "{text}");
+    }
+    assert_eq!(queried(&result, "#label")["content"], "count: 3");
+}

@@ -40,9 +40,9 @@ impl Operation for TextualRun {
     const DESCRIPTION: &'static str = "Run a Python Textual app in a real terminal and drive it: keys, clicks on CSS selectors, pauses, resizes, screenshots. \
 One-shot (app + actions: start, act, stop; returns the exit value) or a session (app + session opens it and keeps it running; session alone acts on it; close: true stops it). \
 A click goes to the visible centre of the widget (or offset from its top-left) and is refused with a clear error if the widget is absent, hidden, disabled, off screen, or covered (e.g. by a modal screen). \
-After every action the app settles (input handled, queues drained, screen repainted) before the next; the screen text streams as progress after each. \
+After every action the app settles (input handled, short timers, animations and scrolls done, screen repainted); the screen text then streams as progress. \
 Returns {ok, sid, kind, alive, text (the screen), cols, rows, details{exit_value, exit, screenshot (SVG beside the app; png too), size, python, python_version, textual_version, warnings}, tree?, query?}. \
-tree: every widget (type, id, classes, visible, disabled, focused, region [x,y,w,h]); query: state of matching widgets (Input value, Button label, Checkbox value, DataTable row_count/cursor, ...). \
+tree: every widget (type, id, classes, visible, disabled, focused, region [x,y,w,h]); query: state of matching widgets (Input value, Checkbox value, DataTable cursor, Log last_lines, Markdown headings, ...). \
 Example: {\"app\": \"/src/counter.py\", \"screenshot\": true, \"actions\": [{\"press\": \"tab\"}, {\"click\": \"#inc\"}], \"query\": [\"#label\"]}.";
     type Params = TextualRunParams;
     type Output = TextualDone;
