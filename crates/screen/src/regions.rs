@@ -210,6 +210,22 @@ impl Regions {
 
     fn find_highlights(&mut self, shades: &[Shade]) {
         let (cols, rows) = (self.size.cols as usize, self.size.rows as usize);
+        if self.regions.len() == 1 {
+            // One background everywhere (a shell, most line-mode programs): one segment per row,
+            // and nothing set off from anything.
+            self.segment_of_cell = (0..rows * cols).map(|i| i / cols).collect();
+            self.segments = (0..rows)
+                .map(|row| Segment {
+                    row: row as u16,
+                    from: 0,
+                    to: cols as u16,
+                    region: 0,
+                    highlight: false,
+                    around: None,
+                })
+                .collect();
+            return;
+        }
         let borders = self.area_borders(shades);
         let total = cols * rows;
         let last_row = rows.saturating_sub(1) as u16;
@@ -490,29 +506,42 @@ impl Borders {
 }
 
 /// Counts of things in the order first seen, so that ties go to the first seen (reading order) and
-/// never depend on hash order.
+/// never depend on hash order. Most tallies hold a handful of keys, found by a scan; a map takes
+/// over past [`Tally::SCAN`].
 #[derive(Debug, Clone)]
 struct Tally<K> {
-    index: HashMap<K, usize>,
     counts: Vec<(K, usize)>,
+    index: Option<HashMap<K, usize>>,
 }
 
 impl<K> Default for Tally<K> {
     fn default() -> Self {
         Tally {
-            index: HashMap::new(),
             counts: Vec::new(),
+            index: None,
         }
     }
 }
 
 impl<K: Copy + Eq + std::hash::Hash> Tally<K> {
+    const SCAN: usize = 16;
+
     fn add(&mut self, key: K, n: usize) {
-        match self.index.get(&key) {
-            Some(&i) => self.counts[i].1 += n,
+        let found = match &self.index {
+            Some(index) => index.get(&key).copied(),
+            None => self.counts.iter().position(|(k, _)| *k == key),
+        };
+        match found {
+            Some(i) => self.counts[i].1 += n,
             None => {
-                self.index.insert(key, self.counts.len());
+                if let Some(index) = self.index.as_mut() {
+                    index.insert(key, self.counts.len());
+                }
                 self.counts.push((key, n));
+                if self.index.is_none() && self.counts.len() > Self::SCAN {
+                    let index = self.counts.iter().enumerate().map(|(i, (k, _))| (*k, i));
+                    self.index = Some(index.collect());
+                }
             }
         }
     }
@@ -531,6 +560,9 @@ impl<K: Copy + Eq + std::hash::Hash> Tally<K> {
 
 /// Label the 4-connected areas of equal shade, numbered in reading order of their first cell.
 fn label_areas(shades: &[Shade], cols: usize, rows: usize) -> Vec<usize> {
+    if shades.iter().all(|s| *s == shades[0]) {
+        return vec![0; shades.len()];
+    }
     let mut parent: Vec<usize> = (0..shades.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -554,12 +586,16 @@ fn label_areas(shades: &[Shade], cols: usize, rows: usize) -> Vec<usize> {
             }
         }
     }
-    let mut number: HashMap<usize, usize> = HashMap::new();
+    let mut number: Vec<usize> = vec![usize::MAX; shades.len()];
+    let mut next = 0;
     (0..shades.len())
         .map(|i| {
             let r = root(&mut parent, i);
-            let next = number.len();
-            *number.entry(r).or_insert(next)
+            if number[r] == usize::MAX {
+                number[r] = next;
+                next += 1;
+            }
+            number[r]
         })
         .collect()
 }
