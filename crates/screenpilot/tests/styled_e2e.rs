@@ -190,6 +190,13 @@ fn dialog_menu_names_banana_as_its_selection() {
     assert!(waited["highlights"].is_array());
     let plain = d.sp_json(&["wait", "dlg", "--ready", "--stable-ms", "50"]);
     assert!(plain.get("styled").is_none() && plain.get("highlights").is_none());
+    // Input answers with a screen only when it settles, so styled alone is refused.
+    let error = d.sp_error(&[
+        "call",
+        "send_keys",
+        r#"{"sid": "dlg", "keys": ["Up"], "styled": true}"#,
+    ]);
+    assert_eq!(error["field"], "styled", "{error}");
 }
 
 #[test]

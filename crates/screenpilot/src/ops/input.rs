@@ -136,7 +136,7 @@ impl After {
             After::Settle { limits, .. } => Ok(After::Settle { limits, styled }),
             After::Return if styled => Err(OpError::invalid(
                 "styled",
-                "styled comes with the screen, which input returns only with settle_ms",
+                "needs settle_ms: input returns a screen only then",
             )),
             After::Return => Ok(After::Return),
         }
