@@ -44,27 +44,7 @@ module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 app = module.CounterApp()
 
-async def bench_session(binary, app, iterations, steps, env, query=None):
-    """Time `iterations` calls on one open session (opened and closed outside the timing)."""
-    base = [binary, "--json", "textual"]
-    subprocess.run(base + [app, "--python", sys.executable, "--session", "bench"], env=env, capture_output=True, check=True)
-    times, correct = [], 0
-    try:
-        for _ in range(iterations):
-            args = base + ["--session", "bench", "--actions", json.dumps(steps)]
-            if query:
-                args += ["--query", query]
-            start = time.perf_counter()
-            out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
-            times.append((time.perf_counter() - start) * 1000)
-            result = json.loads(out.stdout.strip().splitlines()[-1])
-            correct += result["ok"] and (query is None or bool(result.get("query")))
-    finally:
-        subprocess.run(base + ["--session", "bench", "--close"], env=env, capture_output=True)
-    return times, correct
-
-
-def main():
+async def main():
     async with app.run_test(size=(80, 25)) as pilot:
         await pilot.press("tab")
         await pilot.click("#inc")
