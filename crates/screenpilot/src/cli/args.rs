@@ -149,6 +149,9 @@ pub struct MouseArgs {
     /// Wait for the app to react and stay quiet this many ms, then print the screen.
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
+    /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
+    #[arg(long)]
+    pub styled: bool,
     /// click, double_click, move, down, up, drag, scroll
     pub action: String,
     /// Target cell COL,ROW (0-based).

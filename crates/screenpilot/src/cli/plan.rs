@@ -164,6 +164,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 "scroll_x": a.scroll_x,
                 "modifiers": a.modifiers,
                 "settle_ms": a.settle_ms,
+                "styled": a.styled,
             }))
             .map_err(|e| {
                 let field = if e.to_string().contains("button") {
@@ -304,6 +305,7 @@ fn plan_computer(a: &ComputerArgs) -> Result<ComputerParams, OpError> {
         action: None,
         actions: None,
         step_timeout_ms: a.step_timeout_ms,
+        ..ComputerParams::default()
     };
     let first = a.action[0].trim_start();
     if first.starts_with('{') || first.starts_with('[') {

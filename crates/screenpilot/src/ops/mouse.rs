@@ -57,6 +57,9 @@ pub struct MouseParams {
     pub settle_ms: Option<u64>,
     /// Limit for settle_ms (default 5000).
     pub settle_timeout_ms: Option<u64>,
+    // With settle_ms: also return `styled` and `highlights`, as snapshot does (described there).
+    #[serde(default)]
+    pub styled: bool,
 }
 
 fn modifiers(names: &[String]) -> Result<Modifiers, OpError> {
@@ -199,7 +202,7 @@ async fn mouse(ctx: &Context, p: MouseParams) -> Result<InputDone, OpError> {
     };
     let writes =
         writes.map_err(|e| OpError::new(ErrorCode::MouseUnavailable, format!("mouse: {e}")))?;
-    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?;
+    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
     let done = write_input(&session, &writes, after).await?;
     Ok(done.at_cell(start.map(|pos| (pos.col.0, pos.row.0))))
 }
