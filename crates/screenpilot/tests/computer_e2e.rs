@@ -359,7 +359,7 @@ fn out_of_range_points_and_control_characters_are_refused_before_anything_is_sen
     let (_, anthropic) = daemon.computer(
         json!({"sid": "edge", "action": {"action": "left_click", "coordinate": [5, 480]}}),
     );
-    assert_eq!(anthropic["error"]["field"], "action.x");
+    assert_eq!(anthropic["error"]["field"], "action.coordinate");
     let (_, drag) = daemon
         .computer(json!({"sid": "edge", "action": {"type": "drag", "path": [[1, 1], [5000, 1]]}}));
     assert_eq!(drag["error"]["field"], "action.path");

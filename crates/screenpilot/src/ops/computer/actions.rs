@@ -5,6 +5,7 @@
 use screenpilot_desktop::Modifier;
 
 use super::keys::Chord;
+use super::request::ActionSpec;
 use crate::ops::button::Button;
 use crate::ops::common::OpError;
 
@@ -15,19 +16,21 @@ pub struct Px {
     pub y: u32,
 }
 
-/// A checked action. Coordinates are checked against the screen separately ([`Action::points`]).
+/// A checked action, in pixels of the screenshot. Coordinates are checked against the screenshot
+/// separately ([`check_points`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Screenshot,
+    /// `at: None` clicks where the pointer is (Anthropic's clicks without `coordinate`).
     Click {
-        at: Px,
+        at: Option<Px>,
         button: Button,
         count: u32,
         hold: Vec<Modifier>,
     },
-    /// Wheel steps, already converted: positive = right/down.
+    /// Wheel steps, already converted: positive = right/down. `at: None`: where the pointer is.
     Scroll {
-        at: Px,
+        at: Option<Px>,
         steps_x: i32,
         steps_y: i32,
         hold: Vec<Modifier>,
@@ -35,8 +38,9 @@ pub enum Action {
     Type {
         text: String,
     },
+    /// A fixed time, or (`ms: None`) until the screen has settled.
     Wait {
-        ms: u64,
+        ms: Option<u64>,
     },
     Move {
         at: Px,
@@ -63,7 +67,6 @@ pub enum Action {
     },
 }
 
-pub const DEFAULT_WAIT_MS: u64 = 2000;
 pub const MAX_WAIT_MS: u64 = 60_000;
 /// Most wheel steps per axis in one scroll.
 pub const MAX_SCROLL_STEPS: i32 = 50;
@@ -74,20 +77,27 @@ pub const MAX_PATH_POINTS: usize = 1000;
 /// Longest text one `type` action takes.
 pub const MAX_TEXT_CHARS: usize = 20_000;
 
-/// Wheel steps for a delta: 0 stays 0; otherwise ceil(|delta| / 120), at least 1 and at most 50,
-/// with the delta's sign.
-pub fn wheel_steps(delta: f64) -> i32 {
-    if delta == 0.0 || delta.is_nan() {
-        return 0;
+/// Wheel steps for a delta: 0 stays 0; otherwise ceil(|delta| / 120), at least 1, with the delta's
+/// sign. `None` past [`MAX_SCROLL_STEPS`] (or not a number): refused, never cut down.
+pub fn wheel_steps(delta: f64) -> Option<i32> {
+    if delta == 0.0 {
+        return Some(0);
     }
-    let steps = (delta.abs() / WHEEL_DELTA)
-        .ceil()
-        .clamp(1.0, MAX_SCROLL_STEPS as f64) as i32;
-    if delta < 0.0 {
-        -steps
-    } else {
-        steps
+    let steps = (delta.abs() / WHEEL_DELTA).ceil().max(1.0);
+    if !delta.is_finite() || steps > f64::from(MAX_SCROLL_STEPS) {
+        return None;
     }
+    let steps = steps as i32;
+    Some(if delta < 0.0 { -steps } else { steps })
+}
+
+/// Which request field a targeted point came from, for errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointField {
+    /// x and y (or coordinate): an error names the axis that is off.
+    Pointer,
+    Path,
+    Region,
 }
 
 impl Action {
@@ -120,51 +130,84 @@ impl Action {
     }
 
     /// Every pixel it targets, with the field each came from.
-    pub fn points(&self) -> Vec<(Px, &'static str)> {
+    pub fn points(&self) -> Vec<(Px, PointField)> {
         match self {
-            Action::Click { at, .. } | Action::Scroll { at, .. } | Action::Move { at, .. } => {
-                vec![(*at, "x")]
-            }
-            Action::MouseDown { at: Some(at) } | Action::MouseUp { at: Some(at) } => {
-                vec![(*at, "x")]
-            }
-            Action::Drag { path, .. } => path.iter().map(|p| (*p, "path")).collect(),
+            Action::Click { at: Some(at), .. }
+            | Action::Scroll { at: Some(at), .. }
+            | Action::Move { at, .. }
+            | Action::MouseDown { at: Some(at) }
+            | Action::MouseUp { at: Some(at) } => vec![(*at, PointField::Pointer)],
+            Action::Drag { path, .. } => path.iter().map(|p| (*p, PointField::Path)).collect(),
             Action::Zoom { region } => vec![
                 (
                     Px {
                         x: region[0],
                         y: region[1],
                     },
-                    "region",
+                    PointField::Region,
                 ),
                 (
                     Px {
                         x: region[2].saturating_sub(1),
                         y: region[3].saturating_sub(1),
                     },
-                    "region",
+                    PointField::Region,
                 ),
             ],
             _ => Vec::new(),
         }
     }
+
+    /// The same action with every point it targets passed through `f` (screenshot to screen).
+    pub fn map_points(&self, f: impl Fn(Px) -> Px) -> Action {
+        let mut action = self.clone();
+        match &mut action {
+            Action::Click { at: Some(at), .. }
+            | Action::Scroll { at: Some(at), .. }
+            | Action::Move { at, .. }
+            | Action::MouseDown { at: Some(at) }
+            | Action::MouseUp { at: Some(at) } => *at = f(*at),
+            Action::Drag { path, .. } => path.iter_mut().for_each(|p| *p = f(*p)),
+            _ => {}
+        }
+        action
+    }
 }
 
-/// Refuse any targeted pixel outside a `width` x `height` screenshot; `prefix` names the action.
-pub fn check_points(action: &Action, width: u32, height: u32, prefix: &str) -> Result<(), OpError> {
-    for (p, field) in action.points() {
-        if p.x >= width || p.y >= height {
-            return Err(OpError::invalid(
-                &format!("{prefix}.{field}"),
-                format!(
-                    "({}, {}) is outside the {width}x{height} screenshot; x must be 0-{} and y 0-{} (nothing was sent)",
-                    p.x,
-                    p.y,
-                    width.saturating_sub(1),
-                    height.saturating_sub(1)
-                ),
-            ));
+/// Refuse any targeted pixel outside a `width` x `height` screenshot. `prefix` names the action and
+/// `spec` is its request, so the error names the field the caller wrote (`x`, `coordinate`, ...).
+pub fn check_points(
+    action: &Action,
+    spec: &ActionSpec,
+    width: u32,
+    height: u32,
+    prefix: &str,
+) -> Result<(), OpError> {
+    let bounds = format!(
+        "the {width}x{height} screenshot (x 0-{}, y 0-{}); coordinates are pixels of the screenshot, nothing was sent",
+        width.saturating_sub(1),
+        height.saturating_sub(1)
+    );
+    for (i, (p, field)) in action.points().into_iter().enumerate() {
+        if p.x < width && p.y < height {
+            continue;
         }
+        let pair = format!("({}, {})", p.x, p.y);
+        let (name, what) = match field {
+            PointField::Pointer if spec.coordinate.is_some() => ("coordinate", pair),
+            PointField::Pointer if p.x >= width => ("x", p.x.to_string()),
+            PointField::Pointer => ("y", p.y.to_string()),
+            PointField::Path if spec.start_coordinate.is_some() && i == 0 => {
+                ("start_coordinate", pair)
+            }
+            PointField::Path if spec.start_coordinate.is_some() => ("coordinate", pair),
+            PointField::Path => ("path", pair),
+            PointField::Region => ("region", pair),
+        };
+        return Err(OpError::invalid(
+            &format!("{prefix}.{name}"),
+            format!("{what} is outside {bounds}"),
+        ));
     }
     Ok(())
 }
@@ -174,30 +217,88 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wheel_deltas_become_steps() {
-        assert_eq!(wheel_steps(0.0), 0);
-        assert_eq!(wheel_steps(1.0), 1);
-        assert_eq!(wheel_steps(120.0), 1);
-        assert_eq!(wheel_steps(121.0), 2);
-        assert_eq!(wheel_steps(-360.0), -3);
-        assert_eq!(wheel_steps(1e9), 50);
+    fn wheel_deltas_become_steps_and_too_many_are_refused() {
+        assert_eq!(wheel_steps(0.0), Some(0));
+        assert_eq!(wheel_steps(1.0), Some(1));
+        assert_eq!(wheel_steps(120.0), Some(1));
+        assert_eq!(wheel_steps(121.0), Some(2));
+        assert_eq!(wheel_steps(-360.0), Some(-3));
+        assert_eq!(wheel_steps(6000.0), Some(50));
+        assert_eq!(wheel_steps(6001.0), None);
+        assert_eq!(wheel_steps(1e9), None);
+        assert_eq!(wheel_steps(f64::NAN), None);
     }
 
     #[test]
-    fn points_are_checked_against_the_screen() {
+    fn points_are_checked_against_the_screenshot_naming_the_field() {
+        let spec = ActionSpec::default();
         let click = |x, y| Action::Click {
-            at: Px { x, y },
+            at: Some(Px { x, y }),
             button: Button::Left,
             count: 1,
             hold: Vec::new(),
         };
-        let err = check_points(&click(1280, 0), 1280, 800, "actions[1]").expect_err("off screen");
-        assert_eq!(err.field.as_deref(), Some("actions[1].x"));
-        assert!(check_points(&click(1279, 799), 1280, 800, "action").is_ok());
+        let err =
+            check_points(&click(1500, 0), &spec, 1356, 848, "action").expect_err("off screen");
+        assert_eq!(err.field.as_deref(), Some("action.x"));
+        assert!(
+            err.message
+                .starts_with("action.x: 1500 is outside the 1356x848 screenshot"),
+            "{}",
+            err.message
+        );
+        let err =
+            check_points(&click(0, 848), &spec, 1356, 848, "actions[1]").expect_err("off screen");
+        assert_eq!(err.field.as_deref(), Some("actions[1].y"));
+        let anthropic = ActionSpec {
+            coordinate: Some([0.0, 848.0]),
+            ..ActionSpec::default()
+        };
+        let err = check_points(&click(0, 848), &anthropic, 1356, 848, "action").expect_err("off");
+        assert_eq!(err.field.as_deref(), Some("action.coordinate"));
+        assert!(
+            err.message.contains("(0, 848) is outside"),
+            "{}",
+            err.message
+        );
+        assert!(check_points(&click(1355, 847), &spec, 1356, 848, "action").is_ok());
+        let at_pointer = Action::Click {
+            at: None,
+            button: Button::Left,
+            count: 1,
+            hold: Vec::new(),
+        };
+        assert!(check_points(&at_pointer, &spec, 1, 1, "action").is_ok());
         let zoom = Action::Zoom {
             region: [0, 0, 1280, 801],
         };
-        let err = check_points(&zoom, 1280, 800, "action").expect_err("region too tall");
+        let err = check_points(&zoom, &spec, 1280, 800, "action").expect_err("region too tall");
         assert_eq!(err.field.as_deref(), Some("action.region"));
+    }
+
+    #[test]
+    fn points_map_to_the_screen_and_nothing_else_changes() {
+        let drag = Action::Drag {
+            path: vec![Px { x: 1, y: 2 }, Px { x: 3, y: 4 }],
+            hold: Vec::new(),
+        };
+        let double = |p: Px| Px {
+            x: p.x * 2,
+            y: p.y * 2,
+        };
+        assert_eq!(
+            drag.map_points(double),
+            Action::Drag {
+                path: vec![Px { x: 2, y: 4 }, Px { x: 6, y: 8 }],
+                hold: Vec::new(),
+            }
+        );
+        let at_pointer = Action::Scroll {
+            at: None,
+            steps_x: 0,
+            steps_y: 3,
+            hold: Vec::new(),
+        };
+        assert_eq!(at_pointer.map_points(double), at_pointer);
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::actions::Action;
 use crate::ops::common::OpError;
+use crate::ops::display::Pixel;
 use crate::ops::observe::Image;
 use crate::ops::operation::{Report, View};
 
@@ -23,7 +24,29 @@ pub(super) struct Picture {
     pub png: Vec<u8>,
     pub width: u32,
     pub height: u32,
-    pub pointer: Option<(u32, u32)>,
+    /// Screen pixels per picture pixel.
+    pub scale: f64,
+    /// The pointer, in screenshot pixels (desktops).
+    pub pointer: Option<Pixel>,
+}
+
+/// How waiting for the screen after an action went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ScreenWait {
+    /// The screen changed after the input (`None` for a wait, which sends none, and where changes
+    /// cannot be watched).
+    pub reacted: Option<bool>,
+    /// It changed and then was still (a wait: it was still), before the screenshot.
+    pub settled: bool,
+}
+
+/// What one action did.
+#[derive(Debug, Default)]
+pub(super) struct Step {
+    /// What it found, for its result entry.
+    pub fields: Map<String, Value>,
+    /// How waiting for the screen after it went; `None` when it did not wait.
+    pub wait: Option<ScreenWait>,
 }
 
 /// What a run of actions did.
@@ -35,13 +58,10 @@ pub(super) struct Run {
     pub failure: Option<Failure>,
     /// Some action that was done sent input.
     pub input_sent: bool,
-}
-
-/// A point on the screenshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Pixel {
-    pub x: u32,
-    pub y: u32,
+    /// How the last action that waited for the screen found it.
+    pub settled: Option<bool>,
+    /// The size of the screen the coordinates map to, in its own pixels.
+    pub screen: (u32, u32),
 }
 
 /// Whether a failed action's input may have reached the screen.
@@ -64,12 +84,26 @@ pub struct ComputerDone {
     pub done: usize,
     /// One entry per action done: {type, ...what it found}.
     pub results: Vec<Map<String, Value>>,
-    /// The zoom region the screenshot shows, [x0, y0, x1, y1].
+    /// The screenshot was taken once the screen had settled after the last action that waited for
+    /// it (false: it did not change, see the entry's `reacted`, or was still changing at the limit).
+    /// Absent when no action waited (a screenshot alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<bool>,
+    /// The zoom region the screenshot shows, [x0, y0, x1, y1] in screenshot pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<[u32; 4]>,
-    /// Where the pointer is (desktops).
+    /// Where the pointer is, in screenshot pixels (desktops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<Pixel>,
+    /// Screen pixels per screenshot pixel (1 at full size; about 1.89 for a 2560x1600 screen sent
+    /// as 1356x848).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// The screen's real size in pixels (width/height are the screenshot's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_width: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_height: Option<u32>,
     /// The fresh screenshot.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub image: Option<Image>,
@@ -98,15 +132,28 @@ impl Report for ComputerDone {
 
     fn human(&self) -> String {
         let screen = match &self.image {
-            Some(image) => format!(
-                "screen {}x{}; {}",
-                image.width,
-                image.height,
-                image.path.as_deref().unwrap_or("")
-            ),
+            Some(image) => {
+                let mut screen = format!("screen {}x{}", image.width, image.height);
+                if let (Some(w), Some(h), Some(scale)) =
+                    (self.screen_width, self.screen_height, self.scale)
+                {
+                    if (w, h) != (image.width, image.height) {
+                        screen = format!(
+                            "screenshot {}x{} of the {w}x{h} screen (scale {scale:.3})",
+                            image.width, image.height
+                        );
+                    }
+                }
+                format!("{screen}; {}", image.path.as_deref().unwrap_or(""))
+            }
             None => "no screenshot".to_owned(),
         };
-        format!("{} action(s) done; {screen}", self.done)
+        let settled = match self.settled {
+            Some(true) => "settled; ",
+            Some(false) => "not settled; ",
+            None => "",
+        };
+        format!("{} action(s) done; {settled}{screen}", self.done)
     }
 
     fn complaint(&self) -> Option<String> {
@@ -131,8 +178,12 @@ pub(super) fn answer(
         kind: kind.to_owned(),
         done,
         results: run.results,
+        settled: run.settled,
         region: run.zoom,
         pointer: None,
+        scale: None,
+        screen_width: Some(run.screen.0),
+        screen_height: Some(run.screen.1),
         image: None,
         screenshot_error: None,
         error: None,
@@ -143,7 +194,9 @@ pub(super) fn answer(
     let have_picture = picture.is_ok();
     match picture {
         Ok(picture) => {
-            out.pointer = picture.pointer.map(|(x, y)| Pixel { x, y });
+            out.pointer = picture.pointer;
+            // Four decimals, as `screenshot` gives it: more says nothing a model can use.
+            out.scale = Some((picture.scale * 1e4).round() / 1e4);
             out.image = Some(Image::png(&picture.png, picture.width, picture.height));
         }
         // Every action was done; only the picture of the result is missing. Say so, or a caller
@@ -194,7 +247,7 @@ mod tests {
         (
             "action".into(),
             Action::Click {
-                at: super::super::actions::Px { x: 1, y: 1 },
+                at: Some(super::super::actions::Px { x: 1, y: 1 }),
                 button: crate::ops::button::Button::Left,
                 count: 1,
                 hold: Vec::new(),
@@ -212,6 +265,8 @@ mod tests {
             zoom: None,
             failure,
             input_sent,
+            settled: None,
+            screen: (4, 5),
         }
     }
 
@@ -241,7 +296,8 @@ mod tests {
             png: vec![1, 2, 3],
             width: 4,
             height: 5,
-            pointer: Some((1, 1)),
+            scale: 1.0,
+            pointer: Some(Pixel { x: 1, y: 1 }),
         };
         let out = answer(
             "d",

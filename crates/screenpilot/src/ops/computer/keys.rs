@@ -163,7 +163,8 @@ fn x_key(name: &str) -> Option<Key> {
     })
 }
 
-/// The list form (`["CTRL", "SHIFT", "t"]`); `field` names the argument in errors.
+/// The list form (`["CTRL", "SHIFT", "t"]`); `field` names the argument in errors. An entry that is
+/// itself a chord (`["ctrl+c"]`, as OpenAI's models also write it) adds its keys to the chord.
 pub fn parse_chord(names: &[String], field: &str) -> Result<Chord, OpError> {
     if names.is_empty() {
         return Err(OpError::invalid(
@@ -173,31 +174,44 @@ pub fn parse_chord(names: &[String], field: &str) -> Result<Chord, OpError> {
     }
     let mut keys = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
-        let key = parse_key(name).ok_or_else(|| unknown_key(name, &format!("{field}[{i}]")))?;
-        if !keys.contains(&key) {
-            keys.push(key);
+        let unknown = || unknown_key(name, &format!("{field}[{i}]"));
+        let found = match parse_key(name) {
+            Some(key) => vec![key],
+            None if name.len() > 1 && name.contains('+') => plus_separated(name)
+                .iter()
+                .map(|part| parse_key(part))
+                .collect::<Option<Vec<Key>>>()
+                .ok_or_else(unknown)?,
+            None => return Err(unknown()),
+        };
+        for key in found {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
         }
     }
     Ok(Chord(keys))
+}
+
+/// The key names of one `+`-joined chord: `"ctrl+shift+t"`, `"ctrl++"` (Ctrl and the plus key), `"+"`.
+fn plus_separated(combo: &str) -> Vec<String> {
+    if combo == "+" {
+        vec!["+".to_owned()]
+    } else if let Some(mods) = combo.strip_suffix("++") {
+        mods.split('+')
+            .map(str::to_owned)
+            .chain(["+".to_owned()])
+            .collect()
+    } else {
+        combo.split('+').map(str::to_owned).collect()
+    }
 }
 
 /// xdotool's form (`"ctrl+shift+t"`, several chords separated by spaces: `"ctrl+a Delete"`).
 pub fn parse_combo_text(text: &str, field: &str) -> Result<Vec<Chord>, OpError> {
     let chords: Vec<Chord> = text
         .split_whitespace()
-        .map(|combo| {
-            let names: Vec<String> = if combo == "+" {
-                vec!["+".to_owned()]
-            } else if let Some(mods) = combo.strip_suffix("++") {
-                mods.split('+')
-                    .map(str::to_owned)
-                    .chain(["+".to_owned()])
-                    .collect()
-            } else {
-                combo.split('+').map(str::to_owned).collect()
-            };
-            parse_chord(&names, field)
-        })
+        .map(|combo| parse_chord(&plus_separated(combo), field))
         .collect::<Result<_, _>>()?;
     if chords.is_empty() {
         return Err(OpError::invalid(

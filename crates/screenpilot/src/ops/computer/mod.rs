@@ -2,8 +2,13 @@
 //! aliases) on desktop sessions and on terminal sessions alike.
 //!
 //! A call is checked whole before anything is sent: every action parsed, every coordinate inside the
-//! current screenshot. Then the actions run in order, stopping at the first failure. Whatever happens,
-//! the answer carries a fresh PNG; a failure after input went out says the outcome is unknown.
+//! screenshot. Then the actions run in order, stopping at the first failure, each followed by a wait
+//! until the screen reacted and went quiet. Whatever happens, the answer carries a fresh PNG; a
+//! failure after input went out says the outcome is unknown.
+//!
+//! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's), and
+//! coordinates are pixels of that screenshot: checked against its size, mapped to the screen exactly
+//! ([`screenpilot_desktop::scale`]). Terminal screenshots are the rendered screen at full size.
 
 mod actions;
 mod answer;
@@ -20,8 +25,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use screenpilot_desktop::scale::Scale;
+
 use super::common::{Context, ErrorCode, OpError, Progress};
-use super::display::{find_target, Target};
+use super::display::{find_target, model_size, scale_for, Target};
+use super::model_size::ModelSize;
 use super::operation::Operation;
 use answer::{answer, Failure, Run};
 
@@ -31,7 +39,7 @@ pub use actions::Action;
 pub use request::ActionSpec;
 
 /// Parameters of `computer`. Give `action` or `actions`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComputerParams {
     /// A desktop session (desktop_start) or a terminal session (spawn).
@@ -40,9 +48,19 @@ pub struct ComputerParams {
     #[schemars(with = "Option<ActionSpec>")]
     pub action: Option<Value>,
     /// Several action objects (as `action`), run in order; the run stops at the first failure.
+    #[schemars(with = "Option<Vec<request::ActionObject>>")]
     pub actions: Option<Vec<Value>>,
     /// Limit for each step in ms (default 30000).
     pub step_timeout_ms: Option<u64>,
+    /// Desktops: longest screenshot side (default: the session's, 1568).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_long_edge: Option<u32>,
+    /// Desktops: most screenshot pixels (default: the session's, 1150000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pixels: Option<u64>,
+    /// Desktops: the screenshot unscaled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_size: bool,
 }
 
 /// Most actions in one call.
@@ -53,18 +71,10 @@ pub struct Computer;
 
 impl Operation for Computer {
     const NAME: &'static str = "computer";
-    const DESCRIPTION: &'static str = "See and operate a screen like a person, on a desktop session (desktop_start; X11) or a terminal session (spawn; pixels map to cells, \
-clicks reach the app in its mouse protocol). {sid, action: {type, ...}} or {sid, actions: [...]} (in order, stopping at the first failure). \
-x, y are pixels of the latest screenshot; a point off it is refused before anything is sent. After input, the screenshot waits for the screen to be still 50 ms (max 1 s).\n\
-Types: screenshot | click {x, y, button: left|right|wheel|back|forward} | double_click {x, y} | scroll {x, y, scroll_x, scroll_y} (+ = right/down; \
-ceil(|delta|/120) wheel notches, 1-50 per axis) | type {text} (any Unicode, \\n = Enter) | wait {ms} (default 2000) | move {x, y} | \
-keypress {keys: [\"CTRL\", \"c\"]} (one chord: CTRL, ALT/OPTION, SHIFT, META/CMD/SUPER/WIN (= Super), ENTER/RETURN, ESC, TAB, SPACE, BACKSPACE, \
-DELETE, UP/ARROWUP..., HOME, END, PAGEUP, PAGEDOWN, F1-F24, KP_0-KP_9, KP_ENTER, KP_ADD..., any X keysym name on desktops, one character) | drag {path: [{x, y}, ...]}. Pointer actions take keys: [modifiers to hold].\n\
-Anthropic names also work (`action` may stand for `type`, coordinate: [x, y] for x, y): left_click, right_click, middle_click, triple_click, mouse_move, \
-left_click_drag {start_coordinate, coordinate}, scroll {scroll_direction, scroll_amount}, key {text: \"ctrl+s\"}, hold_key {text, duration}, \
-wait {duration}, left_mouse_down, left_mouse_up, cursor_position, zoom {region: [x0, y0, x1, y1]}.\n\
-Returns {ok, sid, kind, done, results: [{type, ...}], pointer {x, y}, png, width, height}, always with a fresh PNG. A failure gives ok=false, error, failed_index \
-and outcome: \"unknown\" if input may have reached the screen (look before retrying) or \"not_sent\". Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}.";
+    const DESCRIPTION: &'static str = "Use a desktop (desktop_start) or terminal (spawn) session like a person: {sid, action: {type, ...}} or {sid, actions: [...]}.\n\
+x, y are screenshot pixels. Desktop screenshots are scaled to <= 1568 px long edge and <= 1.15 MP (set at desktop_start, or per call: max_long_edge, max_pixels, full_size), mapped back exactly; points off the screenshot are refused. Each is taken once the screen reacted and went quiet (settled).\n\
+Types: screenshot | click {x, y, button} | double_click | scroll {x, y, scroll_x, scroll_y} | type {text} | wait {ms} (no ms: until still, <= 2 s) | move | keypress {keys: [\"ctrl+c\"]} | drag {path}. Anthropic's work too: action for type, coordinate [x, y] (none: clicks/scrolls act at the pointer), key {text}, scroll_direction/amount, zoom {region}...\n\
+Answers: results, settled, PNG, width, height, scale (screen px per screenshot px), screen_width, screen_height; on failure error, outcome (unknown: look before retrying). Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}";
     type Params = ComputerParams;
     type Output = ComputerDone;
 
@@ -129,6 +139,21 @@ async fn computer(
         .map(|(prefix, spec)| Ok((prefix.clone(), parse::parse(spec, prefix)?)))
         .collect::<Result<_, OpError>>()?;
     let target = find_target(ctx, &p.sid)?;
+    let size: Option<ModelSize> = match &target {
+        Target::Desktop(_) => model_size(
+            ctx.model_sizes.get(&p.sid),
+            p.max_long_edge,
+            p.max_pixels,
+            p.full_size,
+        )?,
+        Target::Terminal(_) if p.max_long_edge.is_some() || p.max_pixels.is_some() || p.full_size => {
+            return Err(OpError::invalid(
+                "max_long_edge",
+                "max_long_edge, max_pixels and full_size size desktop screenshots; a terminal's is its rendered screen, unscaled",
+            ))
+        }
+        Target::Terminal(_) => None,
+    };
     if let Target::Desktop(desktop) = &target {
         if !desktop.alive() {
             return Err(OpError::new(ErrorCode::DisplayUnavailable,
@@ -140,13 +165,14 @@ async fn computer(
         }
     }
 
-    // Everything is checked before the first event goes out.
-    let (width, height) = match &target {
-        Target::Desktop(desktop) => desktop.size(),
-        Target::Terminal(session) => on_terminal::image_size(session),
+    // Everything is checked before the first event goes out, in the screenshot's pixels.
+    let scale: Scale = match &target {
+        Target::Desktop(desktop) => scale_for(size, desktop.size()),
+        Target::Terminal(session) => Scale::identity(on_terminal::image_size(session)),
     };
-    for (prefix, action) in &parsed {
-        actions::check_points(action, width, height, prefix)?;
+    let (width, height) = scale.image;
+    for ((prefix, action), (_, spec)) in parsed.iter().zip(&specs) {
+        actions::check_points(action, spec, width, height, prefix)?;
         if let Target::Terminal(_) = &target {
             on_terminal::check(action, prefix)?;
         }
@@ -157,19 +183,16 @@ async fn computer(
     let mut zoom: Option<[u32; 4]> = None;
     let mut failure: Option<Failure> = None;
     let mut input_sent = false;
+    let mut settled: Option<bool> = None;
     for (index, (_, action)) in parsed.iter().enumerate() {
-        let outcome = match (&target, action) {
-            (_, Action::Wait { ms }) => {
-                tokio::time::sleep(Duration::from_millis(*ms)).await;
-                Ok(Map::new())
+        let outcome = match &target {
+            Target::Desktop(desktop) => {
+                on_desktop::perform(desktop, action, scale, step_timeout).await
             }
-            (Target::Desktop(desktop), action) => {
-                on_desktop::perform(desktop, action, step_timeout).await
-            }
-            (Target::Terminal(session), action) => on_terminal::perform(session, action).await,
+            Target::Terminal(session) => on_terminal::perform(session, action).await,
         };
         match outcome {
-            Ok(mut fields) => {
+            Ok(mut step) => {
                 input_sent |= action.sends_input();
                 zoom = match action {
                     Action::Zoom { region } => Some(*region),
@@ -177,7 +200,14 @@ async fn computer(
                 };
                 let mut entry = Map::new();
                 entry.insert("type".into(), action.name().into());
-                entry.append(&mut fields);
+                entry.append(&mut step.fields);
+                if let Some(wait) = step.wait {
+                    if let Some(reacted) = wait.reacted {
+                        entry.insert("reacted".into(), reacted.into());
+                    }
+                    entry.insert("settled".into(), wait.settled.into());
+                    settled = Some(wait.settled);
+                }
                 results.push(entry);
                 progress.send(json!({
                     "message": format!("{} {}/{} done", action.name(), index + 1, total)
@@ -195,18 +225,116 @@ async fn computer(
     }
 
     let picture = match &target {
-        Target::Desktop(desktop) => on_desktop::picture(desktop, zoom, step_timeout).await,
+        Target::Desktop(desktop) => {
+            on_desktop::picture(desktop, zoom, size, scale, step_timeout).await
+        }
         Target::Terminal(session) => on_terminal::picture(session, zoom),
     };
     let kind = match &target {
         Target::Desktop(_) => "desktop",
         Target::Terminal(_) => "terminal",
     };
+    let screen = match &target {
+        Target::Desktop(desktop) => desktop.size(),
+        Target::Terminal(_) => scale.screen,
+    };
     let run = Run {
         results,
         zoom,
         failure,
         input_sent,
+        settled,
+        screen,
     };
     answer(&p.sid, kind, &parsed, run, picture)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// The input schema as MCP clients see it.
+    fn published() -> Value {
+        let schema = crate::ops::common::schema_of::<ComputerParams>();
+        Value::Object(crate::mcp::tools::compact_schema(
+            schema.as_object().cloned().unwrap_or_default(),
+        ))
+    }
+
+    /// Paths to every `true` used as a schema (some clients refuse boolean subschemas).
+    fn true_schemas(value: &Value, path: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Bool(true) => found.push(path.to_owned()),
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    if !matches!(key.as_str(), "default" | "const" | "enum" | "examples") {
+                        true_schemas(inner, &format!("{path}/{key}"), found);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    true_schemas(inner, &format!("{path}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_published_schema_has_no_boolean_subschema() {
+        let mut found = Vec::new();
+        true_schemas(&published(), "", &mut found);
+        assert!(found.is_empty(), "`true` schemas at {found:?}");
+    }
+
+    #[test]
+    fn the_published_schema_lists_every_field_of_every_shape_we_take() {
+        let schema = published();
+        let action = &schema["properties"]["action"];
+        assert!(
+            action.get("required").is_none(),
+            "neither type nor action may be required: {action}"
+        );
+        let fields = action["properties"].as_object().expect("action properties");
+        for shape in [
+            json!({"type": "click", "x": 1, "y": 2, "button": "right", "keys": ["shift"]}),
+            json!({"action": "left_click", "coordinate": [1, 2], "text": "ctrl"}),
+            json!({"action": "left_click"}),
+            json!({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [3, 4]}),
+            json!({"action": "scroll", "coordinate": [1, 2], "scroll_direction": "down", "scroll_amount": 5}),
+            json!({"type": "scroll", "x": 1, "y": 2, "scroll_x": 0, "scroll_y": 240}),
+            json!({"action": "key", "text": "ctrl+s"}),
+            json!({"action": "hold_key", "text": "shift", "duration": 1}),
+            json!({"type": "keypress", "keys": ["ctrl+c"], "ms": 10}),
+            json!({"type": "drag", "path": [{"x": 1, "y": 2}, [3, 4]]}),
+            json!({"action": "wait", "duration": 1}),
+            json!({"type": "wait", "ms": 100}),
+            json!({"action": "zoom", "region": [0, 0, 10, 10]}),
+        ] {
+            parse::parse(
+                &request::spec_from_json(shape.clone(), "action").expect("the server takes it"),
+                "action",
+            )
+            .expect("the server takes it");
+            for key in shape.as_object().expect("an object").keys() {
+                assert!(
+                    fields.contains_key(key),
+                    "{key} of {shape} is not in the schema"
+                );
+            }
+        }
+        assert_eq!(schema["properties"]["actions"]["items"]["type"], "object");
+    }
+
+    #[test]
+    fn the_description_fits_openais_limit() {
+        assert!(
+            Computer::DESCRIPTION.chars().count() <= 1024,
+            "{} characters",
+            Computer::DESCRIPTION.chars().count()
+        );
+    }
 }

@@ -12,11 +12,11 @@ use screenpilot_screen::CellPos;
 use screenpilot_session::{Session, SessionError};
 
 use super::actions::{Action, Px};
-use super::answer::Picture;
+use super::answer::{Picture, ScreenWait, Step};
 use super::keys::terminal_tokens;
-use super::timing::TERMINAL_SETTLE;
+use super::timing::{TERMINAL_SETTLE, WAIT_LIMIT, WAIT_QUIET};
 use crate::ops::common::{ErrorCode, OpError};
-use crate::ops::settle::settle;
+use crate::ops::settle::{settle, Settle};
 
 fn layout(session: &Session) -> Layout {
     let size = session.with_screen(|s| s.size());
@@ -37,9 +37,15 @@ pub(super) fn check(action: &Action, prefix: &str) -> Result<(), OpError> {
             &field,
             "a terminal session has no pointer; cursor_position works on desktop sessions",
         )),
-        Action::MouseDown { at: None } | Action::MouseUp { at: None } => Err(OpError::invalid(
+        Action::MouseDown { at: None }
+        | Action::MouseUp { at: None }
+        | Action::Click { at: None, .. }
+        | Action::Scroll { at: None, .. } => Err(OpError::invalid(
             &format!("{prefix}.x"),
-            "on a terminal session, mouse down/up need x and y",
+            format!(
+                "a terminal session has no pointer to act at: give x and y (or coordinate) for {}",
+                action.name()
+            ),
         )),
         Action::Keypress { chords, .. } => {
             for chord in chords {
@@ -64,11 +70,9 @@ fn modifiers(hold: &[Modifier]) -> Modifiers {
     mods
 }
 
-/// Run one action. On failure: the error, and whether input may have gone out.
-pub(super) async fn perform(
-    session: &Session,
-    action: &Action,
-) -> Result<Map<String, Value>, (OpError, bool)> {
+/// Run one action, then wait for the screen. On failure: the error, and whether input may have gone
+/// out.
+pub(super) async fn perform(session: &Session, action: &Action) -> Result<Step, (OpError, bool)> {
     let not_sent = |e: OpError| (e, false);
     let layout = layout(session);
     let cell = |px: Px| -> Result<CellPos, (OpError, bool)> {
@@ -87,8 +91,19 @@ pub(super) async fn perform(
         ))
     };
     let mut fields = Map::new();
+    let done = |fields| Ok(Step { fields, wait: None });
     let writes: Vec<Vec<u8>> = match action {
-        Action::Screenshot | Action::Wait { .. } | Action::Zoom { .. } => return Ok(fields),
+        Action::Screenshot | Action::Zoom { .. } => return done(fields),
+        Action::Wait { ms: Some(ms) } => {
+            tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+            return done(fields);
+        }
+        Action::Wait { ms: None } => {
+            return Ok(Step {
+                fields,
+                wait: Some(wait_until_still(session).await),
+            })
+        }
         Action::CursorPosition => {
             return Err(not_sent(OpError::invalid(
                 "type",
@@ -96,7 +111,7 @@ pub(super) async fn perform(
             )))
         }
         Action::Click {
-            at,
+            at: Some(at),
             button: b,
             count,
             hold,
@@ -107,7 +122,7 @@ pub(super) async fn perform(
                 .map_err(mouse_error)?
         }
         Action::Scroll {
-            at,
+            at: Some(at),
             steps_x,
             steps_y,
             hold,
@@ -126,7 +141,7 @@ pub(super) async fn perform(
                 // Hovering over an app that ignores the mouse changes nothing, as on a real terminal.
                 Err(MouseError::NotEnabled) => {
                     fields.insert("sent".into(), false.into());
-                    return Ok(fields);
+                    return done(fields);
                 }
                 Err(e) => return Err(mouse_error(e)),
             }
@@ -135,13 +150,17 @@ pub(super) async fn perform(
             let cells: Vec<CellPos> = path.iter().map(|p| cell(*p)).collect::<Result<_, _>>()?;
             encode::drag(&cells, MouseButton::Left, modifiers(hold), &modes).map_err(mouse_error)?
         }
-        Action::MouseDown { at } | Action::MouseUp { at } => {
-            let Some(at) = at else {
-                return Err(not_sent(OpError::invalid(
-                    "x",
-                    "mouse down/up need x and y here",
-                )));
-            };
+        Action::Click { at: None, .. }
+        | Action::Scroll { at: None, .. }
+        | Action::MouseDown { at: None }
+        | Action::MouseUp { at: None } => {
+            // Refused by `check` before anything is sent.
+            return Err(not_sent(OpError::invalid(
+                "x",
+                "a terminal session has no pointer to act at: give x and y",
+            )));
+        }
+        Action::MouseDown { at: Some(at) } | Action::MouseUp { at: Some(at) } => {
             let pos = cell(*at)?;
             insert_cell(&mut fields, pos);
             let result = if matches!(action, Action::MouseDown { .. }) {
@@ -173,14 +192,42 @@ pub(super) async fn perform(
         let maybe_sent = !matches!(e, SessionError::Exited(_));
         (OpError::from(e), maybe_sent)
     })?;
-    settle(
+    let outcome = settle(
         updates,
         || session.with_screen(|s| s.visual_hash()),
         before,
         TERMINAL_SETTLE,
     )
     .await;
-    Ok(fields)
+    Ok(Step {
+        fields,
+        wait: Some(ScreenWait {
+            reacted: Some(outcome.reacted),
+            settled: outcome.settled,
+        }),
+    })
+}
+
+/// A `wait` with no duration: until the screen has not changed for [`WAIT_QUIET`], at most
+/// [`WAIT_LIMIT`].
+async fn wait_until_still(session: &Session) -> ScreenWait {
+    let now = session.with_screen(|s| s.visual_hash());
+    // A fingerprint that is not the current one: the loop starts at "changed" and waits for quiet.
+    let outcome = settle(
+        session.subscribe(),
+        || session.with_screen(|s| s.visual_hash()),
+        !now,
+        Settle {
+            reaction: std::time::Duration::ZERO,
+            quiet: WAIT_QUIET,
+            limit: WAIT_LIMIT,
+        },
+    )
+    .await;
+    ScreenWait {
+        reacted: None,
+        settled: outcome.settled,
+    }
 }
 
 fn insert_cell(fields: &mut Map<String, Value>, pos: CellPos) {
@@ -204,6 +251,7 @@ pub(super) fn picture(session: &Session, zoom: Option<[u32; 4]>) -> Result<Pictu
         png: encode_png(&frame).map_err(|e| failed(&e))?,
         width: frame.width,
         height: frame.height,
+        scale: 1.0,
         pointer: None,
     })
 }

@@ -5,8 +5,8 @@
 use screenpilot_desktop::{keysym, Modifier};
 
 use super::actions::{
-    wheel_steps, Action, Px, DEFAULT_WAIT_MS, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS,
-    MAX_WAIT_MS,
+    wheel_steps, Action, Px, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS, MAX_WAIT_MS,
+    WHEEL_DELTA,
 };
 use super::keys::{parse_chord, parse_combo_text, Key};
 use super::request::{ActionSpec, PointSpec};
@@ -209,24 +209,34 @@ impl Fields<'_> {
         }
     }
 
+    /// A click at x, y (or coordinate), or where the pointer is when neither is given.
     fn click(&self, button: Button, count: u32) -> Result<Action, OpError> {
         Ok(Action::Click {
-            at: self.at()?,
+            at: self.optional_at()?,
             button,
             count,
             hold: self.hold()?,
         })
     }
 
-    /// OpenAI's deltas (scroll_x, scroll_y) or Anthropic's direction and amount (in notches).
+    /// OpenAI's deltas (scroll_x, scroll_y) or Anthropic's direction and amount (in notches), at x, y
+    /// or where the pointer is. More than [`MAX_SCROLL_STEPS`] notches is refused, never cut down.
     fn scroll(&self) -> Result<Action, OpError> {
         let spec = self.spec;
         let (steps_x, steps_y) = match (&spec.scroll_direction, spec.scroll_x, spec.scroll_y) {
             (Some(direction), None, None) => {
-                let n = spec
-                    .scroll_amount
-                    .unwrap_or(3)
-                    .clamp(1, MAX_SCROLL_STEPS as u32) as i32;
+                let n = match spec.scroll_amount {
+                    None => 3,
+                    Some(n) if (1..=MAX_SCROLL_STEPS.unsigned_abs()).contains(&n) => n as i32,
+                    Some(n) => {
+                        return Err(OpError::invalid(
+                            &self.name("scroll_amount"),
+                            format!(
+                                "{n} notches; give 1-{MAX_SCROLL_STEPS} (scroll again for more)"
+                            ),
+                        ))
+                    }
+                };
                 match direction.to_ascii_lowercase().as_str() {
                     "up" => (0, -n),
                     "down" => (0, n),
@@ -246,10 +256,15 @@ impl Fields<'_> {
                     "give scroll_x/scroll_y or scroll_direction/scroll_amount, not both",
                 ))
             }
-            (None, dx, dy) => (
-                wheel_steps(dx.unwrap_or(0.0)),
-                wheel_steps(dy.unwrap_or(0.0)),
-            ),
+            (None, dx, dy) => {
+                if spec.scroll_amount.is_some() {
+                    return Err(OpError::invalid(
+                        &self.name("scroll_amount"),
+                        "scroll_amount goes with scroll_direction (up, down, left, right)",
+                    ));
+                }
+                (self.steps(dx, "scroll_x")?, self.steps(dy, "scroll_y")?)
+            }
         };
         if steps_x == 0 && steps_y == 0 {
             return Err(OpError::invalid(
@@ -258,10 +273,24 @@ impl Fields<'_> {
             ));
         }
         Ok(Action::Scroll {
-            at: self.at()?,
+            at: self.optional_at()?,
             steps_x,
             steps_y,
             hold: self.hold()?,
+        })
+    }
+
+    /// Wheel notches for one of OpenAI's scroll deltas.
+    fn steps(&self, delta: Option<f64>, field: &str) -> Result<i32, OpError> {
+        let delta = delta.unwrap_or(0.0);
+        wheel_steps(delta).ok_or_else(|| {
+            OpError::invalid(
+                &self.name(field),
+                format!(
+                    "{delta} is more than {MAX_SCROLL_STEPS} wheel notches of {WHEEL_DELTA}; give at most {} (scroll again for more)",
+                    f64::from(MAX_SCROLL_STEPS) * WHEEL_DELTA
+                ),
+            )
         })
     }
 
@@ -290,12 +319,16 @@ impl Fields<'_> {
         Ok(Action::Type { text })
     }
 
-    /// OpenAI's ms, or Anthropic's duration in seconds; two seconds when neither is given.
-    fn wait(&self) -> Result<u64, OpError> {
+    /// OpenAI's ms, or Anthropic's duration in seconds; neither: until the screen settles.
+    fn wait(&self) -> Result<Option<u64>, OpError> {
         match (self.spec.ms, self.spec.duration) {
-            (Some(ms), _) => bounded_ms(ms, &self.name("ms"), "a wait may last"),
-            (None, Some(secs)) => millis_of_seconds(secs, &self.name("duration")),
-            (None, None) => Ok(DEFAULT_WAIT_MS),
+            (Some(_), Some(_)) => Err(OpError::invalid(
+                &self.name("duration"),
+                "give ms or duration, not both",
+            )),
+            (Some(ms), None) => bounded_ms(ms, &self.name("ms"), "a wait may last").map(Some),
+            (None, Some(secs)) => millis_of_seconds(secs, &self.name("duration")).map(Some),
+            (None, None) => Ok(None),
         }
     }
 
@@ -447,13 +480,11 @@ mod tests {
         );
         assert_eq!(
             parse_json(json!({"action": "wait", "duration": 1.5})).expect("ok"),
-            Action::Wait { ms: 1500 }
+            Action::Wait { ms: Some(1500) }
         );
         assert_eq!(
             parse_json(json!({"type": "wait"})).expect("ok"),
-            Action::Wait {
-                ms: DEFAULT_WAIT_MS
-            }
+            Action::Wait { ms: None }
         );
     }
 
@@ -483,7 +514,7 @@ mod tests {
         assert_eq!(
             click,
             Action::Click {
-                at: Px { x: 1, y: 1 },
+                at: Some(Px { x: 1, y: 1 }),
                 button: Button::Left,
                 count: 1,
                 hold: vec![Modifier::Shift]
@@ -503,5 +534,88 @@ mod tests {
         assert_eq!(err.field.as_deref(), Some("action.ms"));
         let held = parse_json(json!({"type": "keypress", "keys": ["a"], "ms": 500})).expect("ok");
         assert!(matches!(held, Action::Keypress { hold_ms: 500, .. }));
+    }
+
+    #[test]
+    fn clicks_and_scrolls_without_a_point_act_at_the_pointer() {
+        assert_eq!(
+            parse_json(json!({"action": "left_click"})).expect("ok"),
+            Action::Click {
+                at: None,
+                button: Button::Left,
+                count: 1,
+                hold: Vec::new()
+            }
+        );
+        assert!(matches!(
+            parse_json(json!({"action": "double_click"})),
+            Ok(Action::Click {
+                at: None,
+                count: 2,
+                ..
+            })
+        ));
+        assert_eq!(
+            parse_json(json!({"action": "scroll", "scroll_direction": "down", "scroll_amount": 5}))
+                .expect("ok"),
+            Action::Scroll {
+                at: None,
+                steps_x: 0,
+                steps_y: 5,
+                hold: Vec::new()
+            }
+        );
+        // Half a point is still a mistake.
+        let err = parse_json(json!({"action": "left_click", "x": 3})).expect_err("no y");
+        assert_eq!(err.field.as_deref(), Some("action.y"));
+        // A move needs somewhere to go.
+        let err = parse_json(json!({"action": "mouse_move"})).expect_err("no point");
+        assert_eq!(err.field.as_deref(), Some("action.x"));
+    }
+
+    #[test]
+    fn scroll_amounts_past_the_limit_are_refused_not_cut_down() {
+        let err = parse_json(json!({"action": "scroll", "coordinate": [1, 1], "scroll_direction": "down", "scroll_amount": 100}))
+            .expect_err("too many notches");
+        assert_eq!(err.field.as_deref(), Some("action.scroll_amount"));
+        assert!(err.message.contains("100"), "{}", err.message);
+        let err =
+            parse_json(json!({"action": "scroll", "scroll_direction": "up", "scroll_amount": 0}))
+                .expect_err("no notches");
+        assert_eq!(err.field.as_deref(), Some("action.scroll_amount"));
+        let most =
+            parse_json(json!({"action": "scroll", "scroll_direction": "up", "scroll_amount": 50}))
+                .expect("the most");
+        assert!(matches!(most, Action::Scroll { steps_y: -50, .. }));
+        let err =
+            parse_json(json!({"type": "scroll", "x": 1, "y": 1, "scroll_x": 0, "scroll_y": 7200}))
+                .expect_err("too far");
+        assert_eq!(err.field.as_deref(), Some("action.scroll_y"));
+        let err = parse_json(
+            json!({"type": "scroll", "x": 1, "y": 1, "scroll_y": 120, "scroll_amount": 2}),
+        )
+        .expect_err("amount without direction");
+        assert_eq!(err.field.as_deref(), Some("action.scroll_amount"));
+    }
+
+    #[test]
+    fn a_chord_written_as_one_string_is_split() {
+        let one = parse_json(json!({"type": "keypress", "keys": ["ctrl+c"]})).expect("ok");
+        let list = parse_json(json!({"type": "keypress", "keys": ["CTRL", "c"]})).expect("ok");
+        assert_eq!(one, list);
+        let mixed =
+            parse_json(json!({"type": "keypress", "keys": ["ctrl+shift", "t"]})).expect("ok");
+        assert_eq!(
+            mixed,
+            parse_json(json!({"type": "keypress", "keys": ["CTRL", "SHIFT", "t"]})).expect("ok")
+        );
+        let plus = parse_json(json!({"type": "keypress", "keys": ["ctrl++"]})).expect("ok");
+        assert_eq!(
+            plus,
+            parse_json(json!({"type": "keypress", "keys": ["CTRL", "+"]})).expect("ok")
+        );
+        let err = parse_json(json!({"type": "keypress", "keys": ["CTRL", "ctrl+nope"]}))
+            .expect_err("unknown key");
+        assert_eq!(err.field.as_deref(), Some("action.keys[1]"));
     }
 }
