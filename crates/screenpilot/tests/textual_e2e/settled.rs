@@ -182,3 +182,23 @@ fn back_to_back_clicks_on_a_button_all_count() {
     }
     assert_eq!(queried(&result, "#label")["content"], "count: 3");
 }
+
+/// An app that is never idle (a clock by a one-shot timer that sets itself again, a pulse that starts
+/// itself again, a spinner) still settles after each action: what keeps coming back is waited for once,
+/// then left running.
+#[test]
+fn an_app_that_is_never_idle_still_settles_after_each_action() {
+    let h = Harness::new();
+    let app = h.app("endless.py");
+    let actions = json!([{"click": "#ok"}, {"press": "tab"}]).to_string();
+    let (progress, result) = h.textual(&[&app, "--actions", &actions, "--query", "#ok"]);
+    assert_eq!(progress.len(), 2);
+    assert!(progress[0]["text"].as_str().unwrap().contains("pressed"));
+    assert_eq!(queried(&result, "#ok")["label"], "pressed");
+    // Settled every time, within the limit: no "still busy" warning.
+    assert_eq!(
+        result["details"]["warnings"],
+        serde_json::Value::Null,
+        "{result}"
+    );
+}

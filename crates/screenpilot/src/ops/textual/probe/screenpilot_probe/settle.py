@@ -9,14 +9,18 @@ Work comes in two kinds. Finite work ends: queued messages, callbacks waiting fo
 timers due soon (a Button's pressed look, the Tabs underline, the resize debounce), animations (a
 scroll to the focused widget). A settle waits for all of it, round after round, since one piece often
 schedules the next (a timer calls back after a refresh, which starts an animation). Endless work never
-ends: repeating timers (a blinking cursor, a clock, a spinner) keep marking the screen dirty. So a round
-that finds only a fresh repaint pending, right after a round that found the same, ends the settle.
+ends: repeating timers (a blinking cursor, a clock, a spinner), a one-shot timer that sets itself
+again, an animation that starts itself again (a pulse). Each round waits for the timers and animations
+pending, then for a refresh; what comes back within one settle is waited for once (an animation twice)
+and then counted as endless. When only messages, a layout or a repaint are left, three rounds in a row,
+that is the app's own activity, and the settle ends.
 
 Textual's internals are read defensively (``getattr`` with defaults): a version that renames one
 degrades to a shorter wait, never to an error.
 """
 
 import asyncio
+import functools
 import time
 
 # One-shot timers due within this many seconds of being set are awaited (a Button's pressed look
@@ -24,6 +28,12 @@ import time
 # app's business.
 SHORT_TIMER = 1.0
 MAX_ROUNDS = 50
+# An animation started again in this many rounds of one settle is endless (a pulse), not a transition.
+ANIMATION_REPEATS = 2
+# Finite work that a round waits for; anything else still pending after CHURN_ROUNDS rounds in a row
+# (messages, a layout, a repaint) is the app's own endless activity.
+WAITED_FOR = ("timers", "animations", "resize")
+CHURN_ROUNDS = 3
 
 
 def _pumps(app):
@@ -45,8 +55,42 @@ def _queued(app):
     return False
 
 
-def _short_timers(app):
-    """Tasks of one-shot timers that fire soon (private Textual API; none found if it changes).
+def _same_callback(a, b):
+    """Do two timer callbacks call the same thing? Textual wraps each in a new ``partial`` (of
+    ``call_next``), so partials compare by what they hold; anything else by equality (bound methods
+    of one object's one method are equal)."""
+    if isinstance(a, functools.partial) and isinstance(b, functools.partial):
+        return (
+            _same_callback(a.func, b.func)
+            and len(a.args) == len(b.args)
+            and all(_same_callback(x, y) for x, y in zip(a.args, b.args))
+            and a.keywords == b.keywords
+        )
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+class _Recurring:
+    """What keeps coming back within one settle is endless work too: a one-shot timer that sets itself
+    again (a clock ticking by one-shot timers) is waited for once, an animation started again and again
+    (a pulse) a few times; after that they are left running, like a repeating timer."""
+
+    def __init__(self):
+        self.timer_callbacks = []  # a list: bound methods are equal, not identical, each time
+        self.animation_rounds = {}
+
+    def timer_seen(self, callback):
+        return callback is not None and any(_same_callback(callback, seen) for seen in self.timer_callbacks)
+
+    def endless_animation(self, key):
+        return self.animation_rounds.get(key, 0) >= ANIMATION_REPEATS
+
+
+def _short_timers(app, recurring=None):
+    """(task, callback) of one-shot timers that fire soon (private Textual API; none found if it
+    changes), less those ``recurring`` has already seen.
 
     A tooltip timer counts only when its widget has a tooltip to show.
     """
@@ -64,21 +108,29 @@ def _short_timers(app):
                 running = timer._active.is_set()
                 short = timer._interval <= SHORT_TIMER
                 name = timer.name
+                callback = getattr(timer, "_callback", None)
             except AttributeError:
                 continue
             if task is None or task.done() or not (one_shot and running and short):
                 continue
             if name == "tooltip-timer" and getattr(tooltip_widget, "tooltip", None) is None:
                 continue
-            tasks.append(task)
+            if recurring is not None and recurring.timer_seen(callback):
+                continue
+            tasks.append((task, callback))
     return tasks
 
 
-def _animating(app):
-    animator = getattr(app, "animator", None) or getattr(app, "_animator", None)
+def _animation_keys(app):
+    """The animations running or scheduled, by (object id, attribute)."""
+    animator = getattr(app, "animator", None)
     if animator is None:
-        return False
-    return bool(getattr(animator, "_animations", None) or getattr(animator, "_scheduled", None))
+        return []
+    return [*(getattr(animator, "_animations", None) or ()), *(getattr(animator, "_scheduled", None) or ())]
+
+
+def _animating(app, recurring):
+    return any(not recurring.endless_animation(key) for key in _animation_keys(app))
 
 
 def _laid_out_at(app, size):
@@ -123,13 +175,13 @@ def _paint_pending(app):
     return bool(getattr(screen, "_repaint_required", False) or getattr(screen, "_dirty_widgets", None))
 
 
-def _finite_work(app, size):
+def _finite_work(app, size, recurring):
     """What finite work is still to do, by name, or None."""
     if _queued(app):
         return "messages"
-    if _short_timers(app):
+    if _short_timers(app, recurring):
         return "timers"
-    if _animating(app):
+    if _animating(app, recurring):
         return "animations"
     if not _laid_out_at(app, size):
         return "resize"
@@ -168,24 +220,59 @@ async def _refreshed(app):
     await done.wait()
 
 
-async def _animations_done(app):
+def _animator_frames(app):
+    """An event set after every frame of the app's animator, or None where its internals differ. The
+    animator's own timer drives it; the callback it calls each frame is wrapped, once per app."""
     animator = getattr(app, "animator", None)
-    if animator is None:
+    frames = getattr(animator, "_screenpilot_frames", None)
+    if frames is not None:
+        return frames
+    timer = getattr(animator, "_timer", None)
+    callback = getattr(timer, "_callback", None)
+    if callback is None:
+        return None
+    frames = asyncio.Event()
+
+    def frame():
+        try:
+            return callback()
+        finally:
+            frames.set()
+
+    timer._callback = frame
+    animator._screenpilot_frames = frames
+    return frames
+
+
+async def _animations_done(app, recurring):
+    """Wait until each animation running now has ended (or been replaced), frame by frame of the
+    animator. Not until the animator is idle: an endless one (a pulse that starts itself again) would
+    keep it busy for ever."""
+    animator = getattr(app, "animator", None)
+    running = dict(getattr(animator, "_animations", None) or {})
+    waiting = {key: animation for key, animation in running.items() if not recurring.endless_animation(key)}
+    if not waiting:
         return
-    if getattr(animator, "_scheduled", None) and hasattr(animator, "wait_until_complete"):
-        await animator.wait_until_complete()
-    elif getattr(animator, "_animations", None):
+    for key in waiting:
+        recurring.animation_rounds[key] = recurring.animation_rounds.get(key, 0) + 1
+    frames = _animator_frames(app)
+    if frames is None:
         await animator.wait_for_idle()
+        return
+    while any(animator._animations.get(key) is animation for key, animation in waiting.items()):
+        frames.clear()
+        await frames.wait()
 
 
-async def _round(app):
+async def _round(app, recurring):
     """Do one round of waiting: queued messages, then timers due soon, then animations, then a refresh.
     Returns how many timers it waited for."""
     await _drain(app)
-    pending = _short_timers(app)
+    pending = _short_timers(app, recurring)
     if pending:
-        await asyncio.wait(pending, timeout=SHORT_TIMER)
-    await _animations_done(app)
+        recurring.timer_callbacks.extend(callback for _, callback in pending if callback is not None)
+        await asyncio.wait([task for task, _ in pending], timeout=SHORT_TIMER)
+    await _animations_done(app, recurring)
     await _refreshed(app)
     return len(pending)
 
@@ -197,6 +284,7 @@ async def settle(app, limit=10.0, size=None, paint=True):
     started = time.monotonic()
     driver = app._driver
     result = {"settled": False, "rounds": 0, "timers": 0}
+    recurring = _Recurring()
 
     async def work():
         await driver.round_trip()  # all input sent so far is queued in the app
@@ -208,21 +296,22 @@ async def settle(app, limit=10.0, size=None, paint=True):
                     break
             result["settled"] = True
             return
-        repaints = 0
+        churn = 0
         for rounds in range(1, MAX_ROUNDS + 1):
             result["rounds"] = rounds
-            result["timers"] += await _round(app)
-            busy = _finite_work(app, size)
-            if busy is None:
-                if not _paint_pending(app):
-                    break
-                # Only a repaint: again after a round of it, the app repaints by itself, endlessly.
-                repaints += 1
-                if repaints >= 2:
-                    break
-            else:
-                repaints = 0
+            result["timers"] += await _round(app, recurring)
+            busy = _finite_work(app, size, recurring)
+            if busy in WAITED_FOR:
+                churn = 0
                 result["busy"] = busy
+                continue
+            if busy is None and not _paint_pending(app):
+                break
+            # Only messages, a layout or a repaint, right after a round that handled all there was:
+            # a few rounds of that and it is the app's own endless activity (a clock, a spinner).
+            churn += 1
+            if churn >= CHURN_ROUNDS:
+                break
         else:
             result["reason"] = f"the app was still busy ({result.get('busy', 'repainting')}) after {MAX_ROUNDS} rounds"
             await driver.round_trip()
@@ -234,7 +323,7 @@ async def settle(app, limit=10.0, size=None, paint=True):
     try:
         await asyncio.wait_for(work(), timeout=limit)
     except asyncio.TimeoutError:
-        busy = _finite_work(app, size) or "repainting"
+        busy = _finite_work(app, size, recurring) or "repainting"
         result["reason"] = f"the app was still busy ({busy}) after {limit:.1f} s"
     result["pending_timers"] = len(_short_timers(app))
     result["waited_ms"] = round((time.monotonic() - started) * 1000, 1)
