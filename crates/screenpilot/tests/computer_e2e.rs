@@ -7,55 +7,17 @@ mod common;
 #[path = "fixtures/x11/recorder.rs"]
 mod recorder;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use base64::Engine;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use common::{wait_for_process_exit, Daemon};
+use common::{brief, png_of, wait_for_file, wait_for_process_exit, Daemon};
 use recorder::{Input, Recorder, BUTTON1_MASK, CONTROL_MASK, MOD4_MASK};
 
 /// Generous: CI is a loaded two-core machine, and every wait returns as soon as its event comes.
 const LONG: Duration = Duration::from_secs(20);
-
-/// `computer` calls on a test daemon.
-trait ComputerCalls {
-    /// `computer` with JSON parameters (sid, action/actions, ...); the exit status and the answer.
-    fn computer(&self, params: Value) -> (i32, Value);
-    /// One action that must succeed; its answer.
-    fn act(&self, sid: &str, action: Value) -> Value;
-}
-
-impl ComputerCalls for Daemon {
-    fn computer(&self, params: Value) -> (i32, Value) {
-        self.json_status(&["call", "computer", &params.to_string()])
-    }
-
-    fn act(&self, sid: &str, action: Value) -> Value {
-        let (status, value) = self.computer(json!({"sid": sid, "action": action}));
-        assert_eq!(status, 0, "{action} failed: {}", brief(&value));
-        assert_eq!(value["ok"], true, "{action}: {}", brief(&value));
-        value
-    }
-}
-
-/// A result without its (long) base64 PNG, for messages.
-fn brief(value: &Value) -> String {
-    let mut value = value.clone();
-    if let Some(map) = value.as_object_mut() {
-        map.remove("png");
-    }
-    value.to_string()
-}
-
-fn png_of(result: &Value) -> Vec<u8> {
-    let data = result["png"].as_str().expect("a png field");
-    base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .expect("base64")
-}
 
 /// Start a desktop session; returns (display, xauthority).
 fn start_desktop(daemon: &Daemon, sid: &str, extra: &[&str]) -> (String, PathBuf) {
@@ -82,50 +44,6 @@ fn button_presses(window: &mut Recorder, n: usize) -> Vec<String> {
         }
     }
     presses
-}
-
-/// Block until `path` has been written and closed (inotify), then return its contents.
-fn wait_for_file(path: &Path, timeout: Duration) -> String {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let dir = path.parent().expect("a directory");
-    // SAFETY: plain syscalls on a descriptor we own and close below.
-    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
-    assert!(fd >= 0, "inotify_init1");
-    let c_dir = CString::new(dir.as_os_str().as_bytes()).expect("path");
-    // SAFETY: valid descriptor and NUL-terminated path.
-    let watch = unsafe {
-        libc::inotify_add_watch(fd, c_dir.as_ptr(), libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO)
-    };
-    assert!(watch >= 0, "inotify_add_watch");
-    let end = Instant::now() + timeout;
-    let result = loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if !text.is_empty() {
-                break Some(text);
-            }
-        }
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break None;
-        }
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let mut buf = [0u8; 4096];
-        // SAFETY: one valid pollfd; reading into our own buffer.
-        unsafe {
-            libc::poll(&mut poll, 1, left.as_millis() as i32);
-            libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-        }
-    };
-    // SAFETY: closing our own descriptor.
-    unsafe {
-        libc::close(fd);
-    }
-    result.unwrap_or_else(|| panic!("{} was not written within {timeout:?}", path.display()))
 }
 
 #[test]

@@ -6,9 +6,10 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use base64::Engine;
+use serde_json::{json, Value};
 
 /// A generous wait timeout: CI is a loaded two-core machine, and a wait returns as soon as it holds.
 pub const LONG_MS: u64 = 20_000;
@@ -181,6 +182,19 @@ impl Daemon {
         status["pid"].as_i64().expect("daemon status has a pid") as i32
     }
 
+    /// `computer` with JSON parameters (sid, action/actions, ...); the exit status and the answer.
+    pub fn computer(&self, params: Value) -> (i32, Value) {
+        self.json_status(&["call", "computer", &params.to_string()])
+    }
+
+    /// One `computer` action on `sid` that must succeed; its answer.
+    pub fn act(&self, sid: &str, action: Value) -> Value {
+        let (status, value) = self.computer(json!({"sid": sid, "action": action}));
+        assert_eq!(status, 0, "{action} failed: {}", brief(&value));
+        assert_eq!(value["ok"], true, "{action}: {}", brief(&value));
+        value
+    }
+
     /// Assert that `sid` still runs its program and still answers: a fresh command's output shows.
     pub fn assert_bash_healthy(&self, sid: &str, token: &str) {
         let alive = self.sp_json(&["alive", sid]);
@@ -295,4 +309,65 @@ pub fn wait_for_process_exit(pid: i32, timeout: Duration) -> bool {
         libc::close(fd);
         ready == 1
     }
+}
+
+/// A result without its (long) base64 PNG, for messages.
+pub fn brief(value: &Value) -> String {
+    let mut value = value.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("png");
+    }
+    value.to_string()
+}
+
+/// The PNG bytes of a result's base64 `png` field.
+pub fn png_of(result: &Value) -> Vec<u8> {
+    let data = result["png"].as_str().expect("a png field");
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64")
+}
+
+/// Block until `path` has been written and closed (inotify), then return its contents.
+pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path.parent().expect("a directory");
+    // SAFETY: plain syscalls on a descriptor we own and close below.
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+    assert!(fd >= 0, "inotify_init1");
+    let c_dir = CString::new(dir.as_os_str().as_bytes()).expect("path");
+    // SAFETY: valid descriptor and NUL-terminated path.
+    let watch = unsafe {
+        libc::inotify_add_watch(fd, c_dir.as_ptr(), libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO)
+    };
+    assert!(watch >= 0, "inotify_add_watch");
+    let end = Instant::now() + timeout;
+    let result = loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if !text.is_empty() {
+                break Some(text);
+            }
+        }
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break None;
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut buf = [0u8; 4096];
+        // SAFETY: one valid pollfd; reading into our own buffer.
+        unsafe {
+            libc::poll(&mut poll, 1, left.as_millis() as i32);
+            libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        }
+    };
+    // SAFETY: closing our own descriptor.
+    unsafe {
+        libc::close(fd);
+    }
+    result.unwrap_or_else(|| panic!("{} was not written within {timeout:?}", path.display()))
 }
