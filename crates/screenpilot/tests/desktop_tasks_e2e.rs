@@ -1,0 +1,145 @@
+//! Desktop tasks as a new user tries them, through the real CLI on a real Xvfb with openbox and real
+//! programs: an editor (mousepad) that takes Unicode and saves it through its own Save As dialog, a
+//! drag in xterm that selects text a middle click then pastes, and a zenity dialog that takes CJK text
+//! typed right after it opened. Each task is checked by what it leaves behind (a file's bytes, a program's output), and
+//! every wait is on an event: a window title (the product's wait), a file closed (inotify), a program's
+//! exit.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::{brief, wait_for_file, Daemon, LONG_MS};
+
+const LONG: Duration = Duration::from_millis(LONG_MS);
+
+/// Wait until a window title matches `pattern`; returns the answer.
+fn wait_title(daemon: &Daemon, sid: &str, pattern: &str) -> Value {
+    let ms = LONG_MS.to_string();
+    let (status, answer) =
+        daemon.json_status(&["wait", sid, "--regex", pattern, "--timeout-ms", &ms]);
+    assert_eq!(
+        status,
+        0,
+        "no window title matched {pattern:?}: {}",
+        brief(&answer)
+    );
+    answer
+}
+
+/// Save the editor's buffer as `path` through its Save As dialog, as a person would.
+fn save_as(daemon: &Daemon, sid: &str, path: &Path) -> String {
+    daemon.act(sid, json!({"type": "keypress", "keys": ["ctrl+s"]}));
+    wait_title(daemon, sid, "^Save As$");
+    daemon.act(
+        sid,
+        json!({"type": "type", "text": path.to_str().expect("utf-8 path")}),
+    );
+    daemon.act(sid, json!({"type": "keypress", "keys": ["ENTER"]}));
+    wait_for_file(path, LONG)
+}
+
+fn start_mousepad(daemon: &Daemon, sid: &str) -> Value {
+    let started = daemon.sp_json(&["desktop", "start", "--sid", sid, "--", "mousepad"]);
+    assert_eq!(started["window"]["focused"], true, "{}", brief(&started));
+    wait_title(daemon, sid, "Mousepad$");
+    started
+}
+
+#[test]
+fn an_editor_takes_unicode_and_saves_it_through_its_dialog() {
+    let daemon = Daemon::new();
+    start_mousepad(&daemon, "ed");
+    let text = "héllo wörld ✓ 日本語 ∑";
+    let typed = daemon.act("ed", json!({"type": "type", "text": text}));
+    assert_eq!(typed["results"][0]["settled"], true, "{}", brief(&typed));
+    let file = daemon.path().join("notes.txt");
+    let saved = save_as(&daemon, "ed", &file);
+    assert_eq!(saved.trim_end_matches('\n'), text);
+    // The title names the file once saved.
+    wait_title(&daemon, "ed", "notes\\.txt - Mousepad$");
+}
+
+#[test]
+fn a_drag_selects_text_that_a_middle_click_pastes() {
+    let daemon = Daemon::new();
+    let started = daemon.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "sel",
+        "--",
+        "env",
+        "PS1=$ ",
+        "xterm",
+        "-T",
+        "sel",
+        "-geometry",
+        "80x24+0+0",
+        "-e",
+        "bash",
+        "--norc",
+        "--noprofile",
+    ]);
+    let window = &started["window"];
+    let number = |key: &str| window[key].as_u64().expect("a number") as u32;
+    // xterm's cells: 80x24 inside a 2-pixel border; the default 1280x800 desktop is not scaled, so
+    // screen pixels are screenshot pixels.
+    let (cell_w, cell_h) = ((number("width") - 4) / 80, (number("height") - 4) / 24);
+    let centre = |col: u32, row: u32| {
+        json!({
+            "x": number("x") + 2 + col * cell_w + cell_w / 2,
+            "y": number("y") + 2 + row * cell_h + cell_h / 2,
+        })
+    };
+    daemon.act("sel", json!({"type": "type", "text": "echo hello world\n"}));
+    // Row 1 shows "hello world": drag from its first cell past its last.
+    daemon.act(
+        "sel",
+        json!({"type": "drag", "path": [centre(0, 1), centre(11, 1)]}),
+    );
+    let out = daemon.path().join("pasted.txt");
+    daemon.act("sel", json!({"type": "type", "text": "echo "}));
+    let middle = centre(40, 12);
+    daemon.act(
+        "sel",
+        json!({"type": "click", "x": middle["x"], "y": middle["y"], "button": "middle"}),
+    );
+    let redirect = format!(" > {}\n", out.display());
+    daemon.act("sel", json!({"type": "type", "text": redirect}));
+    let pasted = wait_for_file(&out, LONG);
+    assert_eq!(pasted.trim_end(), "hello world");
+}
+
+#[test]
+fn a_dialog_takes_cjk_typed_right_after_it_opens() {
+    let daemon = Daemon::new();
+    let started = daemon.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "dlg",
+        "--",
+        "zenity",
+        "--entry",
+        "--title",
+        "Name?",
+        "--text",
+        "Your name",
+    ]);
+    assert_eq!(started["window"]["title"], "Name?", "{}", brief(&started));
+    let log = started["log"].as_str().expect("a log file").to_owned();
+    // Typed at once: the window is shown and focused when start returns.
+    daemon.act("dlg", json!({"type": "type", "text": "山田 太郎\n"}));
+    let ms = LONG_MS.to_string();
+    let ended = daemon.sp_json(&["wait", "dlg", "--exit", "--timeout-ms", &ms]);
+    assert_eq!(ended["exited"], true, "{}", brief(&ended));
+    let output = std::fs::read_to_string(&log).expect("the program's log");
+    assert!(
+        output.lines().any(|line| line == "山田 太郎"),
+        "zenity printed {output:?}"
+    );
+}
