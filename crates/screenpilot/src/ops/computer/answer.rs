@@ -148,12 +148,19 @@ impl Report for ComputerDone {
             }
             None => "no screenshot".to_owned(),
         };
-        let settled = match self.settled {
-            Some(true) => "settled; ",
-            Some(false) => "not settled; ",
-            None => "",
+        // The last wait for the screen, as a person would want it said (a settled screen is the
+        // normal case and goes unsaid).
+        let last_wait = self
+            .results
+            .iter()
+            .rev()
+            .find(|r| r.contains_key("settled"));
+        let wait = match last_wait {
+            Some(r) if r.get("reacted") == Some(&Value::Bool(false)) => "no visible change; ",
+            Some(r) if r.get("settled") == Some(&Value::Bool(false)) => "still changing; ",
+            _ => "",
         };
-        format!("{} action(s) done; {settled}{screen}", self.done)
+        format!("{} action(s) done; {wait}{screen}", self.done)
     }
 
     fn complaint(&self) -> Option<String> {
@@ -333,5 +340,33 @@ mod tests {
         assert!(out["error"]["message"]
             .as_str()
             .is_some_and(|m| m.contains("take one before retrying")));
+    }
+
+    #[test]
+    fn people_are_told_when_the_screen_did_not_change_or_kept_changing() {
+        let picture = || Picture {
+            png: vec![1],
+            width: 1356,
+            height: 848,
+            scale: 1.887_905,
+            pointer: None,
+        };
+        let with = |entry: Value| {
+            let mut run = run(true, None);
+            run.results = vec![entry.as_object().cloned().unwrap_or_default()];
+            run.screen = (2560, 1600);
+            answer("d", "desktop", &[click()], run, Ok(picture()))
+                .expect("an answer")
+                .human()
+        };
+        let settled = with(serde_json::json!({"type": "click", "reacted": true, "settled": true}));
+        assert_eq!(
+            settled,
+            "1 action(s) done; screenshot 1356x848 of the 2560x1600 screen (scale 1.888); "
+        );
+        let still = with(serde_json::json!({"type": "click", "reacted": false, "settled": false}));
+        assert!(still.contains("; no visible change; "), "{still}");
+        let busy = with(serde_json::json!({"type": "click", "reacted": true, "settled": false}));
+        assert!(busy.contains("; still changing; "), "{busy}");
     }
 }
