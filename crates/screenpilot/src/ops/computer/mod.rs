@@ -8,7 +8,10 @@
 //!
 //! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's), and
 //! coordinates are pixels of that screenshot: checked against its size, mapped to the screen exactly
-//! ([`screenpilot_desktop::scale`]). Terminal screenshots are the rendered screen at full size.
+//! ([`screenpilot_desktop::scale`]). A zoom region is given in screenshot pixels too, and answered
+//! with that part of the screen at its own resolution (scaled down only if it alone exceeds the
+//! size), while `pointer` stays in screenshot pixels. Terminal screenshots are the rendered screen at
+//! full size.
 
 mod actions;
 mod answer;
