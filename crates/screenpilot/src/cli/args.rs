@@ -330,4 +330,10 @@ pub struct ComputerArgs {
     /// Limit for each step in milliseconds (default 30000).
     #[arg(long, value_name = "MS")]
     pub step_timeout_ms: Option<u64>,
+    /// Desktops: the screenshot's longest side in pixels (default: the session's, 1568).
+    #[arg(long, value_name = "PX")]
+    pub max_long_edge: Option<u32>,
+    /// Desktops: the screenshot at the screen's own size (coordinates are then screen pixels).
+    #[arg(long)]
+    pub full_size: bool,
 }

@@ -305,6 +305,8 @@ fn plan_computer(a: &ComputerArgs) -> Result<ComputerParams, OpError> {
         action: None,
         actions: None,
         step_timeout_ms: a.step_timeout_ms,
+        max_long_edge: a.max_long_edge,
+        full_size: a.full_size,
         ..ComputerParams::default()
     };
     let first = a.action[0].trim_start();
