@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{brief, wait_for_file, Daemon, LONG_MS};
+use common::{brief, png_of, wait_for_file, Daemon, LONG_MS};
 
 const LONG: Duration = Duration::from_millis(LONG_MS);
 
@@ -112,6 +112,51 @@ fn a_drag_selects_text_that_a_middle_click_pastes() {
     daemon.act("sel", json!({"type": "type", "text": redirect}));
     let pasted = wait_for_file(&out, LONG);
     assert_eq!(pasted.trim_end(), "hello world");
+}
+
+/// How many pixels differ between two PNG screenshots of the same size.
+fn pixels_changed(a: &Value, b: &Value) -> usize {
+    let decode = |v: &Value| screenpilot_desktop::decode_png(&png_of(v)).expect("a PNG");
+    let (a, b) = (decode(a), decode(b));
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    a.rgb
+        .chunks(3)
+        .zip(b.rgb.chunks(3))
+        .filter(|(p, q)| p != q)
+        .count()
+}
+
+#[test]
+fn a_context_menu_opens_on_a_right_click_and_escape_closes_it() {
+    let daemon = Daemon::new();
+    let started = start_mousepad(&daemon, "menu");
+    let before = daemon.act("menu", json!({"type": "type", "text": "alpha"}));
+    let window = &started["window"];
+    let number = |key: &str| window[key].as_u64().expect("a number");
+    let (x, y) = (
+        number("x") + number("width") / 2,
+        number("y") + number("height") * 3 / 4,
+    );
+    let opened = daemon.act(
+        "menu",
+        json!({"type": "click", "x": x, "y": y, "button": "right"}),
+    );
+    assert_eq!(opened["results"][0]["reacted"], true, "{}", brief(&opened));
+    // A menu, not a blinking cursor: thousands of pixels changed.
+    let changed = pixels_changed(&before, &opened);
+    assert!(
+        changed > 5_000,
+        "only {changed} pixels changed after the right click"
+    );
+    let closed = daemon.act("menu", json!({"type": "keypress", "keys": ["ESC"]}));
+    assert!(
+        pixels_changed(&opened, &closed) > 5_000,
+        "the menu did not close"
+    );
+    // The editor has the keyboard again: what is typed next lands in the text.
+    daemon.act("menu", json!({"type": "type", "text": " beta"}));
+    let saved = save_as(&daemon, "menu", &daemon.path().join("menu.txt"));
+    assert_eq!(saved.trim_end_matches('\n'), "alpha beta");
 }
 
 #[test]
