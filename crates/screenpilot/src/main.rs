@@ -84,10 +84,20 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
     if let Verb::Daemon { action } = &cli.verb {
         return run_daemon(*action, &paths, cli.json).await;
     }
-    if let Verb::Mcp { http, token_file } = &cli.verb {
-        return screenpilot::mcp::run(paths, http.as_deref(), token_file.as_deref())
-            .await
-            .map(|()| 0);
+    if let Verb::Mcp {
+        http,
+        token_file,
+        tools,
+    } = &cli.verb
+    {
+        return screenpilot::mcp::run(
+            paths,
+            http.as_deref(),
+            token_file.as_deref(),
+            tools.as_deref(),
+        )
+        .await
+        .map(|()| 0);
     }
     let plan = cli::request(&cli.verb)?;
     let client = Client::connect_or_start(&paths).await?;

@@ -102,6 +102,10 @@ pub enum Verb {
         /// written to $SCREENPILOT_DIR/mcp-http.token.
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
+        /// Serve only the tools of these profiles, comma-separated: terminal, textual, desktop
+        /// (default: every tool).
+        #[arg(long, value_name = "PROFILES")]
+        tools: Option<String>,
     },
 }
 

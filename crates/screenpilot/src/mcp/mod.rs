@@ -7,6 +7,7 @@
 
 mod http;
 pub mod present;
+pub mod profiles;
 mod server;
 pub mod tools;
 
@@ -24,13 +25,14 @@ use crate::ops::{ErrorCode, OpError};
 use crate::paths::Paths;
 
 /// Serve MCP on stdio, or on loopback HTTP when `http` is `IP:PORT`. Returns when the client goes away
-/// (stdio) or on SIGINT/SIGTERM (HTTP).
+/// (stdio) or on SIGINT/SIGTERM (HTTP). `tools` picks profiles ([`profiles`]); `None` serves all.
 pub async fn run(
     paths: Paths,
     http: Option<&str>,
     token_file: Option<&Path>,
+    tools: Option<&str>,
 ) -> Result<(), OpError> {
-    let server = Screenpilot::new(paths);
+    let server = Screenpilot::serving(paths, profiles::select(tools)?);
     let outcome = match http {
         Some(addr) => http::serve(server.clone(), addr, token_file).await,
         None => serve_stdio(server.clone()).await,

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{present, tools};
 use crate::client::Client;
-use crate::ops::{self, Caller, ErrorCode, OpError, OPERATIONS};
+use crate::ops::{self, Caller, ErrorCode, OpError, OperationDef, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
@@ -51,12 +51,18 @@ pub(super) struct Shared {
 }
 
 impl Screenpilot {
+    /// A server listing every operation.
     pub fn new(paths: Paths) -> Screenpilot {
+        Screenpilot::serving(paths, OPERATIONS.iter().collect())
+    }
+
+    /// A server listing only `ops` (a `--tools` profile); calls to other tools are refused.
+    pub fn serving(paths: Paths, ops: Vec<&'static OperationDef>) -> Screenpilot {
         Screenpilot {
             shared: Arc::new(Shared {
                 paths,
                 client: tokio::sync::Mutex::new(None),
-                tools: OPERATIONS.iter().map(tools::tool_of).collect(),
+                tools: ops.into_iter().map(tools::tool_of).collect(),
                 shutdown: CancellationToken::new(),
                 running: tokio::sync::watch::Sender::new(0),
             }),
@@ -96,8 +102,19 @@ impl ServerHandler for Screenpilot {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let served = self.shared.tools.iter().any(|t| t.name == request.name);
         let op = match ops::find(&request.name) {
-            Ok(op) => op,
+            Ok(op) if served => op,
+            Ok(op) => {
+                let error = OpError::new(
+                    ErrorCode::UnknownOperation,
+                    format!(
+                        "{}: not served here (screenpilot mcp --tools leaves it out)",
+                        op.name
+                    ),
+                );
+                return Ok(present::tool_result(None, Err(error)).into());
+            }
             Err(error) => return Ok(present::tool_result(None, Err(error)).into()),
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
@@ -352,29 +369,41 @@ mod tests {
     /// `structuredContent`, so they are bounded separately.
     #[test]
     fn tools_list_stays_compact() {
-        let server = Screenpilot::new(Paths::in_dir(std::env::temp_dir()));
-        let list = ListToolsResult::with_all_items(server.tools().to_vec());
-        let bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(0);
-        let without_outputs: Vec<Tool> = server
-            .tools()
-            .iter()
-            .cloned()
-            .map(|mut tool| {
-                tool.output_schema = None;
-                tool
-            })
-            .collect();
-        let read = serde_json::to_string(&ListToolsResult::with_all_items(without_outputs))
-            .map(|s| s.len())
-            .unwrap_or(0);
+        let sizes = |server: &Screenpilot| {
+            let list = ListToolsResult::with_all_items(server.tools().to_vec());
+            let bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(0);
+            let without_outputs: Vec<Tool> = server
+                .tools()
+                .iter()
+                .cloned()
+                .map(|mut tool| {
+                    tool.output_schema = None;
+                    tool
+                })
+                .collect();
+            let read = serde_json::to_string(&ListToolsResult::with_all_items(without_outputs))
+                .map(|s| s.len())
+                .unwrap_or(0);
+            (bytes, read)
+        };
+        let paths = || Paths::in_dir(std::env::temp_dir());
+        for (profile, _) in super::super::profiles::PROFILES {
+            let ops = super::super::profiles::select(Some(profile)).unwrap_or_default();
+            let (bytes, read) = sizes(&Screenpilot::serving(paths(), ops));
+            println!(
+                "tools/list --tools {profile}: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
+                read / 4
+            );
+        }
+        let (bytes, read) = sizes(&Screenpilot::new(paths()));
         println!(
             "tools/list: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
             read / 4
         );
-        // About 1.3 KB a tool for 20 tools (desktops added to six of them): a new tool must earn its
-        // bytes (trim descriptions first).
+        // About 1.4 KB a tool for 20 tools (desktops added to six of them, annotations to all): a new
+        // tool must earn its bytes (trim descriptions first).
         assert!(
-            read > 0 && read < 28_000,
+            read > 0 && read < 30_000,
             "tools/list is {read} bytes without output schemas"
         );
         assert!(

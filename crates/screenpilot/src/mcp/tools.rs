@@ -5,8 +5,12 @@
 //! `Option`, enums behind `$ref`). A model pays tokens for each of them on every session and some clients
 //! reject `$ref` or type lists, so the listed schema keeps only what constrains a call: types, enums,
 //! required fields, defaults, descriptions. The daemon still validates every call with the full rules.
+//!
+//! Both schemas are made portable: no subschema is a bare `true` (schemars writes one for a
+//! `serde_json::Value` field or map; MCP Inspector `--strict` and some clients want objects there).
+//! The one boolean kept is `additionalProperties: false`, which OpenAI's strict mode asks for.
 
-use rmcp::model::Tool;
+use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
 use crate::ops::OperationDef;
@@ -24,12 +28,82 @@ pub fn tool_of(op: &OperationDef) -> Tool {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
     };
-    let tool = Tool::new(op.name, op.description, schema);
+    let tool = Tool::new(op.name, op.description, no_true_subschemas(schema))
+        .with_annotations(annotations_of(op));
     match (op.output_schema)() {
-        Value::Object(output) => {
-            tool.with_raw_output_schema(std::sync::Arc::new(compact_output_schema(output)))
-        }
+        Value::Object(output) => tool.with_raw_output_schema(std::sync::Arc::new(
+            no_true_subschemas(compact_output_schema(output)),
+        )),
         _ => tool,
+    }
+}
+
+/// What the operation declares about itself ([`crate::ops::Operation::READ_ONLY`], `DESTRUCTIVE`).
+/// Every tool acts only on screenpilot's own sessions: not an open world.
+fn annotations_of(op: &OperationDef) -> ToolAnnotations {
+    // Each hint is sent only where it differs from the spec's default (readOnlyHint false,
+    // destructiveHint true, openWorldHint true); destructiveHint means something only when not read-only.
+    let annotations = ToolAnnotations::new().open_world(false);
+    if op.read_only {
+        annotations.read_only(true)
+    } else {
+        annotations.destructive(op.destructive)
+    }
+}
+
+/// Keywords whose value is one subschema; `true` there means "anything", as leaving it out does.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
+/// Keywords whose value maps names to subschemas, or lists subschemas.
+const SUBSCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+const SUBSCHEMA_LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
+/// `schema` with every `true` subschema dropped (where a keyword holds it) or made `{}` (where a
+/// name or a list position needs a schema).
+pub fn no_true_subschemas(mut schema: Map<String, Value>) -> Map<String, Value> {
+    schema.retain(|key, value| {
+        !(SUBSCHEMA_KEYWORDS.contains(&key.as_str()) && *value == Value::Bool(true))
+    });
+    for (key, value) in schema.iter_mut() {
+        let key = key.as_str();
+        if SUBSCHEMA_KEYWORDS.contains(&key) {
+            object_schema(value);
+        } else if SUBSCHEMA_MAPS.contains(&key) {
+            if let Value::Object(named) = value {
+                named.values_mut().for_each(object_schema);
+            }
+        } else if SUBSCHEMA_LISTS.contains(&key) {
+            if let Value::Array(list) = value {
+                list.iter_mut().for_each(object_schema);
+            }
+        }
+    }
+    schema
+}
+
+fn object_schema(value: &mut Value) {
+    match value {
+        Value::Bool(true) => *value = Value::Object(Map::new()),
+        Value::Object(map) => *map = no_true_subschemas(std::mem::take(map)),
+        _ => {}
     }
 }
 
@@ -200,6 +274,107 @@ mod tests {
         Value::Object(compact_schema(
             schema.as_object().cloned().unwrap_or_default(),
         ))
+    }
+
+    fn true_subschemas(value: &Value, path: String, found: &mut Vec<String>) {
+        match value {
+            Value::Bool(true) => found.push(path),
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                        true_subschemas(inner, format!("{path}.{key}"), found);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    true_subschemas(inner, format!("{path}[{i}]"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// OpenAI refuses function descriptions over 1,024 characters; detail belongs in parameters.
+    #[test]
+    fn every_description_fits_1024_characters() {
+        for op in crate::ops::OPERATIONS {
+            let length = tool_of(op).description.map_or(0, |d| d.chars().count());
+            assert!(
+                length <= 1024,
+                "{}: description is {length} characters",
+                op.name
+            );
+        }
+    }
+
+    #[test]
+    fn no_schema_has_a_true_subschema() {
+        let mut found = Vec::new();
+        for op in crate::ops::OPERATIONS {
+            let tool = tool_of(op);
+            let input = Value::Object((*tool.input_schema).clone());
+            true_subschemas(&input, format!("{}.inputSchema", op.name), &mut found);
+            if let Some(output) = &tool.output_schema {
+                let output = Value::Object((**output).clone());
+                true_subschemas(&output, format!("{}.outputSchema", op.name), &mut found);
+            }
+        }
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn true_subschemas_become_objects_or_go() {
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"any": true, "map": {"type": "object", "additionalProperties": true}},
+            "anyOf": [true, {"items": true}]
+        });
+        assert_eq!(
+            Value::Object(no_true_subschemas(
+                schema.as_object().cloned().unwrap_or_default()
+            )),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {"any": {}, "map": {"type": "object"}},
+                "anyOf": [{}, {}]
+            })
+        );
+    }
+
+    #[test]
+    fn every_tool_is_annotated_and_only_looking_tools_are_read_only() {
+        let read_only = [
+            "list",
+            "alive",
+            "snapshot",
+            "screenshot",
+            "wait_for",
+            "expect",
+            "wait_change",
+            "wait_visual_change",
+            "wait_ready",
+            "wait_exit",
+        ];
+        for op in crate::ops::OPERATIONS {
+            let annotations = tool_of(op).annotations.unwrap_or_default();
+            assert_eq!(annotations.open_world_hint, Some(false), "{}", op.name);
+            let looks = read_only.contains(&op.name);
+            assert_eq!(
+                annotations.read_only_hint,
+                looks.then_some(true),
+                "{}",
+                op.name
+            );
+            let destructive = if looks {
+                None
+            } else {
+                Some(op.name == "close")
+            };
+            assert_eq!(annotations.destructive_hint, destructive, "{}", op.name);
+        }
     }
 
     #[test]

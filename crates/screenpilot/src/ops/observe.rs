@@ -26,10 +26,13 @@ pub enum ImageFormat {
 #[serde(deny_unknown_fields)]
 pub struct SnapshotParams {
     pub sid: String,
-    /// Add `cells`.
+    /// Add `cells`: {styles, rows: runs [col, text, style index] per row}.
     #[serde(default)]
     pub as_json: bool,
-    /// Add `styled`.
+    /// Add `styled`: the text with tags saying how a run differs from the text around it, e.g.
+    /// [reverse]Banana[/], [bold red on blue]x[/]; tags never nest; [[ is a literal [; [cursor/] marks
+    /// the cursor. A box or panel's own colours and colours recurring in over 3 runs are not marked;
+    /// highlights always are. Waits, and input with settle_ms, take styled too.
     #[serde(default)]
     pub styled: bool,
     /// Add up to this many lines of history, as `scrollback`.
@@ -179,10 +182,9 @@ impl Operation for Snapshot {
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
 highlights: spans shown selected or focused [{row, col, text, why, style}]. \
-styled:true adds `styled`: the text with tags saying how a run differs from the text around it, e.g. [reverse]Banana[/], [bold red on blue]x[/]; tags never nest; [[ is a literal [; [cursor/] marks the cursor. \
-A box or panel's own colours and colours recurring in over 3 runs are not marked; highlights always are. Waits, and input with settle_ms, take styled too. \
-as_json adds `cells`: {styles, rows: runs [col, text, style index] per row}; scrollback:N adds history; image:\"png\"|\"svg\" a picture. \
+Options add `styled` (the text with style tags, e.g. [reverse]Banana[/]), `cells`, `scrollback` history, a picture (see each parameter). \
 On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"menu\", \"styled\": true}.";
+    const READ_ONLY: bool = true;
     type Params = SnapshotParams;
     type Output = Snapped;
 
@@ -258,6 +260,7 @@ PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, wid
 Options: font_px (default 16), theme dark|light, frame (window title bar). \
 On a desktop: the screen with the pointer, scaled so the long edge is <= 1568 px and <= 1.15 MP (max_long_edge, max_pixels, full_size to change), with scale, screen_width, screen_height and pointer. \
 Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
+    const READ_ONLY: bool = true;
     type Params = ScreenshotParams;
     type Output = Pictured;
 

@@ -21,6 +21,11 @@ pub trait Operation {
     const NAME: &'static str;
     /// What a model reading it cold needs: what it does, what comes back, an example.
     const DESCRIPTION: &'static str;
+    /// It only looks (snapshots, screenshots, waits): MCP's `readOnlyHint`.
+    const READ_ONLY: bool = false;
+    /// It may end or lose something (a program, a session): MCP's `destructiveHint`. Operations that
+    /// are neither only add (start a session) or give a program input, as a person at it would.
+    const DESTRUCTIVE: bool = false;
     type Params: DeserializeOwned + Serialize + JsonSchema + Send;
     type Output: DeserializeOwned + Serialize + JsonSchema + Report + Send;
 
@@ -111,6 +116,10 @@ pub struct Reading {
 pub struct OperationDef {
     pub name: &'static str,
     pub description: &'static str,
+    /// [`Operation::READ_ONLY`].
+    pub read_only: bool,
+    /// [`Operation::DESTRUCTIVE`].
+    pub destructive: bool,
     /// JSON Schema of the parameters.
     pub params_schema: fn() -> Value,
     /// JSON Schema of the answer (`ok` and the output's fields).
@@ -130,6 +139,8 @@ impl OperationDef {
         OperationDef {
             name: O::NAME,
             description: O::DESCRIPTION,
+            read_only: O::READ_ONLY,
+            destructive: O::DESTRUCTIVE,
             params_schema: schema_of::<O::Params>,
             output_schema: schema_of::<Answer<O::Output>>,
             prepare: prepare::<O>,

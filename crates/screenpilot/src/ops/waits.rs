@@ -373,6 +373,7 @@ Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is 
 On a detect_child_exit session the wait ends at once when the program exits (exited=true). \
 On a desktop the text is its window titles (woken when one opens or changes). \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
+    const READ_ONLY: bool = true;
     type Params = WaitForParams;
 
     fn time_limit(p: &WaitForParams) -> Option<Duration> {
@@ -402,6 +403,7 @@ impl Operation for Expect {
     const DESCRIPTION: &'static str = "Race several regexes and learn which matched first (pexpect style): returns {ok, sid, matched, index, match, exited, text, ...}; index is the 0-based pattern position, -1 on timeout. \
 When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
 Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
+    const READ_ONLY: bool = true;
     type Params = ExpectParams;
 
     fn time_limit(p: &ExpectParams) -> Option<Duration> {
@@ -471,6 +473,7 @@ impl Operation for WaitChange {
     const DESCRIPTION: &'static str = "Wait until the screen text differs from a baseline hash (default: the screen at call time). Pass the `hash` returned by send_keys/send_line/type to never miss a fast change. \
 Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. On a desktop the hash covers its pixels (woken by X damage). \
 Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
+    const READ_ONLY: bool = true;
     type Params = WaitChangeParams;
 
     fn time_limit(p: &WaitChangeParams) -> Option<Duration> {
@@ -513,6 +516,7 @@ impl Operation for WaitVisualChange {
     const DESCRIPTION: &'static str = "Wait until anything visible changes from a baseline visual_hash (default: now): text, colours, attributes, cursor position or shape, title. \
 Use after arrow keys in menus, where the highlight moves but no text changes. Desktops: any pixel change (X damage). Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
 Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
+    const READ_ONLY: bool = true;
     type Params = WaitVisualChangeParams;
 
     fn time_limit(p: &WaitVisualChangeParams) -> Option<Duration> {
@@ -554,6 +558,7 @@ impl Operation for WaitReady {
     const DESCRIPTION: &'static str = "Wait until a marker regex appears or the screen text stays unchanged for stable_ms (default 300), at most max_wait_ms (default 10000). \
 Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
 Desktops: the marker matches window titles, and quiet means nothing drawn for stable_ms. Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
+    const READ_ONLY: bool = true;
     type Params = WaitReadyParams;
 
     fn time_limit(p: &WaitReadyParams) -> Option<Duration> {
@@ -601,6 +606,7 @@ impl Operation for WaitExit {
     const NAME: &'static str = "wait_exit";
     const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
 On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
+    const READ_ONLY: bool = true;
     type Params = WaitExitParams;
 
     fn time_limit(p: &WaitExitParams) -> Option<Duration> {

@@ -42,7 +42,6 @@ One-shot (app + actions: start, act, stop; returns the exit value) or a session 
 A click goes to the visible centre of the widget (or offset from its top-left) and is refused with a clear error if the widget is absent, hidden, disabled, off screen, or covered (e.g. by a modal screen). \
 After every action the app settles (input handled, short timers, animations and scrolls done, screen repainted); the screen text then streams as progress. \
 Returns {ok, sid, kind, alive, text (the screen), cols, rows, details{exit_value, exit, screenshot (SVG beside the app; png too), size, python, python_version, textual_version, warnings}, tree?, query?}. \
-tree: every widget (type, id, classes, visible, disabled, focused, region [x,y,w,h]); query: state of matching widgets (Input value, Checkbox value, DataTable cursor, Log last_lines, Markdown headings, ...). \
 Example: {\"app\": \"/src/counter.py\", \"screenshot\": true, \"actions\": [{\"press\": \"tab\"}, {\"click\": \"#inc\"}], \"query\": [\"#label\"]}.";
     type Params = TextualRunParams;
     type Output = TextualDone;

@@ -38,10 +38,12 @@ pub struct TextualRunParams {
     /// Write an SVG (and a PNG) of the final screen beside the app file.
     #[serde(default)]
     pub screenshot: bool,
-    /// Include the widget tree of the active screen.
+    /// Include `tree`: every widget of the active screen (type, id, classes, visible, disabled,
+    /// focused, region [x,y,w,h]).
     #[serde(default)]
     pub tree: bool,
-    /// CSS selectors whose widgets' state to include (Input value, Button label, DataTable rows, ...).
+    /// CSS selectors whose widgets' state to include as `query` (Input value, Button label,
+    /// Checkbox value, DataTable rows and cursor, Log last_lines, Markdown headings, ...).
     #[serde(default)]
     pub query: Vec<String>,
     /// Keep the app running as this session: with `app` it opens, without it acts on the open one.
