@@ -22,11 +22,16 @@ use crate::color::{Color, Rgb};
 use crate::geometry::Size;
 use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
 use crate::modes::{InputModes, MouseEncoding, MouseTracking};
+use crate::osc_limit::OscLimit;
 use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
 
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.
 pub const NOMINAL_CELL_PIXELS: (u16, u16) = (10, 20);
+
+/// The most bytes of a window title kept; a longer title is cut (at a character boundary), so every
+/// `list` and wait answer that carries it stays small.
+pub const MAX_TITLE_BYTES: usize = 1024;
 
 /// Everything the emulator wants to tell the outside world, gathered while it parses.
 #[derive(Default)]
@@ -111,6 +116,13 @@ impl Dimensions for TermDims {
 pub struct Screen {
     term: Term<Listener>,
     parser: Processor<StdSyncHandler>,
+    /// Bounds what the parser buffers for one OSC string.
+    osc_limit: OscLimit,
+    /// Never decreases; grows by at least the number of lines pushed into history (see
+    /// [`Screen::scroll_bound`]).
+    scroll_bound: u64,
+    /// The last chunk ended inside an escape sequence, which may scroll when the next one completes it.
+    escape_open: bool,
     outbox: Arc<Mutex<Outbox>>,
     size: Arc<Mutex<Size>>,
     title: Option<String>,
@@ -119,6 +131,9 @@ pub struct Screen {
     cache: Option<(u64, String)>,
     /// The same for [`Screen::search_text`].
     search_cache: Option<(u64, String)>,
+    /// The same for [`Screen::history_search_tail`]: the generation, how many history rows the text
+    /// covers, and the text. Several waits searching the history after one chunk of output share it.
+    history_cache: Option<(u64, usize, String)>,
 }
 
 impl Screen {
@@ -146,19 +161,29 @@ impl Screen {
         Screen {
             term: Term::new(config, &TermDims(size), listener),
             parser: Processor::new(),
+            osc_limit: OscLimit::default(),
+            scroll_bound: 0,
+            escape_open: false,
             outbox,
             size: shared_size,
             title: None,
             generation: 0,
             cache: None,
             search_cache: None,
+            history_cache: None,
         }
     }
 
     /// Parse bytes written by the application. Returns the bytes the terminal must answer with
     /// (empty when there is nothing to answer); the caller writes them to the pty.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.parser.advance(&mut self.term, bytes);
+        let bytes = self.osc_limit.filter(bytes);
+        let (lines, escape_open) = self.lines_scrolled_at_most(&bytes);
+        self.scroll_bound += lines;
+        if std::mem::replace(&mut self.escape_open, escape_open) {
+            self.scroll_bound += self.term.screen_lines() as u64;
+        }
+        self.parser.advance(&mut self.term, &bytes);
         self.generation += 1;
         self.drain_outbox()
     }
@@ -167,7 +192,14 @@ impl Screen {
         let Ok(mut outbox) = self.outbox.lock() else {
             return Vec::new();
         };
-        if let Some(title) = outbox.title.take() {
+        if let Some(mut title) = outbox.title.take() {
+            if title.len() > MAX_TITLE_BYTES {
+                let mut end = MAX_TITLE_BYTES;
+                while !title.is_char_boundary(end) {
+                    end -= 1;
+                }
+                title.truncate(end);
+            }
             self.title = Some(title);
         }
         std::mem::take(&mut outbox.replies)
@@ -181,6 +213,8 @@ impl Screen {
 
     /// Apply a synchronized update whose deadline passed. Returns replies like [`Screen::feed`].
     pub fn flush_sync(&mut self) -> Vec<u8> {
+        self.scroll_bound +=
+            self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
         self.parser.stop_sync(&mut self.term);
         self.generation += 1;
         self.drain_outbox()
@@ -194,10 +228,62 @@ impl Screen {
     pub fn resize(&mut self, size: Size) {
         let size = usable(size);
         self.term.resize(TermDims(size));
+        // A resize reflows the history: everything may be new to a search.
+        self.scroll_bound +=
+            self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
         if let Ok(mut shared) = self.size.lock() {
             *shared = size;
         }
         self.generation += 1;
+    }
+
+    /// A counter that grows by at least as many lines as have been pushed into the history since any
+    /// earlier reading (and usually not by much more), so a search of the history can look only at the
+    /// lines that are new: `history[-(now - then)..]`. A line feed scrolls at most one line, a
+    /// soft wrap at most one per row of text, and an escape sequence (CSI S, a resize...) at most a
+    /// screenful or the whole history; each is counted at its most.
+    pub fn scroll_bound(&self) -> u64 {
+        self.scroll_bound
+    }
+
+    /// The most lines `bytes` can push into history, and whether they end inside an escape sequence.
+    fn lines_scrolled_at_most(&self, bytes: &[u8]) -> (u64, bool) {
+        let rows = self.term.screen_lines() as u64;
+        let cols = self.term.columns().max(1) as u64;
+        let mut lines = bytes.len() as u64 / cols + 1;
+        let mut open = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' | 0x0b | 0x0c => lines += 1,
+                0x1b if bytes.get(i + 1) == Some(&b'[') => {
+                    // CSI S scrolls, CSI J clears the screen into the history: at most a screenful each
+                    // (alacritty clamps the count to the scroll region). A sequence cut off by the end of
+                    // the chunk is counted at its most when the next chunk completes it.
+                    let end = bytes[i + 2..]
+                        .iter()
+                        .position(|b| (0x40..=0x7e).contains(b));
+                    match end.map(|n| bytes[i + 2 + n]) {
+                        Some(b'S' | b'J') => lines += rows,
+                        None => open = true,
+                        Some(_) => {}
+                    }
+                    i += 2 + end.unwrap_or(bytes.len());
+                    continue;
+                }
+                // ESC D / ESC E index one line; anything else is counted as that too. An ESC at the very
+                // end continues in the next chunk, which then counts a screenful.
+                0x1b if i + 1 == bytes.len() => open = true,
+                0x1b => lines += 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        // Bytes held by a synchronized update are applied later, all at once: count the whole history.
+        if self.parser.sync_bytes_count() > 0 {
+            lines += self.term.grid().history_size() as u64 + rows;
+        }
+        (lines, open)
     }
 
     /// Increases whenever the screen may have changed.
@@ -322,6 +408,37 @@ impl Screen {
     pub fn scrollback_text(&self, max_lines: usize) -> String {
         let history = self.term.grid().history_size().min(max_lines) as i32;
         self.lines_text(-history, 0, false)
+    }
+
+    /// At least the last `rows` rows of history (maybe more) as logical lines, soft wraps joined, like
+    /// [`Screen::scrollback_search_text`]. The text is kept for the current generation, so several
+    /// searches of the same new lines build it once.
+    pub fn history_search_tail(&mut self, rows: usize) -> &str {
+        let rows = rows.min(self.term.grid().history_size());
+        if rows == 0 {
+            return "";
+        }
+        let fresh = self
+            .history_cache
+            .as_ref()
+            .is_some_and(|(generation, covered, _)| {
+                *generation == self.generation && *covered >= rows
+            });
+        if !fresh {
+            let text = self.lines_text(-(rows as i32), 0, true);
+            self.history_cache = Some((self.generation, rows, text));
+        }
+        let text = self
+            .history_cache
+            .as_ref()
+            .map(|(_, _, text)| text.as_str())
+            .unwrap_or_default();
+        // Each logical line takes at least one row, so the last `rows` of them cover `rows` rows.
+        let start = text
+            .rmatch_indices('\n')
+            .nth(rows - 1)
+            .map_or(0, |(at, _)| at + 1);
+        &text[start..]
     }
 
     /// The scrollback as logical lines, soft wraps joined (see [`Screen::search_text`]).
@@ -667,6 +784,73 @@ mod tests {
         s.resize(Size::new(0, 0));
         s.feed("中".as_bytes());
         assert_eq!(s.size(), Size::new(2, 1));
+    }
+
+    #[test]
+    fn a_huge_title_is_kept_cut_to_its_limit() {
+        let mut s = Screen::new(Size::new(80, 24), 100);
+        let mut input = b"\x1b]2;".to_vec();
+        input.extend(
+            std::iter::repeat_n(b'\xc3', 1)
+                .chain(std::iter::repeat_n(b'\xa9', 1))
+                .cycle()
+                .take(10 << 20),
+        );
+        input.extend_from_slice(b"\x07after");
+        s.feed(&input);
+        let title = s.title().unwrap_or_default();
+        assert!(title.len() <= super::MAX_TITLE_BYTES, "{}", title.len());
+        assert!(title.len() > super::MAX_TITLE_BYTES - 4 && title.starts_with('\u{e9}'));
+        assert!(s.text().contains("after"));
+    }
+
+    #[test]
+    fn an_unterminated_osc_string_does_not_swallow_what_follows_its_end() {
+        let mut s = Screen::new(Size::new(80, 24), 100);
+        s.feed(b"\x1b]2;");
+        let chunk = vec![b'x'; 1 << 16];
+        for _ in 0..200 {
+            s.feed(&chunk);
+        }
+        s.feed(b"\x1b\\visible");
+        assert!(s.text().contains("visible"));
+        assert!(s.title().unwrap_or_default().len() <= super::MAX_TITLE_BYTES);
+    }
+
+    #[test]
+    fn scroll_bound_covers_every_line_pushed_into_history() {
+        let mut s = Screen::new(Size::new(10, 5), 1000);
+        let mut history = 0;
+        let mut bound = s.scroll_bound();
+        for chunk in [
+            &b"1\n2\n3\n4\n5\n6\n7\n"[..],
+            b"a long line that wraps several times\r\n",
+            b"\x1b[3S\x1b[2J\x1bD\x1bE",
+            b"\x1b[",
+            b"4S",
+        ] {
+            s.feed(chunk);
+            let grew = (s.term.grid().history_size() - history) as u64;
+            assert!(s.scroll_bound() - bound >= grew, "{chunk:?}");
+            history = s.term.grid().history_size();
+            bound = s.scroll_bound();
+        }
+    }
+
+    #[test]
+    fn history_tail_covers_the_rows_asked_for_and_is_shared() {
+        let mut s = Screen::new(Size::new(10, 3), 100);
+        for i in 0..20 {
+            s.feed(format!("line{i}\r\n").as_bytes());
+        }
+        s.feed(b"0123456789abcdefghij\r\nA\r\nB\r\nC");
+        let all = s.scrollback_search_text(100);
+        assert_eq!(s.history_search_tail(100), all);
+        assert!(all.ends_with("line19\n0123456789abcdefghij"), "{all}");
+        assert_eq!(s.history_search_tail(1), "0123456789abcdefghij");
+        assert!(s.history_search_tail(2).ends_with("\n0123456789abcdefghij"));
+        assert!(s.history_search_tail(4).starts_with("line17\n"));
+        assert_eq!(s.history_search_tail(0), "");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod highlights;
 pub mod keys;
 pub mod modes;
 pub mod mouse;
+pub mod osc_limit;
 pub mod palette;
 pub mod regions;
 pub mod render;

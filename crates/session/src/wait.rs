@@ -59,8 +59,63 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// The most regexes one wait may race (`expect`'s `patterns`).
+pub const MAX_PATTERNS: usize = 64;
+
+/// What all the regexes of one wait may take once compiled, shared between them: each gets its share
+/// as its compiled-program limit, so a long list of patterns costs no more than one big one.
+pub const MAX_COMPILED_BYTES: usize = 8 << 20;
+
+/// The most one regex may take compiled, however few there are.
+const MAX_COMPILED_BYTES_EACH: usize = 1 << 20;
+
+/// The same bound on each regex's lazy DFA cache: in all, and for one.
+const MAX_DFA_BYTES: usize = 32 << 20;
+const MAX_DFA_BYTES_EACH: usize = 4 << 20;
+
 /// Compile a user regex with multi-line mode (so `^`/`$` work per line) and a size cap.
 pub fn compile(pattern: &str, field: &'static str, limits: &Limits) -> Result<Regex> {
+    compile_sized(pattern, field, limits, 1)
+}
+
+/// Compile the regexes one wait races. `field` names the list; errors give the failing index.
+/// Compiling many large regexes takes real time (milliseconds each), so callers on an async runtime run
+/// this on a blocking thread.
+pub fn compile_all(
+    patterns: &[String],
+    field: &'static str,
+    limits: &Limits,
+) -> Result<Vec<Regex>> {
+    if patterns.len() > MAX_PATTERNS {
+        return Err(SessionError::invalid(
+            field,
+            format!(
+                "{} patterns; the limit is {MAX_PATTERNS} (join alternatives with | in one pattern)",
+                patterns.len()
+            ),
+        ));
+    }
+    patterns
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| {
+            compile_sized(pattern, field, limits, patterns.len()).map_err(|e| match e {
+                SessionError::Invalid { message, .. } => {
+                    SessionError::invalid(field, format!("[{i}]: {message}"))
+                }
+                other => other,
+            })
+        })
+        .collect()
+}
+
+/// Compile one of `share` regexes that split the compiled-size budget.
+fn compile_sized(
+    pattern: &str,
+    field: &'static str,
+    limits: &Limits,
+    share: usize,
+) -> Result<Regex> {
     if pattern.len() > limits.max_pattern_len {
         return Err(SessionError::invalid(
             field,
@@ -71,12 +126,24 @@ pub fn compile(pattern: &str, field: &'static str, limits: &Limits) -> Result<Re
             ),
         ));
     }
+    let share = share.max(1);
+    let size_limit = MAX_COMPILED_BYTES_EACH.min(MAX_COMPILED_BYTES / share);
     RegexBuilder::new(pattern)
         .multi_line(true)
-        .size_limit(1 << 20)
-        .dfa_size_limit(1 << 22)
+        .size_limit(size_limit)
+        .dfa_size_limit(MAX_DFA_BYTES_EACH.min(MAX_DFA_BYTES / share))
         .build()
-        .map_err(|e| SessionError::invalid(field, format!("invalid regex {pattern:?}: {e}")))
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => SessionError::invalid(
+                field,
+                format!(
+                    "regex {pattern:?} compiles to more than {size_limit} bytes, its share of the \
+                     {MAX_COMPILED_BYTES}-byte limit for all the patterns of one wait; simplify it \
+                     (a Unicode class such as \\w repeated many times is large: try [A-Za-z0-9_])"
+                ),
+            ),
+            e => SessionError::invalid(field, format!("invalid regex {pattern:?}: {e}")),
+        })
 }
 
 /// Options shared by every wait.
@@ -100,6 +167,11 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
         }
         _ => None,
     };
+    // Where the last scrollback search ended (a reading of `Screen::scroll_bound`): history does not
+    // change once written, so each later look searches only the lines pushed into it since, plus a
+    // screenful for a match that began on the screen. Rescanning all of it on every chunk of output
+    // would slow a busy program down with every pending wait.
+    let mut searched_to: Option<u64> = None;
     let done = |reason, index, matched_text| Outcome {
         reason,
         index,
@@ -123,7 +195,15 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
             // Regexes see logical lines: output wider than the terminal is joined back together.
             let mut text = || match options.scrollback {
                 Some(lines) => {
-                    let mut all = screen.scrollback_search_text(lines);
+                    let now = screen.scroll_bound();
+                    let rows = usize::from(screen.size().rows);
+                    let new = match searched_to.replace(now) {
+                        Some(then) => usize::try_from(now - then).unwrap_or(usize::MAX),
+                        None => usize::MAX,
+                    };
+                    let mut all = screen
+                        .history_search_tail(lines.min(new.saturating_add(rows)))
+                        .to_owned();
                     if !all.is_empty() {
                         all.push('\n');
                     }

@@ -38,8 +38,9 @@ pub const DEFAULT_FONT_PX: f32 = 16.0;
 pub const MIN_FONT_PX: f32 = 6.0;
 /// Largest accepted font size: above it an ordinary screen makes an image of hundreds of megabytes.
 pub const MAX_FONT_PX: f32 = 96.0;
-/// Largest PNG we agree to produce, in pixels (about 120 MB of RGB while rendering).
-pub const MAX_IMAGE_PIXELS: u64 = 40_000_000;
+/// Largest PNG we agree to produce, in pixels (about 36 MB of RGB while rendering): a 1000-column
+/// screen fits at a small font_px, and a handful of screenshots at once cannot take gigabytes.
+pub const MAX_IMAGE_PIXELS: u64 = 12_000_000;
 
 /// How to draw a screen.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -12,6 +12,7 @@ use serde_json::Value;
 use screenpilot_desktop::DesktopRegistry;
 use screenpilot_session::Registry;
 
+mod blocking;
 mod button;
 mod common;
 mod computer;

@@ -5,10 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
-use screenpilot_screen::render::{render_png, render_svg, Layout, RenderOptions};
+use screenpilot_screen::render::{render_png, render_svg, Layout, RenderError, RenderOptions};
 use screenpilot_screen::{CellGrid, ThemeName};
 use screenpilot_session::ReadOptions;
 
+use super::blocking::{run_bounded, Heavy};
 use super::common::{Context, ErrorCode, OpError, Progress};
 use super::display::{capture, find_target, model_size, DesktopScreen, Pixel, Target};
 use super::operation::{Operation, Report, View};
@@ -94,19 +95,26 @@ impl Image {
         }
     }
 
-    /// `grid` drawn as `format`.
-    fn of_grid(
-        grid: &CellGrid,
+    /// `grid` drawn as `format`, on a blocking thread: a large picture takes a core for a while and
+    /// must not hold up the async workers that serve other sessions' input and waits.
+    async fn of_grid(
+        grid: CellGrid,
         format: ImageFormat,
-        options: &RenderOptions,
+        options: RenderOptions,
     ) -> Result<Image, OpError> {
-        let layout = Layout::new(grid.size, options);
+        let layout = Layout::new(grid.size, &options);
         let (width, height) = (layout.image.width, layout.image.height);
         Ok(match format {
             ImageFormat::Png => {
-                let png = render_png(grid, options).map_err(|e| {
-                    OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}"))
-                })?;
+                let png = run_bounded(Heavy::Picture, move || render_png(&grid, &options))
+                    .await?
+                    .map_err(|e| match e {
+                        // The image size follows from the font size; that is the knob to turn.
+                        RenderError::TooLarge { .. } | RenderError::InvalidFontPx { .. } => {
+                            OpError::invalid("font_px", e.to_string())
+                        }
+                        e => OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}")),
+                    })?;
                 Image::png(&png, width, height)
             }
             ImageFormat::Svg => Image {
@@ -114,7 +122,7 @@ impl Image {
                 width,
                 height,
                 png: None,
-                svg: Some(render_svg(grid, options)),
+                svg: Some(run_bounded(Heavy::Picture, move || render_svg(&grid, &options)).await?),
                 path: None,
             },
         })
@@ -205,7 +213,7 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
         let image = match p.image {
             Some(format) => {
                 let grid = session.with_screen(|s| s.cells());
-                Some(Image::of_grid(&grid, format, &RenderOptions::default())?)
+                Some(Image::of_grid(grid, format, RenderOptions::default()).await?)
             }
             None => None,
         };
@@ -285,7 +293,7 @@ Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
         options.frame = p.frame;
         let session = ctx.registry.get(&p.sid)?;
         let grid = session.with_screen(|s| s.cells());
-        let image = Image::of_grid(&grid, p.format.unwrap_or(ImageFormat::Png), &options)?;
+        let image = Image::of_grid(grid, p.format.unwrap_or(ImageFormat::Png), options).await?;
         Ok(Pictured {
             sid: p.sid,
             image,

@@ -6,9 +6,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
-use screenpilot_session::wait::{compile, wait, Condition, Outcome, Reason, WaitOptions};
-use screenpilot_session::{parse_hash, Session};
+use screenpilot_session::wait::{
+    compile, compile_all, wait, Condition, Outcome, Reason, WaitOptions,
+};
+use screenpilot_session::{parse_hash, Limits, Session, SessionError};
 
+use super::blocking::{run_blocking, run_bounded, Heavy};
 use super::common::{Context, OpError, Progress};
 use super::desktop_waits::{self, DesktopCondition};
 use super::display::{find_target, DesktopScreen, Target};
@@ -382,8 +385,8 @@ Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
     type Output = Matched;
 
     async fn run(ctx: &Context, p: WaitForParams, _: &Progress) -> Result<Matched, OpError> {
-        let limits = ctx.registry.limits();
-        let regex = compile(&p.pattern, "pattern", limits)?;
+        let pattern = p.pattern;
+        let regex = compile_one(ctx, move |l| compile(&pattern, "pattern", l)).await?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
         let (outcome, waited) =
             run_regexes(ctx, &p.sid, vec![regex], timeout, p.scrollback, p.styled).await?;
@@ -418,20 +421,9 @@ Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid
                 "give at least one regex, e.g. [\"\\\\$ $\", \"Error\"]",
             ));
         }
-        let limits = ctx.registry.limits();
-        let regexes = p
-            .patterns
-            .iter()
-            .enumerate()
-            .map(|(i, pattern)| {
-                compile(pattern, "patterns", limits).map_err(|e| {
-                    OpError::invalid(
-                        "patterns",
-                        format!("[{i}]: {}", strip_field(&e.to_string())),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let patterns = p.patterns;
+        let regexes =
+            compile_off_thread(ctx, move |l| compile_all(&patterns, "patterns", l)).await?;
         let timeout = timeout(p.timeout_ms, "timeout_ms")?;
         let (outcome, waited) =
             run_regexes(ctx, &p.sid, regexes, timeout, p.scrollback, p.styled).await?;
@@ -458,11 +450,24 @@ async fn pixel_change(
     run_desktop(desktop, DesktopCondition::Change(from), timeout).await
 }
 
-fn strip_field(message: &str) -> &str {
-    message
-        .split_once(": ")
-        .map(|(_, rest)| rest)
-        .unwrap_or(message)
+/// Compile a wait's regexes on a blocking thread: a long list of large ones takes seconds of CPU, which
+/// must not stall the sessions the async workers serve.
+async fn compile_off_thread<T: Send + 'static>(
+    ctx: &Context,
+    job: impl FnOnce(&Limits) -> Result<T, SessionError> + Send + 'static,
+) -> Result<T, OpError> {
+    let limits = ctx.registry.limits().clone();
+    Ok(run_bounded(Heavy::Regexes, move || job(&limits)).await??)
+}
+
+/// Compile one regex on a blocking thread without queueing: its cost is bounded by the compiled-size
+/// limit, and a plain `wait` must not wait behind a long `expect` list.
+async fn compile_one(
+    ctx: &Context,
+    job: impl FnOnce(&Limits) -> Result<regex::Regex, SessionError> + Send + 'static,
+) -> Result<regex::Regex, OpError> {
+    let limits = ctx.registry.limits().clone();
+    Ok(run_blocking(move || job(&limits)).await??)
 }
 
 /// `wait_change`: until the screen text differs from a baseline.
@@ -567,10 +572,10 @@ Desktops: the marker matches window titles, and quiet means nothing drawn for st
     type Output = Readied;
 
     async fn run(ctx: &Context, p: WaitReadyParams, _: &Progress) -> Result<Readied, OpError> {
-        let limits = ctx.registry.limits();
-        let marker = match p.marker.as_deref() {
-            None | Some("") => None,
-            Some(pattern) => Some(compile(pattern, "marker", limits)?),
+        let marker = match p.marker {
+            None => None,
+            Some(pattern) if pattern.is_empty() => None,
+            Some(pattern) => Some(compile_one(ctx, move |l| compile(&pattern, "marker", l)).await?),
         };
         let stable = Duration::from_millis(p.stable_ms.unwrap_or(300));
         let timeout = timeout(p.max_wait_ms, "max_wait_ms")?;
