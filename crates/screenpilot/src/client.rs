@@ -247,6 +247,28 @@ pub fn call_blocking(
         op: op.to_owned(),
         params,
     };
+    // A daemon that accepted but never answers (stopped, wedged) must not hold the CLI forever. Each
+    // read may legitimately last as long as the request's own timeouts, so the bound is those plus a
+    // grace period; any line from the daemon (a progress line) starts it again.
+    let bound = answer_bound(&request.params);
+    let _ = stream.set_read_timeout(Some(bound));
+    let gone = |e: std::io::Error| {
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            OpError::new(
+                ErrorCode::DaemonUnavailable,
+                format!(
+                    "the screenpilot daemon at {} did not answer within {} ms (the request's own timeouts plus {ANSWER_GRACE_VAR}); is it stopped (kill -STOP) or overloaded?",
+                    paths.socket.display(),
+                    bound.as_millis()
+                ),
+            )
+        } else {
+            gone(e)
+        }
+    };
     let outcome = (|| {
         let mut line = serde_json::to_vec(&request)
             .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
@@ -275,6 +297,30 @@ pub fn call_blocking(
         }
     })();
     Some(outcome)
+}
+
+/// Names the grace period, in ms, a client allows the daemon beyond a request's own timeouts.
+const ANSWER_GRACE_VAR: &str = "SCREENPILOT_ANSWER_GRACE_MS";
+/// The grace period when [`ANSWER_GRACE_VAR`] is not set.
+const DEFAULT_ANSWER_GRACE: Duration = Duration::from_secs(60);
+
+/// How long to wait for the daemon's next line: every timeout the request carries (any
+/// `..._ms` number: `timeout_ms`, `max_wait_ms`, per-step timeouts, summed) plus the grace period.
+fn answer_bound(params: &Value) -> Duration {
+    fn timeouts(value: &Value, key: Option<&str>) -> u64 {
+        match value {
+            Value::Object(map) => map.iter().map(|(k, v)| timeouts(v, Some(k))).sum(),
+            Value::Array(items) => items.iter().map(|v| timeouts(v, key)).sum(),
+            Value::Number(n) if key.is_some_and(|k| k.ends_with("_ms")) => n.as_u64().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let grace = std::env::var(ANSWER_GRACE_VAR)
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_ANSWER_GRACE);
+    grace + Duration::from_millis(timeouts(params, None).min(24 * 3_600_000))
 }
 
 /// Connect to the daemon's socket: `None` when nothing answers there, an error when something does but

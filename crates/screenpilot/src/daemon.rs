@@ -6,14 +6,19 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
 
 use screenpilot_session::{Limits, Registry};
 
@@ -44,6 +49,11 @@ pub fn limits_from_env() -> Result<Limits, DaemonError> {
             }
         };
     if let Some(n) = read("SCREENPILOT_MAX_SESSIONS")? {
+        if n == 0 {
+            return Err(DaemonError::Setup(
+                "SCREENPILOT_MAX_SESSIONS=0: no session could ever start; give at least 1".into(),
+            ));
+        }
         limits.max_sessions = n as usize;
     }
     if let Some(n) = read("SCREENPILOT_IDLE_TIMEOUT_SECS")? {
@@ -112,17 +122,21 @@ pub async fn run(
     let _ = announce.flush();
     drop(announce);
 
+    let mut reserve = Reserve::open();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| DaemonError::Setup(format!("signal handler: {e}")))?;
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| DaemonError::Setup(format!("signal handler: {e}")))?;
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                if let Ok((stream, _)) = accepted {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
                     tokio::spawn(serve(stream, ctx.clone(), state.clone()));
                 }
-            }
+                Err(e) if out_of_descriptors(&e) => refuse_one(&listener, &mut reserve).await,
+                // A connection that failed between connect and accept (ECONNABORTED): nothing to do.
+                Err(_) => {}
+            },
             _ = stop_rx.changed() => break,
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
@@ -179,32 +193,37 @@ fn peer_allowed(stream: &UnixStream) -> bool {
 }
 
 /// Serve one connection: each request runs as its own task, answers go out as they finish.
+///
+/// A client may half-close (shut down its write side) right after its last request: every request
+/// read is still run and answered, and the connection closes once the last answer is out. Only the
+/// peer hanging up entirely (or a slow reader overflowing its queue) stops what it started.
 async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
     if !peer_allowed(&stream) {
         return;
     }
-    let (read, mut write) = stream.into_split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Response>();
-    let writer = tokio::spawn(async move {
-        while let Some(response) = rx.recv().await {
-            let Ok(mut line) = serde_json::to_vec(&response) else {
-                continue;
-            };
-            line.push(b'\n');
-            if write.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-    });
+    let hang_up = match stream.as_fd().try_clone_to_owned() {
+        // SAFETY: an OwnedFd is open for as long as it is owned, and always returns the same fd.
+        Ok(fd) => unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok(),
+        Err(_) => None,
+    };
+    let (read, write) = stream.into_split();
+    let (outbox, rx) = Outbox::new();
+    let overflow = outbox.overflow.clone();
+    let mut writer = tokio::spawn(write_answers(write, rx, outbox.queued.clone()));
     let tasks: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
+    let mut shed = false;
     loop {
         line.clear();
-        let read = (&mut reader)
-            .take(MAX_REQUEST_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await;
+        let mut limited = (&mut reader).take(MAX_REQUEST_BYTES as u64 + 1);
+        let read = tokio::select! {
+            read = limited.read_until(b'\n', &mut line) => read,
+            _ = overflow.cancelled() => {
+                shed = true;
+                break;
+            }
+        };
         match read {
             Ok(0) | Err(_) => break,
             Ok(n) if n > MAX_REQUEST_BYTES => {
@@ -212,7 +231,7 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
                     ErrorCode::BadRequest,
                     format!("request: longer than {MAX_REQUEST_BYTES} bytes"),
                 );
-                let _ = tx.send(Response::done(Value::Null, Err(error)));
+                outbox.send(Response::done(Value::Null, Err(error)));
                 break;
             }
             Ok(_) => {}
@@ -227,13 +246,28 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
                     ErrorCode::BadJson,
                     format!("request: not valid JSON for {{\"id\", \"op\", \"params\"}}: {e}"),
                 );
-                let _ = tx.send(Response::done(Value::Null, Err(error)));
+                outbox.send(Response::done(Value::Null, Err(error)));
                 continue;
             }
         };
-        handle(request, &ctx, &state, &tx, &tasks);
+        handle(request, &ctx, &state, &outbox, &tasks);
     }
-    // The client is gone: nothing it started keeps running.
+    // No more requests. The writer ends once every running request has answered (each holds a clone
+    // of the outbox); until then, the peer may still hang up or stop reading.
+    drop(outbox);
+    if !shed {
+        tokio::select! {
+            _ = &mut writer => {}
+            _ = peer_hung_up(hang_up.as_ref()) => {}
+            _ = overflow.cancelled() => shed = true,
+        }
+    }
+    if shed {
+        eprintln!(
+            "screenpilot daemon: closed a client connection that left more than {MAX_QUEUED_ANSWER_BYTES} bytes of answers unread; its requests were stopped"
+        );
+    }
+    // The client is gone (or finished): nothing it started keeps running.
     let running: Vec<AbortHandle> = tasks
         .lock()
         .map(|mut t| t.drain().map(|(_, h)| h).collect())
@@ -241,15 +275,133 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
     for handle in running {
         handle.abort();
     }
-    drop(tx);
-    let _ = writer.await;
+    writer.abort();
+}
+
+/// Resolves when the peer has closed its end entirely (not merely shut down its writing side). A
+/// stream socket whose peer is gone reports hang-up; one whose peer only half-closed does not.
+async fn peer_hung_up(fd: Option<&AsyncFd<OwnedFd>>) {
+    let Some(fd) = fd else {
+        return std::future::pending().await;
+    };
+    loop {
+        let Ok(mut guard) = fd.writable().await else {
+            return std::future::pending().await;
+        };
+        if guard.ready().is_write_closed() {
+            return;
+        }
+        // Writable only: wait for the next change of state (edge-triggered, no polling).
+        guard.clear_ready();
+    }
+}
+
+/// The most answer bytes one connection may leave unread. Past it (and with at least one answer
+/// already waiting) the reader is judged too slow and its connection closed, so a client that never
+/// reads cannot grow the daemon without limit. A single answer larger than this still goes out.
+pub const MAX_QUEUED_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+/// The answers of one connection, serialised, waiting for the socket; counted in bytes.
+#[derive(Clone)]
+struct Outbox {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    /// Cancelled when the queue overflowed: the connection is to be closed.
+    overflow: CancellationToken,
+}
+
+impl Outbox {
+    fn new() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let outbox = Outbox {
+            tx,
+            queued: Arc::default(),
+            overflow: CancellationToken::new(),
+        };
+        (outbox, rx)
+    }
+
+    fn send(&self, response: Response) {
+        if self.overflow.is_cancelled() {
+            return;
+        }
+        let Ok(mut line) = serde_json::to_vec(&response) else {
+            return;
+        };
+        line.push(b'\n');
+        let len = line.len();
+        let before = self.queued.fetch_add(len, Ordering::AcqRel);
+        if before > 0 && before + len > MAX_QUEUED_ANSWER_BYTES {
+            self.queued.fetch_sub(len, Ordering::AcqRel);
+            self.overflow.cancel();
+            return;
+        }
+        let _ = self.tx.send(line);
+    }
+}
+
+/// Write queued answers to the socket as the peer reads them.
+async fn write_answers(
+    mut write: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+) {
+    while let Some(line) = rx.recv().await {
+        let written = write.write_all(&line).await;
+        queued.fetch_sub(line.len(), Ordering::AcqRel);
+        if written.is_err() {
+            return;
+        }
+    }
+}
+
+/// One descriptor kept free, so that when the process runs out, a waiting client can still be
+/// accepted and told why, instead of being left in the backlog while accept fails again at once.
+struct Reserve(Option<std::fs::File>);
+
+impl Reserve {
+    fn open() -> Reserve {
+        Reserve(std::fs::File::open("/dev/null").ok())
+    }
+}
+
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+/// Out of descriptors: free the reserve, accept the waiting client, tell it why it is refused, close
+/// it, and take the reserve back. Without a reserve, wait a moment (the one timer here) rather than
+/// spin on an accept that fails at once.
+async fn refuse_one(listener: &UnixListener, reserve: &mut Reserve) {
+    if reserve.0.take().is_none() {
+        eprintln!(
+            "screenpilot daemon: out of file descriptors and no reserve; pausing accept for 100 ms"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        *reserve = Reserve::open();
+        return;
+    }
+    if let Ok((mut stream, _)) = listener.accept().await {
+        let error = OpError::new(
+            ErrorCode::LimitExceeded,
+            "the screenpilot daemon is out of file descriptors (too many open connections or sessions); close some clients and try again",
+        );
+        if let Ok(mut line) = serde_json::to_vec(&Response::done(Value::Null, Err(error))) {
+            line.push(b'\n');
+            // The socket buffer of a fresh connection takes one short line without blocking.
+            let _ = stream.try_write(&line);
+        }
+        let _ = stream.shutdown().await;
+    }
+    eprintln!("screenpilot daemon: out of file descriptors; refused a connection");
+    *reserve = Reserve::open();
 }
 
 fn handle(
     request: Request,
     ctx: &Context,
     state: &Arc<DaemonState>,
-    tx: &mpsc::UnboundedSender<Response>,
+    tx: &Outbox,
     tasks: &Arc<Mutex<HashMap<String, AbortHandle>>>,
 ) {
     let Request { id, op, params } = request;
@@ -261,12 +413,12 @@ fn handle(
             if let Some(handle) = handle {
                 handle.abort();
                 let error = OpError::new(ErrorCode::Cancelled, "request cancelled by the client");
-                let _ = tx.send(Response::done(
+                tx.send(Response::done(
                     params.get("id").cloned().unwrap_or(Value::Null),
                     Err(error),
                 ));
             }
-            let _ = tx.send(Response::done(
+            tx.send(Response::done(
                 id,
                 Ok(json!({"ok": true, "cancelled": cancelled})),
             ));
@@ -281,10 +433,10 @@ fn handle(
                 "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
                 "max_sessions": ctx.registry.limits().max_sessions,
             });
-            let _ = tx.send(Response::done(id, Ok(result)));
+            tx.send(Response::done(id, Ok(result)));
         }
         "shutdown" => {
-            let _ = tx.send(Response::done(id, Ok(json!({"ok": true}))));
+            tx.send(Response::done(id, Ok(json!({"ok": true}))));
             state.stop.send_replace(true);
         }
         _ => {
@@ -304,7 +456,7 @@ fn handle(
                 let error = OpError::new(ErrorCode::DuplicateId,
                     format!("id: request {key} is still running on this connection; give each request its own id"),
                 );
-                let _ = tx.send(Response::done(id, Err(error)));
+                tx.send(Response::done(id, Err(error)));
                 return;
             }
             let task = tokio::spawn(async move {
@@ -313,7 +465,7 @@ fn handle(
                 let forward_id = id.clone();
                 let forward = tokio::spawn(async move {
                     while let Some(update) = progress_rx.recv().await {
-                        let _ = forward_tx.send(Response::progress(forward_id.clone(), update));
+                        forward_tx.send(Response::progress(forward_id.clone(), update));
                     }
                 });
                 let outcome =
@@ -323,7 +475,7 @@ fn handle(
                 if let Ok(mut tasks) = tasks_task.lock() {
                     tasks.remove(&key_task);
                 }
-                let _ = tx_task.send(Response::done(id, outcome));
+                tx_task.send(Response::done(id, outcome));
             });
             table.insert(key, task.abort_handle());
         }

@@ -13,5 +13,5 @@ pub use error::{Result, SessionError};
 pub use process::ExitInfo;
 pub use registry::{PeerSessions, Registry};
 pub use session::{hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo};
-pub use spec::{BaseEnv, Limits, SessionId, SpawnSpec};
+pub use spec::{BaseEnv, Limits, Recording, SessionId, SpawnSpec};
 pub use wait::{Condition, Outcome, Reason, WaitOptions};

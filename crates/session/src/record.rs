@@ -2,12 +2,51 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::time::Instant;
 
 use screenpilot_screen::Size;
 
 use crate::error::{Result, SessionError};
+use crate::spec::Recording;
+
+/// Open the recording's file: a new one with the caller's permissions, or an existing one only when
+/// `force` says so.
+fn open_target(target: &Recording) -> Result<File> {
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let path = &target.path;
+    let cannot = |e: std::io::Error| {
+        SessionError::invalid("record", format!("cannot create {}: {e}", path.display()))
+    };
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(target.mode)
+        .open(path)
+    {
+        Ok(file) => {
+            // The daemon's own umask applied too on creation; set exactly the caller's bits.
+            file.set_permissions(std::fs::Permissions::from_mode(target.mode))
+                .map_err(cannot)?;
+            Ok(file)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && target.force => {
+            OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+                .map_err(cannot)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(SessionError::invalid(
+            "record",
+            format!(
+                "{} already exists; choose another file, or give force to replace it",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(cannot(e)),
+    }
+}
 
 pub struct Recorder {
     out: BufWriter<File>,
@@ -17,10 +56,8 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn create(path: &Path, size: Size, command: &[String]) -> Result<Recorder> {
-        let file = File::create(path).map_err(|e| {
-            SessionError::invalid("record", format!("cannot create {}: {e}", path.display()))
-        })?;
+    pub fn create(target: &Recording, size: Size, command: &[String]) -> Result<Recorder> {
+        let file = open_target(target)?;
         let mut out = BufWriter::new(file);
         let timestamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -8,6 +8,9 @@ use crate::error::{Result, SessionError};
 use crate::session::{Session, SessionInfo};
 use crate::spec::{Limits, SessionId, SpawnSpec};
 
+/// How many running sessions the session-limit error names.
+const LIMIT_ERROR_SIDS: usize = 10;
+
 /// Sessions of other kinds (desktops) that share the sid space and the running-session limit with
 /// terminal sessions.
 pub trait PeerSessions: Send + Sync {
@@ -76,10 +79,18 @@ impl Registry {
             .collect();
         running.extend(self.peer_running());
         if running.len() >= self.limits.max_sessions {
+            // A few names help pick one to close; all of them (hundreds) would drown the message.
+            let shown = running.len().min(LIMIT_ERROR_SIDS);
+            let mut names = running[..shown].join(", ");
+            if running.len() > shown {
+                names.push_str(&format!(
+                    " and {} more; `list` shows all",
+                    running.len() - shown
+                ));
+            }
             return Err(SessionError::Limit(format!(
-                "limit: {} sessions are running, the most allowed (running: {}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
+                "limit: {} sessions are running, the most allowed (running: {names}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
                 running.len(),
-                running.join(", ")
             )));
         }
         let sid = match &spec.sid {

@@ -154,7 +154,7 @@ impl Session {
     /// Start the program and the pump that watches it.
     pub fn start(sid: SessionId, spec: SpawnSpec, limits: Arc<Limits>) -> Result<Arc<Session>> {
         let recorder = match &spec.record {
-            Some(path) => Some(Recorder::create(path, spec.size, &spec.argv)?),
+            Some(target) => Some(Recorder::create(target, spec.size, &spec.argv)?),
             None => None,
         };
         let spawned = process::spawn(&spec)?;

@@ -179,7 +179,19 @@ pub struct SpawnSpec {
     /// Waits end at once when the program exits.
     pub detect_child_exit: bool,
     /// Write an asciicast v2 recording of the output here.
-    pub record: Option<PathBuf>,
+    pub record: Option<Recording>,
+}
+
+/// Where and how a session's recording is written.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub path: PathBuf,
+    /// The permission bits a new file gets: the daemon creates it, but for the caller, so this is
+    /// `0o666` less the caller's umask rather than less the daemon's.
+    pub mode: u32,
+    /// Replace an existing file (its permissions are kept, as a shell's `>` does); otherwise an
+    /// existing file is refused.
+    pub force: bool,
 }
 
 /// The three ways to say what to run.

@@ -142,6 +142,9 @@ pub struct SpawnArgs {
     /// Record the output as an asciicast v2 file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Replace an existing --record file.
+    #[arg(long, requires = "record")]
+    pub force: bool,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub program: Vec<String>,
@@ -203,7 +206,7 @@ pub struct ScreenshotArgs {
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
     /// Font size in pixels (default 16).
-    #[arg(long)]
+    #[arg(long, value_parser = finite_scale)]
     pub scale: Option<f32>,
     /// dark (default) or light.
     #[arg(long)]
@@ -340,4 +343,14 @@ pub struct ComputerArgs {
     /// Desktops: the screenshot at the screen's own size (coordinates are then screen pixels).
     #[arg(long)]
     pub full_size: bool,
+}
+
+/// `--scale`: a finite number above zero (`NaN` and `inf` parse as floats but size nothing).
+fn finite_scale(text: &str) -> Result<f32, String> {
+    match text.trim().parse::<f32>() {
+        Ok(scale) if scale.is_finite() && scale > 0.0 => Ok(scale),
+        _ => Err(format!(
+            "{text:?} is not a font size: give a finite number of pixels above 0"
+        )),
+    }
 }

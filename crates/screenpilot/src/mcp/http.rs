@@ -103,6 +103,9 @@ fn loopback_addr(text: &str) -> Result<SocketAddr, OpError> {
 }
 
 fn read_token(file: &Path) -> Result<String, OpError> {
+    if let Some(warning) = exposed_token_warning(file) {
+        eprintln!("screenpilot mcp: warning: {warning}");
+    }
     let text = std::fs::read_to_string(file).map_err(|e| {
         OpError::invalid("token_file", format!("cannot read {}: {e}", file.display()))
     })?;
@@ -117,6 +120,20 @@ fn read_token(file: &Path) -> Result<String, OpError> {
         ));
     }
     Ok(token.to_owned())
+}
+
+/// Why a token file is exposed, if it is: anyone who can read the token can drive this user's
+/// sessions. A warning, not a refusal: the file is the caller's, and it may be on purpose.
+fn exposed_token_warning(file: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file).ok()?.permissions().mode();
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "token_file: {} is readable or writable by other users (mode {:o}); chmod 600 it",
+            file.display(),
+            mode & 0o777
+        )
+    })
 }
 
 /// 32 random bytes from the kernel, as hex.
@@ -159,14 +176,22 @@ fn write_token(dir: &Path, token: &str) -> Result<PathBuf, OpError> {
     Ok(path)
 }
 
+/// The credentials of an `Authorization: Bearer TOKEN` value. The scheme name is case-insensitive
+/// (RFC 9110 section 11.1), so `bearer` and `BEARER` are the same scheme.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+}
+
 /// Let through only requests with `Authorization: Bearer TOKEN`; others get 401.
 async fn require_token(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(bearer_credentials);
     match presented {
         Some(presented) if same_secret(presented.as_bytes(), token.as_bytes()) => {
             next.run(request).await
@@ -225,5 +250,33 @@ mod tests {
         assert!(!same_secret(b"abc", b"abcd"));
         let token = new_token().unwrap_or_default();
         assert_eq!(token.len(), 64);
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_whatever_its_case() {
+        assert_eq!(bearer_credentials("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_credentials("bearer abc"), Some("abc"));
+        assert_eq!(bearer_credentials("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_credentials("Basic abc"), None);
+        assert_eq!(bearer_credentials("Bearerabc"), None);
+    }
+
+    #[test]
+    fn a_token_file_others_can_read_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let file = dir.path().join("token");
+        std::fs::write(&file, "secret\n").unwrap_or_else(|e| panic!("write: {e}"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))
+            .unwrap_or_else(|e| panic!("chmod: {e}"));
+        let warning = exposed_token_warning(&file);
+        assert!(
+            warning.as_ref().is_some_and(|m| m.contains("chmod 600")),
+            "{warning:?}"
+        );
+        assert_eq!(read_token(&file).ok().as_deref(), Some("secret"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+            .unwrap_or_else(|e| panic!("chmod: {e}"));
+        assert_eq!(exposed_token_warning(&file), None);
     }
 }

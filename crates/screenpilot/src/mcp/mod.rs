@@ -9,6 +9,7 @@ mod http;
 pub mod present;
 pub mod profiles;
 mod server;
+mod stdio;
 pub mod tools;
 
 pub use server::Screenpilot;
@@ -43,13 +44,26 @@ pub async fn run(
 
 async fn serve_stdio(server: Screenpilot) -> Result<(), OpError> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let guarded = stdio::guard(stdin, stdout);
     // The client closing our stdin means it is gone: stop its running calls at once rather than let
     // rmcp wait for them to finish (a wait could last an hour; the client kills us after 2 s).
     let stdin = EofSignal {
-        inner: stdin,
+        inner: guarded.input,
         eof: server.shared.shutdown.clone(),
     };
-    let running = server.clone().serve((stdin, stdout)).await.map_err(|e| {
+    let served = serve_on(server, stdin, guarded.output).await;
+    guarded.checker.abort();
+    // Every answer, ours or rmcp's, reaches stdout before we exit.
+    let _ = guarded.pump.await;
+    served
+}
+
+async fn serve_on(
+    server: Screenpilot,
+    input: EofSignal<tokio::io::DuplexStream>,
+    output: tokio::io::DuplexStream,
+) -> Result<(), OpError> {
+    let running = server.serve((input, output)).await.map_err(|e| {
         OpError::new(
             ErrorCode::McpFailed,
             format!("MCP handshake on stdio failed: {e}"),

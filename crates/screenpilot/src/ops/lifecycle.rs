@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use screenpilot_desktop::DesktopInfo;
 use screenpilot_screen::Size;
 use screenpilot_session::spec::{check_cwd, check_env};
-use screenpilot_session::{BaseEnv, ExitInfo, SessionError, SessionId, SessionInfo, SpawnSpec};
+use screenpilot_session::{
+    BaseEnv, ExitInfo, Recording, SessionError, SessionId, SessionInfo, SpawnSpec,
+};
 
 use super::common::{program_env, Caller, Context, OpError, Progress};
 use super::operation::{Operation, Report};
@@ -48,8 +50,16 @@ pub struct SpawnParams {
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
     pub detect_child_exit: bool,
-    /// Record the output as an asciicast v2 file at this path.
+    /// Record the output as an asciicast v2 file at this path (refused if it exists, unless `force`).
     pub record: Option<String>,
+    /// Replace an existing `record` file.
+    #[serde(default)]
+    pub force: bool,
+    /// The caller's umask, filled in by `prepare` (not a tool parameter): a recording gets the
+    /// permissions a file the caller created itself would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub caller_umask: Option<u32>,
 }
 
 /// Parameters naming just a session.
@@ -105,6 +115,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
     fn prepare(p: &mut SpawnParams, caller: &Caller) {
         caller.resolve_cwd(&mut p.cwd);
         caller.resolve(&mut p.record);
+        p.caller_umask = this_process_umask();
         caller.fill_env(&mut p.caller_env, p.clean_env);
     }
 
@@ -136,7 +147,11 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
             env,
             size,
             detect_child_exit: p.detect_child_exit,
-            record: p.record.map(PathBuf::from),
+            record: p.record.map(|path| Recording {
+                path: PathBuf::from(path),
+                mode: 0o666 & !p.caller_umask.unwrap_or(0o022),
+                force: p.force,
+            }),
         };
         let session = ctx.registry.spawn(spec)?;
         Ok(Spawned {
@@ -386,4 +401,12 @@ impl Operation for Resize {
             rows: size.rows,
         })
     }
+}
+
+/// This process's umask, read from `/proc/self/status` (setting it to read it back would race with
+/// other threads creating files).
+fn this_process_umask() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
 }

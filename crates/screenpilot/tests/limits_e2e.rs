@@ -1,0 +1,382 @@
+//! Limits and abuse (issue 13, points 5-12): each test drives a real daemon the way an attacker or a
+//! careless client would, and checks that the daemon answers, refuses with a reason, or sheds the one
+//! bad connection, while it keeps serving everyone else.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Daemon, LONG_MS};
+use serde_json::{json, Value};
+
+/// A raw connection to the daemon of `d` (started if needed), for what the CLI never sends.
+fn raw_connection(d: &Daemon) -> UnixStream {
+    d.daemon_pid();
+    UnixStream::connect(d.path().join("daemon.sock")).expect("connect to the daemon socket")
+}
+
+#[test]
+fn a_recording_gets_the_callers_umask_and_never_replaces_a_file_without_force() {
+    let d = Daemon::new();
+    let cast = d.path().join("out.cast");
+    let cast_arg = cast.to_string_lossy().into_owned();
+    let spawn_with_umask = |sid: &str, extra: &[&str]| {
+        let mut args = vec!["--json", "spawn", "--sid", sid, "--record", &cast_arg];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "cat"]);
+        let mut cmd = d.command(&args);
+        // SAFETY: umask is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::umask(0o077);
+                Ok(())
+            });
+        }
+        cmd.output().expect("run screenpilot spawn")
+    };
+    let first = spawn_with_umask("rec1", &[]);
+    assert!(first.status.success(), "{first:?}");
+    let mode = std::fs::metadata(&cast).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the recording is {mode:o} under umask 077");
+
+    let second = spawn_with_umask("rec2", &[]);
+    assert_eq!(second.status.code(), Some(2), "{second:?}");
+    let answer: Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(answer["error"]["field"], "record", "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already exists"),
+        "{answer}"
+    );
+    assert_eq!(d.sp_json(&["alive", "rec1"])["alive"], true);
+
+    let forced = spawn_with_umask("rec3", &["--force"]);
+    assert!(forced.status.success(), "{forced:?}");
+}
+
+#[test]
+fn a_scale_that_is_not_a_finite_size_is_refused() {
+    let d = Daemon::new();
+    d.sp_json(&["spawn", "--sid", "s", "--", "cat"]);
+    for scale in ["NaN", "inf", "-inf", "0"] {
+        let flag = format!("--scale={scale}");
+        let out = d.sp(&["screenshot", "s", "-o", "x.png", &flag]);
+        assert_eq!(out.status.code(), Some(2), "--scale {scale}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--scale"), "--scale {scale}: {stderr}");
+    }
+    assert!(!d.path().join("x.png").exists());
+}
+
+#[test]
+fn a_session_limit_of_zero_is_refused_at_daemon_start() {
+    let d = Daemon::with_env(&[("SCREENPILOT_MAX_SESSIONS", "0")]);
+    let out = d.sp(&["--json", "spawn", "--", "cat"]);
+    assert!(!out.status.success(), "{out:?}");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("SCREENPILOT_MAX_SESSIONS=0"), "{text}");
+}
+
+#[test]
+fn the_session_limit_error_names_a_few_sessions_not_all_of_them() {
+    let d = Daemon::with_env(&[("SCREENPILOT_MAX_SESSIONS", "14")]);
+    for i in 0..14 {
+        d.sp_json(&["spawn", "--sid", &format!("s{i:02}"), "--", "cat"]);
+    }
+    let refused = d.sp_error(&["spawn", "--sid", "one-too-many", "--", "cat"]);
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("s00, s01"), "{message}");
+    assert!(!message.contains("s13"), "{message}");
+    assert!(message.contains("and 4 more"), "{message}");
+}
+
+/// Send one request line on a raw connection.
+fn send(conn: &mut UnixStream, request: Value) {
+    let mut line = request.to_string();
+    line.push('\n');
+    conn.write_all(line.as_bytes()).expect("send a request");
+}
+
+/// Block until the daemon has closed `conn` entirely (hang-up), or `limit` passes; true on hang-up.
+/// Unread answers in our receive buffer do not hide it: poll reports POLLHUP regardless.
+fn hung_up_within(conn: &UnixStream, limit: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd {
+        fd: conn.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let n = unsafe { libc::poll(&mut pfd, 1, limit.as_millis() as i32) };
+    n == 1 && pfd.revents & libc::POLLHUP != 0
+}
+
+#[test]
+fn a_client_that_half_closes_after_its_request_still_gets_every_answer() {
+    let d = Daemon::new();
+    d.spawn_bash("b");
+    for i in 0..10 {
+        let mut conn = raw_connection(&d);
+        conn.set_read_timeout(Some(Duration::from_millis(LONG_MS)))
+            .unwrap();
+        send(&mut conn, json!({"id": i, "op": "list", "params": {}}));
+        conn.shutdown(std::net::Shutdown::Write).unwrap();
+        // The daemon answers, then closes: reading to the end returns the answer.
+        let mut answers = String::new();
+        conn.read_to_string(&mut answers)
+            .expect("the daemon closes after answering");
+        let answer: Value = serde_json::from_str(answers.trim())
+            .unwrap_or_else(|e| panic!("list {i}: no answer ({e}): {answers:?}"));
+        assert_eq!(answer["id"], i, "{answer}");
+        assert_eq!(answer["ok"], true, "{answer}");
+    }
+    for i in 0..5 {
+        let mut conn = raw_connection(&d);
+        conn.set_read_timeout(Some(Duration::from_millis(LONG_MS)))
+            .unwrap();
+        let text = format!("echo $((500+{i}))");
+        send(
+            &mut conn,
+            json!({"id": 1, "op": "send_line", "params": {"sid": "b", "text": text}}),
+        );
+        conn.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answers = String::new();
+        conn.read_to_string(&mut answers).unwrap();
+        assert!(
+            answers.contains("\"ok\":true"),
+            "send_line {i}: {answers:?}"
+        );
+        d.wait_regex("b", &format!("^{}$", 500 + i));
+    }
+}
+
+#[test]
+fn a_client_that_never_reads_its_answers_is_disconnected_and_others_are_served() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "spawn", "--sid", "big", "--size", "1000x100", "--", "python3", "-c",
+        "import sys, time; sys.stdout.write(('x' * 999 + '\\n') * 9000); sys.stdout.flush(); time.sleep(600)",
+    ]);
+    d.wait_regex("big", "^x{999}$");
+    // Each answer carries 9000 lines of 999 characters of history: about 9 MB.
+    let one = d.sp_json(&["call", "snapshot", r#"{"sid": "big", "scrollback": 10000}"#]);
+    let answer_bytes = one.to_string().len();
+    // Three times the queue limit, so the daemon must shed the connection well before the end.
+    let requests = (3 * 64 * 1024 * 1024 / answer_bytes + 1).max(3);
+    eprintln!("{requests} snapshots of {answer_bytes} bytes");
+    let mut conn = raw_connection(&d);
+    for i in 0..requests {
+        let line = format!(
+            "{}\n",
+            json!({"id": i, "op": "snapshot", "params": {"sid": "big", "scrollback": 10000}})
+        );
+        // The daemon may shed the connection before the last request is even sent.
+        if conn.write_all(line.as_bytes()).is_err() {
+            break;
+        }
+    }
+    assert!(
+        hung_up_within(&conn, Duration::from_secs(120)),
+        "{requests} unread answers of {answer_bytes} bytes did not get the connection closed"
+    );
+    let log = std::fs::read_to_string(d.path().join("daemon.log")).unwrap_or_default();
+    assert!(
+        log.contains("unread"),
+        "the daemon log gives no reason: {log}"
+    );
+    let list = d.sp_json(&["list"]);
+    assert!(list.to_string().contains("big"), "{list}");
+}
+
+#[test]
+fn out_of_file_descriptors_the_daemon_refuses_new_clients_and_keeps_serving() {
+    let d = Daemon::new();
+    let mut start = d.command(&["daemon", "start"]);
+    // SAFETY: setrlimit is async-signal-safe; the daemon inherits the limit.
+    unsafe {
+        start.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 64,
+                rlim_max: 64,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let started = start.stdout(Stdio::null()).status().unwrap();
+    assert!(started.success());
+    d.sp_json(&["spawn", "--sid", "c", "--", "cat"]);
+    let pid = d.daemon_pid();
+    // One connection opened early, to ask for work while the rest have used up the descriptors.
+    let mut early = raw_connection(&d);
+    let socket = d.path().join("daemon.sock");
+    let mut idle = Vec::new();
+    // Each of these is accepted (holding a descriptor) until the daemon runs out.
+    let refused = loop {
+        assert!(idle.len() < 200, "200 connections and none refused");
+        let mut conn = UnixStream::connect(&socket).expect("connect");
+        conn.set_read_timeout(Some(Duration::from_millis(LONG_MS)))
+            .unwrap();
+        send(
+            &mut conn,
+            json!({"id": 1, "op": "alive", "params": {"sid": "c"}}),
+        );
+        let mut answer = String::new();
+        BufReader::new(&conn).read_line(&mut answer).unwrap();
+        let answer: Value = serde_json::from_str(answer.trim()).unwrap();
+        if answer["ok"] == false {
+            break answer;
+        }
+        idle.push(conn);
+    };
+    assert_eq!(refused["error"]["code"], "limit_exceeded", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("file descriptors"),
+        "{refused}"
+    );
+    // The daemon does not spin while it is out of descriptors: a 1 s wait costs it little CPU.
+    let before = cpu_ticks(pid);
+    let wall = Instant::now();
+    send(
+        &mut early,
+        json!({"id": 7, "op": "wait_for", "params": {"sid": "c", "pattern": "never-shows", "timeout_ms": 1000}}),
+    );
+    let mut answer = String::new();
+    BufReader::new(&early).read_line(&mut answer).unwrap();
+    let spent = cpu_ticks(pid) - before;
+    assert!(answer.contains("\"id\":7"), "{answer}");
+    let ticks_per_sec = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let share = spent as f64 / ticks_per_sec / wall.elapsed().as_secs_f64();
+    assert!(
+        share < 0.2,
+        "the daemon used {:.0}% of a core while out of descriptors",
+        share * 100.0
+    );
+    // Clients leaving frees descriptors; new clients are served again.
+    // The daemon learns of the hang-ups as it gets to them; retry (each try a full round trip) until
+    // one of the freed descriptors serves a new client.
+    drop(idle);
+    let served = (0..1000).any(|_| d.json_status(&["alive", "c"]).1["alive"] == true);
+    assert!(
+        served,
+        "no new client was served after 100+ connections closed"
+    );
+}
+
+/// User plus system CPU time of `pid`, in clock ticks.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Resumes a stopped process when dropped, so a failing test leaves no daemon stopped.
+struct Stopped(i32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: a plain signal to a pid we stopped.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+#[test]
+fn the_cli_gives_up_on_a_stopped_daemon_after_the_requests_timeout_plus_a_grace() {
+    let d = Daemon::new();
+    d.sp_json(&["spawn", "--sid", "c", "--", "cat"]);
+    let pid = d.daemon_pid();
+    // SAFETY: a plain signal to the test's own daemon.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let stopped = Stopped(pid);
+    let ask = |args: &[&str]| {
+        let started = Instant::now();
+        let out = d
+            .command(args)
+            .env("SCREENPILOT_ANSWER_GRACE_MS", "300")
+            .output()
+            .unwrap();
+        (out, started.elapsed())
+    };
+    let (out, took) = ask(&["--json", "alive", "c"]);
+    assert!(!out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("did not answer within 300 ms"), "{stdout}");
+    assert!(took < Duration::from_secs(10), "gave up after {took:?}");
+    // A wait's own timeout counts: 1000 ms of wait plus 300 ms of grace.
+    let (out, took) = ask(&["--json", "wait", "c", "--regex=x", "--timeout-ms", "1000"]);
+    assert!(!out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("did not answer within 1300 ms"), "{stdout}");
+    assert!(
+        took >= Duration::from_millis(1300),
+        "gave up after {took:?}"
+    );
+    drop(stopped);
+    assert_eq!(d.sp_json(&["alive", "c"])["alive"], true);
+}
+
+#[test]
+fn mcp_stdio_answers_overlong_malformed_and_ill_typed_lines_with_errors() {
+    let d = Daemon::new();
+    let mut mcp = d
+        .command(&["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start screenpilot mcp");
+    let mut stdin = mcp.stdin.take().unwrap();
+    let stdout = mcp.stdout.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut long = vec![b'x'; 16 * 1024 * 1024 + 10];
+        long.push(b'\n');
+        stdin.write_all(&long)?;
+        stdin.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \n")?;
+        for (id, arguments) in [(2, json!("{\"sid\": \"x\"}")), (3, json!(["x"]))] {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "list", "arguments": arguments}});
+            stdin.write_all(format!("{call}\n").as_bytes())?;
+        }
+        Ok::<_, std::io::Error>(())
+        // stdin closes here: the client is done.
+    });
+    let answers: Vec<Value> = BufReader::new(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    writer.join().unwrap().unwrap();
+    let _ = mcp.wait();
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    assert_eq!(answers[0]["error"]["code"], -32600, "{}", answers[0]);
+    assert!(answers[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("longer than"));
+    assert_eq!(answers[1]["error"]["code"], -32700, "{}", answers[1]);
+    for (answer, id) in answers[2..].iter().zip([2, 3]) {
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("params.arguments"),
+            "{answer}"
+        );
+    }
+}
