@@ -42,6 +42,9 @@ pub async fn run(
     outcome
 }
 
+/// How long the last answers may take to reach stdout once the service has ended.
+const FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_millis(1000);
+
 async fn serve_stdio(server: Screenpilot) -> Result<(), OpError> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let guarded = stdio::guard(stdin, stdout);
@@ -53,8 +56,11 @@ async fn serve_stdio(server: Screenpilot) -> Result<(), OpError> {
     };
     let served = serve_on(server, stdin, guarded.output).await;
     guarded.checker.abort();
-    // Every answer, ours or rmcp's, reaches stdout before we exit.
-    let _ = guarded.pump.await;
+    // Every answer, ours or rmcp's, reaches stdout before we exit: they are in the pipe by now, so
+    // the pump needs moments. It is bounded because rmcp can hold its end of the pipe open for its
+    // 5 s linger after the service ended, and the pump ends only when that end closes; a client that
+    // closed stdin would see us take 5 s to exit (and kill us after about 2).
+    let _ = tokio::time::timeout(FLUSH_LIMIT, guarded.pump).await;
     served
 }
 
