@@ -1,64 +1,18 @@
 //! Tool profiles (`screenpilot mcp --tools terminal,textual,desktop`): a client that drives only one
-//! kind of session loads only the tools for it, and pays fewer tokens for tools/list.
-//!
-//! Sessions of every kind stay in one daemon whatever a server lists, so `list` and `close` are in
-//! each profile: a model can always see and end what it started.
+//! kind of session loads only the tools for it, and pays fewer tokens for tools/list. Each operation
+//! declares its own profiles ([`crate::ops::Operation::PROFILES`]); this file only reads the flag.
 
-use crate::ops::{ErrorCode, OpError, OperationDef, OPERATIONS};
-
-/// Each profile and the operations it lists (in [`OPERATIONS`] order whatever the order here).
-pub const PROFILES: &[(&str, &[&str])] = &[
-    (
-        "terminal",
-        &[
-            "spawn",
-            "list",
-            "alive",
-            "close",
-            "resize",
-            "send_keys",
-            "send_line",
-            "type",
-            "mouse",
-            "snapshot",
-            "screenshot",
-            "wait_for",
-            "expect",
-            "wait_change",
-            "wait_visual_change",
-            "wait_ready",
-            "wait_exit",
-        ],
-    ),
-    ("textual", &["list", "close", "textual_run"]),
-    (
-        "desktop",
-        &[
-            "desktop_start",
-            "computer",
-            "list",
-            "alive",
-            "close",
-            "snapshot",
-            "wait_for",
-            "expect",
-            "wait_change",
-            "wait_visual_change",
-            "wait_ready",
-            "wait_exit",
-        ],
-    ),
-];
+use crate::ops::{ErrorCode, OpError, OperationDef, Profile, OPERATIONS};
 
 /// The operations to serve for `--tools` (comma-separated profile names; `None`: every operation).
 pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError> {
     let Some(tools) = tools else {
         return Ok(OPERATIONS.iter().collect());
     };
-    let mut wanted: Vec<&str> = Vec::new();
+    let mut wanted: Vec<Profile> = Vec::new();
     for name in tools.split(',').map(str::trim) {
-        let Some((_, ops)) = PROFILES.iter().find(|(profile, _)| *profile == name) else {
-            let known: Vec<&str> = PROFILES.iter().map(|(profile, _)| *profile).collect();
+        let Some(profile) = Profile::ALL.into_iter().find(|p| p.name() == name) else {
+            let known: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
                 format!(
@@ -68,11 +22,11 @@ pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError
             )
             .with_field("tools"));
         };
-        wanted.extend_from_slice(ops);
+        wanted.push(profile);
     }
     Ok(OPERATIONS
         .iter()
-        .filter(|op| wanted.contains(&op.name))
+        .filter(|op| op.profiles.iter().any(|p| wanted.contains(p)))
         .collect())
 }
 
@@ -87,17 +41,35 @@ mod tests {
     }
 
     #[test]
-    fn every_profile_names_only_real_operations_and_every_operation_is_in_one() {
-        for (profile, ops) in PROFILES {
-            for op in *ops {
-                assert!(
-                    OPERATIONS.iter().any(|o| o.name == *op),
-                    "profile {profile} lists unknown operation {op}"
-                );
-            }
-        }
+    fn every_operation_is_in_a_profile_and_list_and_close_are_in_all() {
         let all = names("terminal,textual,desktop");
         assert_eq!(all.len(), OPERATIONS.len(), "{all:?}");
+        for profile in Profile::ALL {
+            let served = names(profile.name());
+            assert!(
+                served.contains(&"list") && served.contains(&"close"),
+                "{profile:?}: {served:?}"
+            );
+        }
+        assert_eq!(
+            names("desktop"),
+            [
+                "list",
+                "alive",
+                "close",
+                "snapshot",
+                "screenshot",
+                "wait_for",
+                "expect",
+                "wait_change",
+                "wait_visual_change",
+                "wait_ready",
+                "wait_exit",
+                "desktop_start",
+                "computer"
+            ]
+        );
+        assert!(!names("terminal").contains(&"computer"));
     }
 
     #[test]

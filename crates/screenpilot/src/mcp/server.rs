@@ -387,7 +387,8 @@ mod tests {
             (bytes, read)
         };
         let paths = || Paths::in_dir(std::env::temp_dir());
-        for (profile, _) in super::super::profiles::PROFILES {
+        for profile in crate::ops::Profile::ALL {
+            let profile = profile.name();
             let ops = super::super::profiles::select(Some(profile)).unwrap_or_default();
             let (bytes, read) = sizes(&Screenpilot::serving(paths(), ops));
             println!(

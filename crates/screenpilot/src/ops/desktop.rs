@@ -21,7 +21,7 @@ use screenpilot_session::SessionId;
 use super::common::{program_env, Caller, Context, OpError, Progress};
 use super::display::model_size;
 use super::model_size::ModelSize;
-use super::operation::{Operation, Report};
+use super::operation::{Operation, Profile, Report};
 use super::program::program_argv;
 
 /// Parameters of `desktop_start`.
@@ -95,6 +95,7 @@ impl Report for DesktopInfo {
 
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
+    const PROFILES: &'static [Profile] = &[Profile::Desktop];
     const DESCRIPTION: &'static str = "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
 or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
 `close` stops what it started; waits, snapshot and screenshot work on it as on terminals. Counts toward the session limit and idle expiry. \

@@ -14,7 +14,7 @@ use screenpilot_session::{
 };
 
 use super::common::{program_env, Caller, Context, OpError, Progress};
-use super::operation::{Operation, Report};
+use super::operation::{Operation, Profile, Report};
 use super::program::program_argv;
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
@@ -233,6 +233,7 @@ fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> Strin
 
 impl Operation for List {
     const NAME: &'static str = "list";
+    const PROFILES: &'static [Profile] = Profile::EVERY;
     const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
     const READ_ONLY: bool = true;
     type Params = ListParams;
@@ -311,6 +312,7 @@ impl Report for ProgramStatus {
 
 impl Operation for Alive {
     const NAME: &'static str = "alive";
+    const PROFILES: &'static [Profile] = Profile::SCREENS;
     const DESCRIPTION: &'static str = "Is the session's program still running? Returns {ok, sid, alive, exit_code, signal}; exit_code (or signal) is set once it has ended. Example: {\"sid\": \"py\"}.";
     const READ_ONLY: bool = true;
     type Params = SidParams;
@@ -342,6 +344,7 @@ pub struct Close;
 
 impl Operation for Close {
     const NAME: &'static str = "close";
+    const PROFILES: &'static [Profile] = Profile::EVERY;
     const DESCRIPTION: &'static str = "End a session: its whole process group gets HUP, then TERM, then KILL (each after a short grace), and is reaped. Returns {ok, sid, exit_code, signal}. Always close sessions you are done with. Example: {\"sid\": \"py\"}.";
     const DESTRUCTIVE: bool = true;
     type Params = SidParams;

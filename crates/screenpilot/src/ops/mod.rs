@@ -33,7 +33,7 @@ mod waits;
 
 pub use button::Button;
 pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
-pub use operation::{Answer, Operation, OperationDef, Reading, Report, View};
+pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
 
 pub use computer::{ActionSpec, ComputerParams};
 pub use desktop::DesktopStartParams;

@@ -12,7 +12,7 @@ use screenpilot_session::ReadOptions;
 use super::blocking::{run_bounded, Heavy};
 use super::common::{Context, ErrorCode, OpError, Progress};
 use super::display::{capture, find_target, model_size, DesktopScreen, Pixel, Target};
-use super::operation::{Operation, Report, View};
+use super::operation::{Operation, Profile, Report, View};
 use super::screen::{AnyScreen, SessionScreen};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -186,6 +186,7 @@ pub struct Snapshot;
 
 impl Operation for Snapshot {
     const NAME: &'static str = "snapshot";
+    const PROFILES: &'static [Profile] = Profile::SCREENS;
     const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
@@ -263,6 +264,7 @@ pub struct Screenshot;
 
 impl Operation for Screenshot {
     const NAME: &'static str = "screenshot";
+    const PROFILES: &'static [Profile] = Profile::SCREENS;
     const DESCRIPTION: &'static str = "A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
 PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
 Options: font_px (default 16), theme dark|light, frame (window title bar). \

@@ -26,6 +26,8 @@ pub trait Operation {
     /// It may end or lose something (a program, a session): MCP's `destructiveHint`. Operations that
     /// are neither only add (start a session) or give a program input, as a person at it would.
     const DESTRUCTIVE: bool = false;
+    /// The tool profiles that list it (`screenpilot mcp --tools ...`); terminal tools by default.
+    const PROFILES: &'static [Profile] = &[Profile::Terminal];
     type Params: DeserializeOwned + Serialize + JsonSchema + Send;
     type Output: DeserializeOwned + Serialize + JsonSchema + Report + Send;
 
@@ -94,6 +96,32 @@ impl View {
     }
 }
 
+/// A set of tools for one kind of session, served alone by `screenpilot mcp --tools NAME`: a client
+/// that drives only one kind loads only its tools. `list` and `close` are in every profile, so a
+/// model can always see and end what it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Terminal,
+    Textual,
+    Desktop,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 3] = [Profile::Terminal, Profile::Textual, Profile::Desktop];
+    /// Every profile: for the operations every kind of session uses.
+    pub const EVERY: &'static [Profile] = &Profile::ALL;
+    /// Terminals and desktops: the operations that look at either.
+    pub const SCREENS: &'static [Profile] = &[Profile::Terminal, Profile::Desktop];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Terminal => "terminal",
+            Profile::Textual => "textual",
+            Profile::Desktop => "desktop",
+        }
+    }
+}
+
 /// An answer on the wire: `ok` and the output's fields.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Answer<T> {
@@ -120,6 +148,8 @@ pub struct OperationDef {
     pub read_only: bool,
     /// [`Operation::DESTRUCTIVE`].
     pub destructive: bool,
+    /// [`Operation::PROFILES`].
+    pub profiles: &'static [Profile],
     /// JSON Schema of the parameters.
     pub params_schema: fn() -> Value,
     /// JSON Schema of the answer (`ok` and the output's fields).
@@ -141,6 +171,7 @@ impl OperationDef {
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
             destructive: O::DESTRUCTIVE,
+            profiles: O::PROFILES,
             params_schema: schema_of::<O::Params>,
             output_schema: schema_of::<Answer<O::Output>>,
             prepare: prepare::<O>,

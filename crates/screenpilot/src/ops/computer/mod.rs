@@ -33,7 +33,7 @@ use screenpilot_desktop::scale::Scale;
 use super::common::{Context, ErrorCode, OpError, Progress};
 use super::display::{find_target, model_size, scale_for, Target};
 use super::model_size::ModelSize;
-use super::operation::Operation;
+use super::operation::{Operation, Profile};
 use answer::{answer, Failure, Run};
 
 pub use answer::ComputerDone;
@@ -74,6 +74,7 @@ pub struct Computer;
 
 impl Operation for Computer {
     const NAME: &'static str = "computer";
+    const PROFILES: &'static [Profile] = &[Profile::Desktop];
     const DESCRIPTION: &'static str = "Use a desktop (desktop_start) or terminal (spawn) session like a person: {sid, action: {type, ...}} or {sid, actions: [...]}.\n\
 x, y are screenshot pixels. Desktop screenshots are scaled to <= 1568 px long edge and <= 1.15 MP (set at desktop_start, or per call: max_long_edge, max_pixels, full_size), mapped back exactly; points off the screenshot are refused. Each is taken once the screen reacted and went quiet (settled).\n\
 Types: screenshot | click {x, y, button} | double_click | scroll {x, y, scroll_x, scroll_y} | type {text} | wait {ms} (no ms: until still, <= 2 s) | move | keypress {keys: [\"ctrl+c\"]} | drag {path}. Anthropic's work too: action for type, coordinate [x, y] (none: clicks/scrolls act at the pointer), key {text}, scroll_direction/amount, zoom {region}...\n\

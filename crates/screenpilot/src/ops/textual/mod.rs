@@ -25,7 +25,7 @@ use screenpilot_screen::Size;
 use screenpilot_session::{SessionError, SessionId};
 
 use super::common::{Caller, Context, ErrorCode, OpError, Progress};
-use super::operation::{Operation, Report, View};
+use super::operation::{Operation, Profile, Report, View};
 use app::{CloseGuard, Launch, TextualApp};
 use params::{Mode, Request, Step, DEFAULT_PYTHON, DEFAULT_SIZE};
 use steps::{Driver, StepError};
@@ -37,6 +37,7 @@ pub struct TextualRun;
 
 impl Operation for TextualRun {
     const NAME: &'static str = "textual_run";
+    const PROFILES: &'static [Profile] = &[Profile::Textual];
     const DESCRIPTION: &'static str = "Run a Python Textual app in a real terminal and drive it: keys, clicks on CSS selectors, pauses, resizes, screenshots. \
 One-shot (app + actions: start, act, stop; returns the exit value) or a session (app + session opens it and keeps it running; session alone acts on it; close: true stops it). \
 A click goes to the visible centre of the widget (or offset from its top-left) and is refused with a clear error if the widget is absent, hidden, disabled, off screen, or covered (e.g. by a modal screen). \
