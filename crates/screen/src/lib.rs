@@ -5,6 +5,7 @@
 //! runs from [`styled`], [`highlights`] and [`runs`]), encodes keys and mouse events for the
 //! application's current modes, and renders the screen to PNG and SVG. It performs no I/O.
 
+pub mod ansi;
 pub mod color;
 pub mod emulator;
 pub mod geometry;
@@ -23,6 +24,7 @@ pub mod styled;
 #[cfg(test)]
 mod test_screens;
 
+pub use ansi::{Painter, Viewport};
 pub use color::{Color, Rgb};
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};

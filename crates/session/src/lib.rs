@@ -12,6 +12,8 @@ pub mod wait;
 pub use error::{Result, SessionError};
 pub use process::ExitInfo;
 pub use registry::{PeerSessions, Registry};
-pub use session::{hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo};
+pub use session::{
+    hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo, ViewerGuard, ViewerInfo,
+};
 pub use spec::{BaseEnv, Limits, Recording, SessionId, SpawnSpec};
 pub use wait::{Condition, Outcome, Reason, WaitOptions};

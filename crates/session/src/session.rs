@@ -41,6 +41,20 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// Seconds since the last request touched this session.
     pub idle_secs: u64,
+    /// People watching it now (`screenpilot attach`, the watch page).
+    #[serde(default)]
+    pub viewers: Vec<ViewerInfo>,
+}
+
+/// Someone watching a session.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ViewerInfo {
+    /// "attach" (a terminal) or "watch" (the web page).
+    pub how: String,
+    /// They can look but not type.
+    pub read_only: bool,
+    /// Seconds since they started watching.
+    pub secs: u64,
 }
 
 /// Options for reading the screen.
@@ -131,6 +145,8 @@ pub struct Session {
     limits: Arc<Limits>,
     /// What `list` calls it; "terminal" unless set.
     kind: std::sync::OnceLock<&'static str>,
+    /// People watching, by a number given when they came.
+    viewers: Mutex<Vec<(u64, &'static str, bool, Instant)>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -178,6 +194,7 @@ impl Session {
             kind: std::sync::OnceLock::new(),
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
+            viewers: Mutex::new(Vec::new()),
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
         *lock(&session.pump) = Some(handle);
@@ -210,9 +227,12 @@ impl Session {
         *lock(&self.last_used) = Instant::now();
     }
 
-    /// How long since anyone used the session; zero while a wait is in progress.
+    /// How long since anyone used the session; zero while a wait is in progress or a person is
+    /// attached to it.
     pub fn idle_for(&self) -> Duration {
-        if self.waiters.load(std::sync::atomic::Ordering::Acquire) > 0 {
+        if self.waiters.load(std::sync::atomic::Ordering::Acquire) > 0
+            || lock(&self.viewers).iter().any(|v| v.1 == "attach")
+        {
             return Duration::ZERO;
         }
         lock(&self.last_used).elapsed()
@@ -249,6 +269,30 @@ impl Session {
         f(&mut lock(&self.screen))
     }
 
+    /// Count a person watching (`how`: "attach" or "watch") until the guard is dropped; `list` shows
+    /// them. An attached person keeps the session from closing as idle.
+    pub fn add_viewer(self: &Arc<Self>, how: &'static str, read_only: bool) -> ViewerGuard {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock(&self.viewers).push((id, how, read_only, Instant::now()));
+        ViewerGuard {
+            session: self.clone(),
+            id,
+        }
+    }
+
+    /// The people watching now.
+    pub fn viewers(&self) -> Vec<ViewerInfo> {
+        lock(&self.viewers)
+            .iter()
+            .map(|&(_, how, read_only, since)| ViewerInfo {
+                how: how.to_owned(),
+                read_only,
+                secs: since.elapsed().as_secs(),
+            })
+            .collect()
+    }
+
     /// Label the session for `list` (once; e.g. "textual" for a Textual app on the pty).
     pub fn set_kind(&self, kind: &'static str) {
         let _ = self.kind.set(kind);
@@ -280,6 +324,7 @@ impl Session {
             detect_child_exit: self.detect_child_exit,
             title,
             idle_secs: self.idle_for().as_secs(),
+            viewers: self.viewers(),
         }
     }
 
@@ -394,6 +439,19 @@ impl Session {
         }
         self.finished.send_replace(true);
         self.updates.send_modify(|g| *g += 1);
+    }
+}
+
+/// A person watching a session, counted until dropped.
+pub struct ViewerGuard {
+    session: Arc<Session>,
+    id: u64,
+}
+
+impl Drop for ViewerGuard {
+    fn drop(&mut self) {
+        self.session.touch();
+        lock(&self.session.viewers).retain(|v| v.0 != self.id);
     }
 }
 

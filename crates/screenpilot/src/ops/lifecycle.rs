@@ -190,7 +190,7 @@ impl Report for Sessions {
             "SID", "KIND", "PID", "STATE", "SIZE"
         );
         for entry in &self.sessions {
-            let (sid, kind, pid, alive, exit, size, cmd) = match entry {
+            let (sid, kind, pid, alive, exit, size, cmd, watched) = match entry {
                 SessionEntry::Terminal(s) => (
                     &s.sid,
                     &s.kind,
@@ -199,6 +199,7 @@ impl Report for Sessions {
                     (s.exit_code, s.signal),
                     format!("{}x{}", s.cols, s.rows),
                     &s.cmd,
+                    watchers(&s.viewers),
                 ),
                 SessionEntry::Desktop(d) => (
                     &d.sid,
@@ -208,17 +209,40 @@ impl Report for Sessions {
                     (d.exit_code, d.signal),
                     format!("{}x{}", d.width, d.height),
                     &d.cmd,
+                    String::new(),
                 ),
             };
             let pid = pid.map_or("null".to_owned(), |p| p.to_string());
             out.push_str(&format!(
-                "\n{sid:<20} {kind:<9} {pid:>8} {:<10} {size:>9}  {}",
+                "\n{sid:<20} {kind:<9} {pid:>8} {:<10} {size:>9}  {}{watched}",
                 short_state(alive, exit),
                 cmd.join(" ")
             ));
         }
         out
     }
+}
+
+/// Who is watching, for the end of a `list` line: "  (attached: 1, 1 read-only; watching: 2)".
+fn watchers(viewers: &[screenpilot_session::ViewerInfo]) -> String {
+    if viewers.is_empty() {
+        return String::new();
+    }
+    let count = |how: &str| viewers.iter().filter(|v| v.how == how).count();
+    let read_only = viewers
+        .iter()
+        .filter(|v| v.how == "attach" && v.read_only)
+        .count();
+    let mut parts = Vec::new();
+    match (count("attach"), read_only) {
+        (0, _) => {}
+        (n, 0) => parts.push(format!("attached: {n}")),
+        (n, r) => parts.push(format!("attached: {n}, {r} read-only")),
+    }
+    if count("watch") > 0 {
+        parts.push(format!("watching: {}", count("watch")));
+    }
+    format!("  ({})", parts.join("; "))
 }
 
 /// A state short enough for a column: "running", "exit 3", "signal 9".
@@ -234,7 +258,7 @@ fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> Strin
 impl Operation for List {
     const NAME: &'static str = "list";
     const PROFILES: &'static [Profile] = Profile::EVERY;
-    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
+    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}]}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
     const READ_ONLY: bool = true;
     type Params = ListParams;
     type Output = Sessions;
