@@ -10,8 +10,9 @@ root=$(pwd)
 
 say() { printf '\n== %s\n' "$*"; }
 
-# Debian packages: real programs the tests drive, and fonts for screenshots.
-APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk)
+# Debian packages: real programs the tests drive, fonts for screenshots, and chromium (the watch
+# page is tested in a real headless browser).
+APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium)
 
 install_deps() {
   local missing=()
@@ -28,9 +29,10 @@ install_deps() {
       echo "missing Debian packages (run as root to install): ${missing[*]}" >&2
     fi
   fi
-  # A Python venv with Textual, the official MCP SDK (a real MCP client) and pexpect (benchmarks).
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, pexpect' 2>/dev/null; then
-    say "python venv (.venv) with textual, mcp, pexpect"
+  # A Python venv with Textual, the official MCP SDK (a real MCP client), pexpect (benchmarks) and
+  # websocket-client (the watch page's browser test talks to chromium over DevTools with it).
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, pexpect, websocket' 2>/dev/null; then
+    say "python venv (.venv) with textual, mcp, pexpect, websocket-client"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
