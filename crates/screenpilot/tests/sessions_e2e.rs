@@ -510,7 +510,7 @@ fn resize_changes_what_the_program_sees() {
 }
 
 #[test]
-fn record_writes_an_asciicast_v2_file() {
+fn record_writes_an_asciicast_v3_file() {
     let d = Daemon::new();
     let cast = d.path().join("session.cast");
     let cast_arg = cast.to_str().unwrap();
@@ -522,18 +522,18 @@ fn record_writes_an_asciicast_v2_file() {
     let content = std::fs::read_to_string(&cast).expect("the cast file exists");
     let mut lines = content.lines();
     let header: Value = serde_json::from_str(lines.next().unwrap()).expect("header is JSON");
-    assert_eq!(header["version"], 2, "{header}");
-    assert_eq!(header["width"], 90, "{header}");
-    assert_eq!(header["height"], 20, "{header}");
+    assert_eq!(header["version"], 3, "{header}");
+    assert_eq!(header["term"]["cols"], 90, "{header}");
+    assert_eq!(header["term"]["rows"], 20, "{header}");
     let mut output = String::new();
-    let mut last_time = 0.0;
     for line in lines {
         let event: Value = serde_json::from_str(line).expect("each event is JSON");
-        let event = event.as_array().expect("an event is [time, code, data]");
+        let event = event
+            .as_array()
+            .expect("an event is [interval, code, data]");
         assert_eq!(event.len(), 3, "{line}");
-        let time = event[0].as_f64().expect("time is a number");
-        assert!(time >= last_time, "times never go back: {line}");
-        last_time = time;
+        let interval = event[0].as_f64().expect("the interval is a number");
+        assert!(interval >= 0.0, "intervals are never negative: {line}");
         if event[1] == "o" {
             output.push_str(event[2].as_str().unwrap());
         }

@@ -17,8 +17,8 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Result, SessionError};
 use crate::process::{self, ExitInfo};
-use crate::record::Recorder;
-use crate::spec::{Limits, SessionId, SpawnSpec};
+use crate::record::{self, Recorder};
+use crate::spec::{Limits, Recording, SessionId, SpawnSpec};
 
 /// What `list` shows about a session.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -386,7 +386,11 @@ impl Session {
             })
             .await;
             match written {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => {
+                    if let Some(recorder) = lock(&self.recorder).as_mut() {
+                        recorder.input(chunk);
+                    }
+                }
                 Ok(Err(e)) => return Err(SessionError::Io(format!("writing to session '{}': {e}", self.sid))),
                 Err(_) => {
                     return Err(SessionError::Io(format!(
@@ -418,6 +422,60 @@ impl Session {
         Ok(())
     }
 
+    /// Start recording to `target` (asciicast v3). The recording opens with the screen as it is now,
+    /// painted from the emulator's cells at the terminal's current size, so it plays from the same
+    /// screen a snapshot shows; from then on it records as a recording begun at spawn does.
+    pub fn start_recording(&self, target: &Recording) -> Result<()> {
+        let busy = |path: &std::path::Path| {
+            SessionError::invalid(
+                "action",
+                format!(
+                    "session '{}' is already recording to {}; stop that recording first",
+                    self.sid,
+                    path.display()
+                ),
+            )
+        };
+        if let Some(recorder) = lock(&self.recorder).as_ref() {
+            return Err(busy(recorder.path()));
+        }
+        if self.finished() {
+            return Err(SessionError::Exited(self.sid.to_string()));
+        }
+        let file = record::open_target(target)?;
+        // Under the screen lock no output is absorbed and no resize applied: the painted screen and
+        // the first recorded output follow each other exactly.
+        let screen = lock(&self.screen);
+        let mut slot = lock(&self.recorder);
+        if let Some(recorder) = slot.as_ref() {
+            return Err(busy(recorder.path()));
+        }
+        let mut recorder = Recorder::begin(file, target, screen.size(), &self.argv)?;
+        recorder.output(&record::opening(&screen));
+        *slot = Some(recorder);
+        Ok(())
+    }
+
+    /// Stop recording and close the file; the program keeps running. The file recorded, if any.
+    pub fn stop_recording(&self) -> Option<PathBuf> {
+        let recorder = lock(&self.recorder).take()?;
+        Some(recorder.path().to_owned())
+    }
+
+    /// The file being recorded to, if any.
+    pub fn recording(&self) -> Option<PathBuf> {
+        lock(&self.recorder).as_ref().map(|r| r.path().to_owned())
+    }
+
+    /// The program has ended: record its exit status and close the recording.
+    fn end_recording(&self) {
+        if let Some(mut recorder) = lock(&self.recorder).take() {
+            if let Some(exit) = self.exit_info() {
+                recorder.exit(exit);
+            }
+        }
+    }
+
     /// True once `close` has begun: every wait on the session ends.
     pub fn is_closed(&self) -> bool {
         self.closed.load(std::sync::atomic::Ordering::Acquire)
@@ -437,6 +495,7 @@ impl Session {
         if let Some(pump) = lock(&self.pump).take() {
             pump.abort();
         }
+        self.end_recording();
         self.finished.send_replace(true);
         self.updates.send_modify(|g| *g += 1);
     }
@@ -500,12 +559,14 @@ async fn pump(
             },
             _ = sleep_until_opt(drain_deadline), if drain_deadline.is_some() && reading => {
                 drain_deadline = None;
+                session.end_recording();
                 session.finished.send_replace(true);
                 session.updates.send_modify(|g| *g += 1);
             },
             else => break,
         }
         if exited && !reading && !*session.finished.borrow() {
+            session.end_recording();
             session.finished.send_replace(true);
             session.updates.send_modify(|g| *g += 1);
         }

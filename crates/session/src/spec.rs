@@ -178,7 +178,7 @@ pub struct SpawnSpec {
     pub size: Size,
     /// Waits end at once when the program exits.
     pub detect_child_exit: bool,
-    /// Write an asciicast v2 recording of the output here.
+    /// Write an asciicast v3 recording of the session here.
     pub record: Option<Recording>,
 }
 
@@ -192,6 +192,8 @@ pub struct Recording {
     /// Replace an existing file (its permissions are kept, as a shell's `>` does); otherwise an
     /// existing file is refused.
     pub force: bool,
+    /// Record the input sent to the program too (`i` events), not only its output.
+    pub input: bool,
 }
 
 /// The three ways to say what to run.

@@ -139,9 +139,12 @@ pub struct SpawnArgs {
     /// Run the words as one command line with sh -c.
     #[arg(long)]
     pub shell: bool,
-    /// Record the output as an asciicast v2 file.
+    /// Record the session as an asciicast v3 file (play it with `screenpilot replay FILE`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// With --record: record the input sent to the program too.
+    #[arg(long, requires = "record")]
+    pub record_input: bool,
     /// Replace an existing --record file.
     #[arg(long, requires = "record")]
     pub force: bool,

@@ -50,8 +50,12 @@ pub struct SpawnParams {
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
     pub detect_child_exit: bool,
-    /// Record the output as an asciicast v2 file at this path (refused if it exists, unless `force`).
+    /// Record the session as an asciicast v3 file at this path (refused if it exists, unless
+    /// `force`); stop or start one later with the `record` tool.
     pub record: Option<String>,
+    /// With `record`: record the input sent to the program too, not only what it shows.
+    #[serde(default)]
+    pub record_input: bool,
     /// Replace an existing `record` file.
     #[serde(default)]
     pub force: bool,
@@ -151,6 +155,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
                 path: PathBuf::from(path),
                 mode: 0o666 & !p.caller_umask.unwrap_or(0o022),
                 force: p.force,
+                input: p.record_input,
             }),
         };
         let session = ctx.registry.spawn(spec)?;
@@ -432,7 +437,7 @@ impl Operation for Resize {
 
 /// This process's umask, read from `/proc/self/status` (setting it to read it back would race with
 /// other threads creating files).
-fn this_process_umask() -> Option<u32> {
+pub(super) fn this_process_umask() -> Option<u32> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("Umask:"))?;
     u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
