@@ -55,7 +55,10 @@ fn main() -> ExitCode {
 /// Run an operation verb over a blocking connection when a daemon already answers; `None` otherwise
 /// (daemon and MCP verbs, or no daemon yet), and `main` takes the async path.
 fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
-    if matches!(cli.verb, Verb::Daemon { .. } | Verb::Mcp { .. }) {
+    if matches!(
+        cli.verb,
+        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_)
+    ) {
         return None;
     }
     let plan = match cli::request(&cli.verb) {
@@ -98,6 +101,9 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
         )
         .await
         .map(|()| 0);
+    }
+    if let Verb::Attach(args) = &cli.verb {
+        return cli::attach::run(args, &paths).await;
     }
     let plan = cli::request(&cli.verb)?;
     let client = Client::connect_or_start(&paths).await?;

@@ -89,6 +89,9 @@ pub enum Verb {
     /// Computer-use actions on a desktop or terminal session, with a fresh screenshot:
     /// computer SID click 100 200 | type 'hi' | keypress CTRL c | scroll X Y 0 360 | drag 1,1 50,50 | '{"type": ...}' | '[...]'
     Computer(ComputerArgs),
+    /// Show a session live in this terminal and type into it; detach with Ctrl-] then d (the program
+    /// keeps running): attach SID [--read-only] [--resize]
+    Attach(AttachArgs),
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.
@@ -107,6 +110,21 @@ pub enum Verb {
         #[arg(long, value_name = "PROFILES")]
         tools: Option<String>,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Keys while attached: Ctrl-] d detaches (the program keeps running); Ctrl-] Ctrl-] sends one Ctrl-] to the program.\nExit status: 0 after detaching; the program's own status if it ends while attached."
+)]
+pub struct AttachArgs {
+    pub sid: String,
+    /// Only watch: nothing typed here reaches the program (Ctrl-] d still detaches).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Resize the session to this terminal (and follow it when it is resized); by default the
+    /// session keeps its size and this terminal shows the part around the cursor, or all of it.
+    #[arg(long)]
+    pub resize: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

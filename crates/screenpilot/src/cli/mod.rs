@@ -5,7 +5,9 @@
 //! typed parameters, [`request()`] completes them for the caller, and [`present()`] and [`progress()`]
 //! show what came back, read into the operation's output type.
 
+pub mod attach;
 mod args;
+mod attach_input;
 mod plan;
 mod present;
 

@@ -234,9 +234,9 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 None => json!({}),
             },
         }),
-        Verb::Daemon { .. } | Verb::Mcp { .. } => Err(OpError::new(
+        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_) => Err(OpError::new(
             ErrorCode::Internal,
-            "daemon verbs are not operations",
+            "daemon, mcp and attach are not single operations",
         )),
     }
 }

@@ -4,10 +4,11 @@
 
 use crate::ops::{ErrorCode, OpError, OperationDef, Profile, OPERATIONS};
 
-/// The operations to serve for `--tools` (comma-separated profile names; `None`: every operation).
+/// The operations to serve for `--tools` (comma-separated profile names; `None`: every tool).
+/// Operations that are not tools ([`crate::ops::Operation::TOOL`]) are never served.
 pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError> {
     let Some(tools) = tools else {
-        return Ok(OPERATIONS.iter().collect());
+        return Ok(OPERATIONS.iter().filter(|op| op.tool).collect());
     };
     let mut wanted: Vec<Profile> = Vec::new();
     for name in tools.split(',').map(str::trim) {
@@ -26,7 +27,7 @@ pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError
     }
     Ok(OPERATIONS
         .iter()
-        .filter(|op| op.profiles.iter().any(|p| wanted.contains(p)))
+        .filter(|op| op.tool && op.profiles.iter().any(|p| wanted.contains(p)))
         .collect())
 }
 
@@ -43,7 +44,9 @@ mod tests {
     #[test]
     fn every_operation_is_in_a_profile_and_list_and_close_are_in_all() {
         let all = names("terminal,textual,desktop");
-        assert_eq!(all.len(), OPERATIONS.len(), "{all:?}");
+        let tools = OPERATIONS.iter().filter(|op| op.tool).count();
+        assert_eq!(all.len(), tools, "{all:?}");
+        assert!(!all.contains(&"attach") && !all.contains(&"write_raw"), "{all:?}");
         for profile in Profile::ALL {
             let served = names(profile.name());
             assert!(

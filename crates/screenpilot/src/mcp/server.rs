@@ -51,9 +51,9 @@ pub(super) struct Shared {
 }
 
 impl Screenpilot {
-    /// A server listing every operation.
+    /// A server listing every operation that is a tool.
     pub fn new(paths: Paths) -> Screenpilot {
-        Screenpilot::serving(paths, OPERATIONS.iter().collect())
+        Screenpilot::serving(paths, OPERATIONS.iter().filter(|op| op.tool).collect())
     }
 
     /// A server listing only `ops` (a `--tools` profile); calls to other tools are refused.
@@ -352,7 +352,9 @@ mod tests {
     #[test]
     fn every_operation_is_a_tool_with_an_object_schema() {
         let server = Screenpilot::new(Paths::in_dir(std::env::temp_dir()));
-        assert_eq!(server.tools().len(), OPERATIONS.len());
+        let tools = OPERATIONS.iter().filter(|op| op.tool).count();
+        assert_eq!(server.tools().len(), tools);
+        assert!(server.tools().iter().all(|t| t.name != "attach"));
         for tool in server.tools() {
             assert_eq!(
                 tool.input_schema.get("type"),

@@ -12,6 +12,7 @@ use serde_json::Value;
 use screenpilot_desktop::DesktopRegistry;
 use screenpilot_session::Registry;
 
+mod attach;
 mod blocking;
 mod button;
 mod common;
@@ -31,6 +32,7 @@ mod settle;
 mod textual;
 mod waits;
 
+pub use attach::{AttachParams, Detached, Frame, WriteRawParams};
 pub use button::Button;
 pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
 pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
@@ -92,6 +94,8 @@ operations! {
     desktop::DesktopStart,
     computer::Computer,
     textual::TextualRun,
+    attach::Attach,
+    attach::WriteRaw,
 }
 
 /// The definition of operation `name`.

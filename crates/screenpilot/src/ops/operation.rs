@@ -28,6 +28,9 @@ pub trait Operation {
     const DESTRUCTIVE: bool = false;
     /// The tool profiles that list it (`screenpilot mcp --tools ...`); terminal tools by default.
     const PROFILES: &'static [Profile] = &[Profile::Terminal];
+    /// It is an MCP tool. Operations only a person's client uses (`attach` streaming paints to a
+    /// terminal) say `false`: the daemon runs them, no tool list shows them.
+    const TOOL: bool = true;
     type Params: DeserializeOwned + Serialize + JsonSchema + Send;
     type Output: DeserializeOwned + Serialize + JsonSchema + Report + Send;
 
@@ -150,6 +153,8 @@ pub struct OperationDef {
     pub destructive: bool,
     /// [`Operation::PROFILES`].
     pub profiles: &'static [Profile],
+    /// [`Operation::TOOL`].
+    pub tool: bool,
     /// JSON Schema of the parameters.
     pub params_schema: fn() -> Value,
     /// JSON Schema of the answer (`ok` and the output's fields).
@@ -172,6 +177,7 @@ impl OperationDef {
             read_only: O::READ_ONLY,
             destructive: O::DESTRUCTIVE,
             profiles: O::PROFILES,
+            tool: O::TOOL,
             params_schema: schema_of::<O::Params>,
             output_schema: schema_of::<Answer<O::Output>>,
             prepare: prepare::<O>,

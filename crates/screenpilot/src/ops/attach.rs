@@ -1,0 +1,192 @@
+//! A person's terminal attached to a session (`screenpilot attach`): `attach` streams paints of the
+//! session's screen for the person's terminal size, and `write_raw` sends the person's bytes to the
+//! program as their terminal encoded them.
+//!
+//! The daemon paints (with [`Painter`]) rather than forwarding the program's output, so a person who
+//! joins late sees exactly what `snapshot` reads, at whatever size their terminal is, and a burst of
+//! output costs one small difference. Both operations are for people, not models: they are left out
+//! of the MCP tool list ([`Operation::TOOL`]).
+
+use std::time::Duration;
+
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use screenpilot_screen::ansi::{Painter, Viewport};
+use screenpilot_screen::Size;
+
+use super::common::{Context, OpError, Progress};
+use super::operation::{Operation, Report};
+
+/// The shortest time between two paints while output keeps coming: about one frame of a 60 Hz
+/// display. A rate limit, not a wait: the first change after a quiet spell is painted at once.
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// The largest viewer terminal accepted, per side.
+const MAX_VIEWER_SIDE: u16 = 2000;
+
+/// Parameters of `attach`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachParams {
+    pub sid: String,
+    /// The person's terminal width in cells (the session keeps its own size).
+    pub cols: u16,
+    /// The person's terminal height in cells.
+    pub rows: u16,
+    /// The person only watches (shown by `list`; the client sends nothing).
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// One paint, sent as a progress line of `attach`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Frame {
+    /// Bytes for the person's terminal (escape sequences and text; always UTF-8).
+    pub paint: String,
+    /// The screen column shown in the person's top-left corner (non-zero when their terminal is
+    /// narrower than the session and the view follows the cursor).
+    pub origin_col: u16,
+    /// The screen row shown in the person's top-left corner.
+    pub origin_row: u16,
+}
+
+/// What `attach` answers once the session is gone (a person detaching just closes the request).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Detached {
+    pub sid: String,
+    /// The program has ended (`exit_code` or `signal` says how).
+    pub ended: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The session was closed (`close`, the daemon stopping).
+    pub closed: bool,
+}
+
+impl Detached {
+    /// The exit status a shell would report for the program: its code, or 128 + the signal.
+    pub fn status(&self) -> i32 {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => code,
+            (None, Some(signal)) => 128 + signal,
+            (None, None) => 0,
+        }
+    }
+}
+
+impl Report for Detached {
+    fn human(&self) -> String {
+        match (self.exit_code, self.signal) {
+            _ if self.closed && !self.ended => format!("{} was closed", self.sid),
+            (Some(code), _) => format!("{} ended (exit status {code})", self.sid),
+            (None, Some(signal)) => format!("{} ended (killed by signal {signal})", self.sid),
+            (None, None) => format!("{} ended", self.sid),
+        }
+    }
+}
+
+/// `attach`: stream a session's screen to a person's terminal until they leave or it ends.
+pub struct Attach;
+
+impl Operation for Attach {
+    const NAME: &'static str = "attach";
+    const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences) until the request is cancelled; answers {sid, ended, exit_code, signal, closed} when the session ends first.";
+    const TOOL: bool = false;
+    type Params = AttachParams;
+    type Output = Detached;
+
+    async fn run(ctx: &Context, p: AttachParams, progress: &Progress) -> Result<Detached, OpError> {
+        for (field, value) in [("cols", p.cols), ("rows", p.rows)] {
+            if value == 0 || value > MAX_VIEWER_SIDE {
+                return Err(OpError::invalid(
+                    field,
+                    format!("{value}: give the person's terminal size, 1 to {MAX_VIEWER_SIDE}"),
+                ));
+            }
+        }
+        let session = ctx.registry.get(&p.sid)?;
+        let _viewer = session.add_viewer("attach", p.read_only);
+        let mut updates = session.subscribe();
+        let viewer = Size::new(p.cols, p.rows);
+        let mut painter = Painter::new();
+        let mut viewport: Option<Viewport> = None;
+        loop {
+            updates.borrow_and_update();
+            let (grid, modes) = session.with_screen(|s| (s.cells(), s.modes()));
+            let view = Viewport::following(viewer, grid.size, grid.cursor.pos(), viewport);
+            let paint = painter.paint(&grid, &modes, view);
+            if !paint.is_empty() {
+                progress.send(serde_json::json!(Frame {
+                    paint: String::from_utf8_lossy(&paint).into_owned(),
+                    origin_col: view.origin.col.0,
+                    origin_row: view.origin.row.0,
+                }));
+            }
+            viewport = Some(view);
+            if session.finished() || session.is_closed() {
+                let exit = session.exit_info();
+                return Ok(Detached {
+                    sid: p.sid,
+                    ended: exit.is_some(),
+                    exit_code: exit.and_then(|e| e.exit_code),
+                    signal: exit.and_then(|e| e.signal),
+                    closed: session.is_closed(),
+                });
+            }
+            let painted = Instant::now();
+            if updates.changed().await.is_err() {
+                return Ok(Detached {
+                    sid: p.sid,
+                    ended: !session.alive(),
+                    exit_code: None,
+                    signal: None,
+                    closed: true,
+                });
+            }
+            tokio::time::sleep_until(painted + FRAME_INTERVAL).await;
+        }
+    }
+}
+
+/// Parameters of `write_raw`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteRawParams {
+    pub sid: String,
+    /// The bytes, base64: exactly what the person's terminal sent (keys, paste, mouse reports).
+    pub data: String,
+}
+
+/// What `write_raw` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Written {
+    pub sid: String,
+    pub bytes: usize,
+}
+
+impl Report for Written {}
+
+/// `write_raw`: send bytes to the program unchanged (an attached person's input).
+pub struct WriteRaw;
+
+impl Operation for WriteRaw {
+    const NAME: &'static str = "write_raw";
+    const DESCRIPTION: &'static str = "For `screenpilot attach`, not for models (use type, send_keys, mouse): writes base64 `data` to the program's terminal unchanged. Returns {sid, bytes}.";
+    const TOOL: bool = false;
+    type Params = WriteRawParams;
+    type Output = Written;
+
+    async fn run(ctx: &Context, p: WriteRawParams, _: &Progress) -> Result<Written, OpError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&p.data)
+            .map_err(|e| OpError::invalid("data", format!("not base64: {e}")))?;
+        let session = ctx.registry.get(&p.sid)?;
+        session.write(std::slice::from_ref(&bytes)).await?;
+        Ok(Written {
+            sid: p.sid,
+            bytes: bytes.len(),
+        })
+    }
+}
