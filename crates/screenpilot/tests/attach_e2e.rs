@@ -1,0 +1,243 @@
+//! `screenpilot attach` end to end, through a real pty as a person's terminal: the attaching
+//! `screenpilot attach` runs as a session of its own ("viewer"), so the test types into it as a
+//! person would and reads its screen as they would see it, while the agent drives the target.
+
+mod common;
+
+use common::{binary, fixture, Background, Daemon, PROMPT};
+use serde_json::Value;
+
+const LONG: &str = "20000";
+
+/// Start `screenpilot attach ARGS...` in a terminal of `size` (COLSxROWS) as session `viewer`.
+fn attach(d: &Daemon, viewer: &str, size: &str, args: &[&str]) {
+    let mut spawn = vec![
+        "spawn",
+        "--sid",
+        viewer,
+        "--size",
+        size,
+        "--",
+        binary(),
+        "attach",
+    ];
+    spawn.extend_from_slice(args);
+    d.sp_json(&spawn);
+}
+
+/// The viewers `list` shows for `sid`.
+fn viewers(d: &Daemon, sid: &str) -> Vec<Value> {
+    let list = d.sp_json(&["list"]);
+    let session = list["sessions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["sid"] == sid))
+        .unwrap_or_else(|| panic!("{sid} is not listed: {list}"));
+    session["viewers"].as_array().cloned().unwrap_or_default()
+}
+
+/// The screen's lines, without the blank ones at the bottom.
+fn lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_owned()).collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// The viewer has ended; its exit status and final screen.
+fn ended(d: &Daemon, viewer: &str) -> (i64, String) {
+    let exit = d.sp_json(&["wait", viewer, "--exit", "--timeout-ms", LONG]);
+    assert_eq!(exit["exited"], true, "{viewer} did not end: {exit}");
+    let alive = d.json_status(&["alive", viewer]).1;
+    (alive["exit_code"].as_i64().unwrap_or(-1), d.screen(viewer))
+}
+
+#[test]
+fn typed_text_reaches_the_program_the_agents_wait_sees_it_and_detaching_leaves_it_running() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    // Two people at once, on terminals larger than the session (80x24).
+    attach(&d, "viewer", "100x30", &["target"]);
+    attach(&d, "other", "90x26", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    d.wait_regex("other", PROMPT);
+    let attached = viewers(&d, "target");
+    assert_eq!(attached.len(), 2, "{attached:?}");
+    assert!(attached
+        .iter()
+        .all(|v| v["how"] == "attach" && v["read_only"] == false));
+
+    // The agent waits while the person types.
+    let waiting = Background::spawn(d.command(&[
+        "--json",
+        "wait",
+        "target",
+        "--regex=^typed-42$",
+        "--timeout-ms",
+        LONG,
+    ]));
+    d.sp_json(&["type", "viewer", "echo typed-$((6*7))"]);
+    d.sp_json(&["keys", "viewer", "Enter"]);
+    let seen = common::parse_json(&waiting.finish());
+    assert_eq!(seen["matched"], true, "the agent's wait: {seen}");
+
+    // Both people see what the program drew, exactly as `snapshot` reads it.
+    for viewer in ["viewer", "other"] {
+        d.wait_regex(viewer, r"^typed-42\n\$ ?$");
+        assert_eq!(
+            lines(&d.screen(viewer)),
+            lines(&d.screen("target")),
+            "{viewer} shows the target's screen"
+        );
+    }
+
+    // Detaching ends the attachment, not the program.
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    let (status, screen) = ended(&d, "viewer");
+    assert_eq!(status, 0, "{screen}");
+    assert!(
+        screen.contains("detached from target; it keeps running"),
+        "{screen}"
+    );
+    assert_eq!(viewers(&d, "target").len(), 1);
+    d.assert_bash_healthy("target", "after");
+    d.sp_json(&["keys", "other", "C-]", "d"]);
+    assert_eq!(ended(&d, "other").0, 0);
+    assert!(viewers(&d, "target").is_empty());
+    d.assert_bash_healthy("target", "later");
+}
+
+#[test]
+fn read_only_sends_nothing_and_still_shows_everything() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target", "--read-only"]);
+    d.wait_regex("viewer", PROMPT);
+    let attached = viewers(&d, "target");
+    assert_eq!(attached.len(), 1, "{attached:?}");
+    assert_eq!(attached[0]["read_only"], true, "{attached:?}");
+
+    // What the person types, then the chord: by the time the viewer has ended it has read all of it
+    // (and a writing attachment would have delivered it: see the test above).
+    d.sp_json(&["type", "viewer", "echo leaked-$((6*7))"]);
+    d.sp_json(&["keys", "viewer", "Enter", "C-]", "d"]);
+    let (status, screen) = ended(&d, "viewer");
+    assert_eq!(status, 0, "{screen}");
+    // Anything that had reached bash would show before this marker.
+    d.line("target", "echo marker-$((6*7))");
+    d.wait_regex("target", "^marker-42$");
+    let target = d.screen("target");
+    assert!(
+        !target.contains("leaked"),
+        "read-only input leaked:\n{target}"
+    );
+    assert!(viewers(&d, "target").is_empty());
+}
+
+#[test]
+fn a_smaller_terminal_shows_the_part_around_the_cursor() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    d.line(
+        "target",
+        "for i in $(seq 1 30); do echo line-$i-$(printf '%060d' $i); done",
+    );
+    d.wait_regex("target", r"^line-30-0+30\n\$ ?$");
+    attach(&d, "viewer", "40x10", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    // The cursor is on the target's last row, at the left: the viewer shows the last 10 rows, their
+    // first 40 columns.
+    let target: Vec<String> = d.screen("target").lines().map(str::to_owned).collect();
+    let expected: Vec<String> = target[target.len() - 10..]
+        .iter()
+        .map(|l| l.chars().take(40).collect::<String>().trim_end().to_owned())
+        .collect();
+    assert_eq!(lines(&d.screen("viewer")), lines(&expected.join("\n")));
+    // The session kept its own size.
+    let size = d.snapshot("target");
+    assert_eq!(
+        (size["cols"].as_u64(), size["rows"].as_u64()),
+        (Some(80), Some(24))
+    );
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
+fn resize_gives_the_session_the_persons_terminal_size() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "100x30", &["target", "--resize"]);
+    d.wait_regex("viewer", PROMPT);
+    d.line("target", "echo size-$(tput cols)x$(tput lines)");
+    d.wait_regex("viewer", r"^size-100x30$");
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
+fn a_click_reaches_an_app_that_asked_for_the_mouse_where_the_person_saw_it() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "spawn",
+        "--sid",
+        "target",
+        "--",
+        "python3",
+        &fixture("input_reporter.py"),
+        "--mouse",
+    ]);
+    d.wait_regex("target", "^READY$");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", "^READY$");
+    // The person's terminal now reports the mouse, as the app asked; a click on cell (5,3) of it.
+    d.sp_json(&["mouse", "viewer", "click", "--at", "5,3"]);
+    d.wait_regex("target", r"^MOUSE press button=0 x=6 y=4$");
+    d.wait_regex("viewer", r"^MOUSE press button=0 x=6 y=4$");
+
+    // Through a terminal smaller than the session, following the cursor down: the click lands on the
+    // screen cell under the pointer, not on the one at the same place from the top.
+    for i in 0..12 {
+        d.sp_json(&["keys", "target", &format!("k{i}")]);
+        d.wait_regex("target", &format!("^KEYS 'k{i}'$"));
+    }
+    attach(&d, "small", "80x10", &["target"]);
+    d.wait_regex("small", r"^KEYS 'k11'$");
+    let small: Vec<String> = d.screen("small").lines().map(str::to_owned).collect();
+    let row_on_small = small
+        .iter()
+        .position(|l| l.contains("KEYS 'k10'"))
+        .expect("k10 in view");
+    let target: Vec<String> = d.screen("target").lines().map(str::to_owned).collect();
+    let row_on_target = target
+        .iter()
+        .position(|l| l.contains("KEYS 'k10'"))
+        .expect("k10 on the target");
+    let at = format!("2,{row_on_small}");
+    d.sp_json(&["mouse", "small", "click", "--at", &at]);
+    d.wait_regex(
+        "target",
+        &format!(r"^MOUSE press button=0 x=3 y={}$", row_on_target + 1),
+    );
+}
+
+#[test]
+fn the_program_ending_ends_the_attachment_with_its_status() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    d.line("viewer", "exit 3");
+    let (status, screen) = ended(&d, "viewer");
+    assert_eq!(status, 3, "{screen}");
+    assert!(screen.contains("target ended (exit status 3)"), "{screen}");
+}
+
+#[test]
+fn attaching_to_no_such_session_says_so_and_leaves_the_terminal_alone() {
+    let d = Daemon::new();
+    attach(&d, "viewer", "80x24", &["nothing-here"]);
+    let (status, screen) = ended(&d, "viewer");
+    assert_eq!(status, 2, "{screen}");
+    assert!(screen.contains("nothing-here"), "{screen}");
+}
