@@ -11,6 +11,18 @@ use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // replay plays a file in this terminal: no daemon, no operation.
+    if let Verb::Replay(args) = &cli.verb {
+        let replay = cli::replay::Replay {
+            file: args.file.clone(),
+            speed: args.speed,
+            idle_limit: args.idle_limit,
+        };
+        return match cli::replay::run(&replay) {
+            Ok(status) => ExitCode::from(status as u8),
+            Err(error) => fail(&error, cli.json),
+        };
+    }
     // Fast path: a one-shot verb to a daemon that is already running needs no async runtime.
     if let Some(outcome) = one_shot(&cli) {
         return match outcome {

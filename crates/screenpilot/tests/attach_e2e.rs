@@ -163,16 +163,88 @@ fn a_smaller_terminal_shows_the_part_around_the_cursor() {
     assert_eq!(ended(&d, "viewer").0, 0);
 }
 
+/// A program that prints its terminal size at start and after every SIGWINCH.
+const SHOW_SIZE: &str = "import os, signal
+def show(*_):
+    print('size-%dx%d' % tuple(os.get_terminal_size()), flush=True)
+signal.signal(signal.SIGWINCH, show)
+show()
+while True:
+    signal.pause()";
+
 #[test]
-fn resize_gives_the_session_the_persons_terminal_size() {
+fn resize_gives_the_session_the_persons_terminal_size_and_follows_it() {
     let d = Daemon::new();
-    d.spawn_bash("target");
+    d.sp_json(&["spawn", "--sid", "target", "--", "python3", "-c", SHOW_SIZE]);
+    d.wait_regex("target", "^size-80x24$");
     attach(&d, "viewer", "100x30", &["target", "--resize"]);
-    d.wait_regex("viewer", PROMPT);
-    d.line("target", "echo size-$(tput cols)x$(tput lines)");
-    d.wait_regex("viewer", r"^size-100x30$");
+    d.wait_regex("target", "^size-100x30$");
+    d.wait_regex("viewer", "^size-100x30$");
+    // The person resizes their terminal: the session follows.
+    d.sp_json(&["resize", "viewer", "60x20"]);
+    d.wait_regex("target", "^size-60x20$");
+    d.wait_regex("viewer", "^size-60x20$");
     d.sp_json(&["keys", "viewer", "C-]", "d"]);
     assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
+fn a_person_resizing_their_terminal_sees_the_session_anew_at_the_new_size() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    d.line("target", "for i in $(seq 1 30); do echo row-$i; done");
+    d.wait_regex("target", r"^row-30\n\$ ?$");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", r"^row-8$");
+    // Smaller: the rows around the cursor, and the session keeps its size.
+    d.sp_json(&["resize", "viewer", "80x5"]);
+    d.wait_regex("viewer", r"\Arow-27\nrow-28\nrow-29\nrow-30\n\$ ?$");
+    let size = d.snapshot("target");
+    assert_eq!(
+        (size["cols"].as_u64(), size["rows"].as_u64()),
+        (Some(80), Some(24))
+    );
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
+fn detaching_gives_the_persons_terminal_back_as_it_was() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "spawn",
+        "--sid",
+        "target",
+        "--",
+        "python3",
+        &fixture("input_reporter.py"),
+        "--mouse",
+    ]);
+    d.wait_regex("target", "^READY$");
+    // The person's shell, in which they run attach.
+    d.spawn_bash("person");
+    d.line(
+        "person",
+        &format!("{} attach target; echo attach-status-$?", binary()),
+    );
+    d.wait_regex("person", "^READY$");
+    let during = d.snapshot("person");
+    assert_eq!(during["alt_screen"], true, "{during}");
+    assert_ne!(during["modes"]["mouse_tracking"], "off", "{during}");
+    d.sp_json(&["keys", "person", "C-]", "d"]);
+    d.wait_regex("person", r"^attach-status-0\n\$ ?$");
+    let after = d.snapshot("person");
+    assert_eq!(after["alt_screen"], false, "{after}");
+    assert_eq!(after["modes"]["mouse_tracking"], "off", "{after}");
+    let text = after["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("detached from target; it keeps running"),
+        "{text}"
+    );
+    // The shell reads lines again, echoing them: the terminal is out of raw mode.
+    d.line("person", "echo back-$((6*7))");
+    d.wait_regex("person", r"^\$ echo back-\$\(\(6\*7\)\)\nback-42$");
+    assert_eq!(d.sp_json(&["alive", "target"])["alive"], true);
 }
 
 #[test]

@@ -40,7 +40,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOOLS = {
     "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
     "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
-    "textual_run", "desktop_start", "computer",
+    "textual_run", "desktop_start", "computer", "record",
 }
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -92,6 +92,12 @@ pub enum Verb {
     /// Show a session live in this terminal and type into it; detach with Ctrl-] then d (the program
     /// keeps running): attach SID [--read-only] [--resize]
     Attach(AttachArgs),
+    /// Record a running session as asciicast v3, from its current screen: record SID start FILE.cast
+    /// [--input] [--force]; record SID stop (the program keeps running)
+    Record(RecordArgs),
+    /// Play an asciicast v2 or v3 recording in this terminal with its timing: replay FILE.cast
+    /// [--speed 4] [--idle-limit 1]; Ctrl-C stops it
+    Replay(ReplayArgs),
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.
@@ -125,6 +131,39 @@ pub struct AttachArgs {
     /// session keeps its size and this terminal shows the part around the cursor, or all of it.
     #[arg(long)]
     pub resize: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    pub sid: String,
+    pub action: RecordVerb,
+    /// start: the file to write (asciicast v3).
+    #[arg(required_if_eq("action", "start"))]
+    pub file: Option<PathBuf>,
+    /// start: record the input sent to the program too.
+    #[arg(long)]
+    pub input: bool,
+    /// start: replace an existing file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecordVerb {
+    Start,
+    Stop,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// An asciicast v2 or v3 file (`.cast`).
+    pub file: PathBuf,
+    /// Playback speed: 2 plays twice as fast.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Cut pauses longer than this many seconds to it (default: the file's idle_time_limit).
+    #[arg(long, value_name = "SECS")]
+    pub idle_limit: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

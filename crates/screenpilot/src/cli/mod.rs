@@ -10,6 +10,7 @@ mod args;
 mod attach_input;
 mod plan;
 mod present;
+pub mod replay;
 
 pub use args::*;
 

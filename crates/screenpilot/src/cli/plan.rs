@@ -5,12 +5,14 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::args::{ComputerArgs, DesktopStartArgs, DesktopVerb, TextualArgs, Verb, WaitArgs};
+use super::args::{
+    ComputerArgs, DesktopStartArgs, DesktopVerb, RecordVerb, TextualArgs, Verb, WaitArgs,
+};
 use crate::ops::{
     ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, MouseParams, OpError,
-    ResizeParams, ScreenshotParams, SendKeysParams, SidParams, SnapshotParams, SpawnParams,
-    TextParams, TextualRunParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
-    WaitVisualChangeParams,
+    RecordAction, RecordParams, ResizeParams, ScreenshotParams, SendKeysParams, SidParams,
+    SnapshotParams, SpawnParams, TextParams, TextualRunParams, WaitChangeParams, WaitExitParams,
+    WaitForParams, WaitReadyParams, WaitVisualChangeParams,
 };
 
 /// What a verb asks the daemon.
@@ -227,6 +229,24 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             action: DesktopVerb::Start(a),
         } => Plan::of("desktop_start", &plan_desktop_start(a)?),
         Verb::Computer(a) => Plan::of("computer", &plan_computer(a)?),
+        Verb::Record(a) => Plan::of(
+            "record",
+            &RecordParams {
+                sid: a.sid.clone(),
+                action: match a.action {
+                    RecordVerb::Start => RecordAction::Start,
+                    RecordVerb::Stop => RecordAction::Stop,
+                },
+                path: a.file.as_ref().map(|p| p.to_string_lossy().into_owned()),
+                input: a.input,
+                force: a.force,
+                caller_umask: None,
+            },
+        ),
+        Verb::Replay(_) => Err(OpError::new(
+            ErrorCode::BadRequest,
+            "replay plays a file here; it asks the daemon nothing",
+        )),
         Verb::Call { op, params } => Ok(Plan {
             op: op.clone(),
             params: match params {

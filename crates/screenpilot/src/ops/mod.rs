@@ -27,6 +27,7 @@ mod mouse;
 mod observe;
 mod operation;
 mod program;
+mod record;
 mod screen;
 mod settle;
 mod textual;
@@ -44,6 +45,7 @@ pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
 pub use mouse::MouseParams;
 pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use textual::TextualRunParams;
+pub use record::{RecordAction, RecordParams};
 pub use waits::{
     ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
     WaitVisualChangeParams,
@@ -81,6 +83,7 @@ operations! {
     lifecycle::Resize,
     input::SendKeys,
     input::SendLine,
+    record::Record,
     input::Type,
     mouse::Mouse,
     observe::Snapshot,
