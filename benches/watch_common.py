@@ -2,7 +2,8 @@
 servers under test, started on the same fixture program, and small statistics helpers.
 
 - screenpilot: a private daemon (its own SCREENPILOT_DIR), the program spawned as a session, and
-  `screenpilot watch --http 127.0.0.1:0`, whose URL (with its token) is read from its output.
+  `screenpilot --json watch --http 127.0.0.1:0`, which starts the page's server in the daemon and
+  answers its URL (the token after `#`) and token file.
 - asciinema 3: `asciinema stream --local 127.0.0.1:PORT --headless -c PROGRAM`, the program run under
   asciinema's own pty, its built-in HTTP server and asciinema-player over the ALiS websocket.
 """
@@ -116,8 +117,12 @@ class Asciinema:
         self.url = f"http://127.0.0.1:{port}/" + (f"#{hash_params}" if hash_params else "")
         self.ws_url = f"ws://127.0.0.1:{port}/ws"
         self.server_pids = [self.proc.pid]
-        # The terminal view's text, and what to observe for changes.
-        self.text_root = ".ap-term"
+        # Where the page shows the terminal's text: asciinema-player's DOM lines.
+        self.text_views = {"player's lines": ".ap-term"}
+
+    def viewer_endpoints(self) -> list[tuple[str, list[str]]]:
+        """The websocket asciinema-player opens (ALiS)."""
+        return [(self.ws_url, ["v1.alis"])]
 
     def close(self) -> None:
         stop(self.proc)
@@ -125,7 +130,10 @@ class Asciinema:
 
 
 class Screenpilot:
-    """A private daemon running `argv` as session `sid`, and `screenpilot watch` serving it."""
+    """A private daemon running `argv` as session `sid`, and its watch page (`screenpilot watch`).
+
+    The page's server runs inside the daemon, so the daemon's CPU is the whole cost.
+    """
 
     name = "screenpilot watch"
 
@@ -138,22 +146,31 @@ class Screenpilot:
         self.sid = sid
         self.sp("spawn", "--sid", sid, "--size", f"{COLS}x{ROWS}", "--", *argv)
         self.sp("wait", sid, "--regex", "READY", "--timeout-ms", "20000")
-        self.proc = subprocess.Popen(
-            [SCREENPILOT, "watch", "--http", "127.0.0.1:0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=self.env, start_new_session=True,
-        )
-        self.url = read_until(self.proc, self.proc.stdout, r"(http://127\.0\.0\.1:\d+/\S*)", 30).group(1)
+        watch = json.loads(self.sp("--json", "watch", "--http", "127.0.0.1:0").stdout)
+        self.url = watch["url"]
+        self.address = watch["address"]
+        with open(watch["token_file"]) as f:
+            self.token = f.read().strip()
         status = json.loads(self.sp("--json", "daemon", "status").stdout)
-        # Whoever does the streaming is counted: the daemon and the watch process.
-        self.server_pids = [int(status["pid"]), self.proc.pid]
-        self.text_root = f'[data-sid="{sid}"] .xterm-rows'
+        self.server_pids = [int(status["pid"])]
+        # Where the page shows the terminal's text: xterm.js's DOM renderer rows (painted on the next
+        # animation frame), and the page's copy of xterm's buffer, taken when xterm parsed the bytes.
+        view = f'section.session[data-sid="{sid}"]'
+        self.text_views = {"xterm.js rows": f"{view} .xterm-rows", "xterm.js buffer": f"{view} pre.screen-text"}
+
+    def viewer_endpoints(self) -> list[tuple[str, list[str]]]:
+        """The websockets one page opens for this session: the session list and the session's view;
+        the token goes as a subprotocol, as the page sends it."""
+        protocols = ["screenpilot.watch", f"bearer.{self.token}"]
+        return [
+            (f"ws://{self.address}/ws/sessions", protocols),
+            (f"ws://{self.address}/ws/session/{self.sid}", protocols),
+        ]
 
     def sp(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([SCREENPILOT, *args], env=self.env, capture_output=True, text=True, check=True)
 
     def close(self) -> None:
-        stop(self.proc)
         subprocess.run([SCREENPILOT, "daemon", "stop"], env=self.env, capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
 

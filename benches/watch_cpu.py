@@ -59,20 +59,12 @@ class Viewer(threading.Thread):
             pass
 
 
-def viewer_endpoint(server) -> tuple[str, list[str] | None]:
-    """The websocket a page of this server opens, and its subprotocols."""
-    if isinstance(server, Asciinema):
-        return server.ws_url, ["v1.alis"]
-    return server.viewer_ws_url(), server.viewer_subprotocols()
-
-
 def measure(kind: str, viewers: int, seconds: float, rate: int) -> dict:
     argv = [sys.executable, WRITER, "flood", str(rate)]
     server = Screenpilot(argv) if kind == "screenpilot" else Asciinema(argv)
     clients = []
     try:
-        url, protocols = viewer_endpoint(server)
-        clients = [Viewer(url, protocols) for _ in range(viewers)]
+        clients = [Viewer(url, protocols) for _ in range(viewers) for url, protocols in server.viewer_endpoints()]
         for c in clients:
             c.start()
         time.sleep(2)  # warm-up: a measurement window, not synchronisation
@@ -82,7 +74,10 @@ def measure(kind: str, viewers: int, seconds: float, rate: int) -> dict:
         time.sleep(seconds)
         elapsed = time.monotonic() - t0
         cpu1 = sum(cpu_seconds(p) for p in server.server_pids)
-        got = [(c.bytes - g) / elapsed for c, g in zip(clients, got0)]
+        # What each viewer's busiest socket (its terminal view) received.
+        per_socket = [(c.bytes - g) / elapsed for c, g in zip(clients, got0)]
+        sockets = len(server.viewer_endpoints())
+        got = [max(per_socket[i : i + sockets]) for i in range(0, len(per_socket), sockets)]
     finally:
         for c in clients:
             c.close()

@@ -24,22 +24,29 @@ import time
 from watch_common import WRITER, Asciinema, Screenpilot, summary
 from watch_browser_cdp import Browser, Page
 
-# Collects the first sighting of every mark inside `root` (a CSS selector) into window.__marks and
-# resolves window.__marksDone once `count` marks were seen (or at the deadline, with what it has).
+# For each {label: selector}, collects the first sighting of every mark inside that element into
+# window.__marks[label], and resolves window.__marksDone once every label saw `count` marks (or at the
+# deadline, with what it has).
 OBSERVE_MARKS = r"""
-((selector, count, timeoutMs) => {
-  const marks = window.__marks = [];
-  const seen = new Set();
+((selectors, count, timeoutMs) => {
+  const marks = window.__marks = {};
+  const seen = {};
+  for (const label in selectors) { marks[label] = []; seen[label] = new Set(); }
   const pattern = /MARK (\d+) (\d+);/g;
   window.__marksDone = new Promise((resolve) => {
     const scan = () => {
       const now = performance.timeOrigin + performance.now();
-      const root = document.querySelector(selector);
-      if (!root) return;
-      for (const m of root.textContent.matchAll(pattern)) {
-        if (!seen.has(m[1])) { seen.add(m[1]); marks.push([+m[1], m[2], now]); }
+      let complete = true;
+      for (const label in selectors) {
+        const root = document.querySelector(selectors[label]);
+        if (root) {
+          for (const m of root.textContent.matchAll(pattern)) {
+            if (!seen[label].has(m[1])) { seen[label].add(m[1]); marks[label].push([+m[1], m[2], now]); }
+          }
+        }
+        complete = complete && seen[label].size >= count;
       }
-      if (seen.size >= count) { observer.disconnect(); resolve(marks); }
+      if (complete) { observer.disconnect(); resolve(marks); }
     };
     const observer = new MutationObserver(scan);
     observer.observe(document.body, {subtree: true, childList: true, characterData: true});
@@ -74,22 +81,26 @@ def clock_offset_ms(page: Page, rounds: int = 30) -> float:
     return best[1]
 
 
-def measure(server, page: Page, fifo: str, samples: int) -> list[float]:
+def measure(server, page: Page, fifo: str, samples: int) -> dict[str, list[float]]:
+    """Latencies in ms for each of the server's text views (label -> samples)."""
     status = page.navigate(server.url)
     assert status == 200, f"{server.name}: the page answered {status}"
-    page.evaluate(f"{AWAIT_TEXT}({json.dumps(server.text_root)}, 'READY', 30000)", timeout=40)
+    first = next(iter(server.text_views.values()))
+    page.evaluate(f"{AWAIT_TEXT}({json.dumps(first)}, 'READY', 30000)", timeout=40)
     offset = clock_offset_ms(page)
-    page.evaluate(f"{OBSERVE_MARKS}({json.dumps(server.text_root)}, {samples}, {samples * 400 + 20000})")
+    page.evaluate(f"{OBSERVE_MARKS}({json.dumps(server.text_views)}, {samples}, {samples * 400 + 20000})")
     with open(fifo, "wb") as go:  # blocks until the program opens it: it is running and waiting
         go.write(b"g")
     marks = page.evaluate("window.__marksDone", timeout=samples * 0.4 + 60)
-    latencies = [seen - offset - int(written) / 1e6 for _, written, seen in marks]
-    if len(latencies) < samples:
-        print(f"{server.name}: only {len(latencies)} of {samples} marks showed", file=sys.stderr)
+    latencies = {}
+    for label, seen in marks.items():
+        latencies[label] = [shown - offset - int(written) / 1e6 for _, written, shown in seen]
+        if len(seen) < samples:
+            print(f"{server.name} {label}: only {len(seen)} of {samples} marks showed", file=sys.stderr)
     return latencies
 
 
-def run(kind: str, samples: int, browser: Browser, hash_params: str = "") -> dict:
+def run(kind: str, samples: int, browser: Browser, hash_params: str = "") -> list[dict]:
     scratch = tempfile.mkdtemp(prefix="sp-bench-latency-")
     fifo = os.path.join(scratch, "go")
     os.mkfifo(fifo)
@@ -103,8 +114,8 @@ def run(kind: str, samples: int, browser: Browser, hash_params: str = "") -> dic
         server.close()
         os.unlink(fifo)
         os.rmdir(scratch)
-    label = server.name + (f" (#{hash_params})" if hash_params else "")
-    return dict(method=label, **summary(latencies))
+    name = server.name + (f" (#{hash_params})" if hash_params else "")
+    return [dict(method=f"{name}: {label}", **summary(values)) for label, values in latencies.items()]
 
 
 def main() -> None:
@@ -115,11 +126,11 @@ def main() -> None:
     results = []
     with Browser() as browser:
         if args.only in (None, "screenpilot"):
-            results.append(run("screenpilot", args.samples, browser))
+            results.extend(run("screenpilot", args.samples, browser))
         if args.only in (None, "asciinema"):
-            results.append(run("asciinema", args.samples, browser))
+            results.extend(run("asciinema", args.samples, browser))
             # asciinema-player holds live output back by a jitter buffer; bufferTime=0 turns it off.
-            results.append(run("asciinema", args.samples, browser, "bufferTime=0"))
+            results.extend(run("asciinema", args.samples, browser, "bufferTime=0"))
     print(json.dumps(results, indent=2))
     print("\n| viewer | samples | median | p95 | max |\n|---|---|---|---|---|")
     for r in results:
