@@ -145,7 +145,8 @@ class Screenpilot:
         self.env = dict(os.environ, SCREENPILOT_DIR=self.dir)
         self.sid = sid
         self.sp("spawn", "--sid", sid, "--size", f"{COLS}x{ROWS}", "--", *argv)
-        self.sp("wait", sid, "--regex", "READY", "--timeout-ms", "20000")
+        # The program runs: READY shows (a flood scrolls it away at once, so one of its lines will do).
+        self.sp("wait", sid, "--regex", r"READY|^\d{8} ", "--timeout-ms", "20000")
         watch = json.loads(self.sp("--json", "watch", "--http", "127.0.0.1:0").stdout)
         self.url = watch["url"]
         self.address = watch["address"]

@@ -10,6 +10,9 @@ and read slower than the server can send, and a slow reader lets a server skip w
 frames, drop queued output); a client that reads everything at once is the harder case for the server,
 and leaves the CPU to what is measured.
 
+With --tabs, the viewers are headless chromium tabs on the real page instead (one browser, one tab
+per viewer), for comparison; the browser's own CPU is not counted.
+
 CPU is user + system time from /proc/PID/stat over a window of --seconds (after a 2 s warm-up),
 divided by the window: 100% is one core.
 
@@ -28,6 +31,7 @@ import time
 import websocket
 
 from watch_common import WRITER, Asciinema, Screenpilot, cpu_seconds
+from watch_browser_cdp import Browser  # noqa: E402 (watch_common puts the tests' directory on the path)
 
 
 class Viewer(threading.Thread):
@@ -59,12 +63,34 @@ class Viewer(threading.Thread):
             pass
 
 
-def measure(kind: str, viewers: int, seconds: float, rate: int) -> dict:
+def open_tabs(browser: Browser, server, viewers: int) -> list:
+    """`viewers` chromium tabs on the server's page, each showing the terminal."""
+    first = next(iter(server.text_views.values()))
+    tabs = []
+    for _ in range(viewers):
+        tab = browser.new_page()
+        tab.navigate(server.url)
+        tab.evaluate(
+            "new Promise((resolve, reject) => { const ok = () => document.querySelector(%s);"
+            " if (ok()) return resolve(true); const o = new MutationObserver(() => { if (ok()) { o.disconnect(); resolve(true); } });"
+            " o.observe(document, {subtree: true, childList: true}); setTimeout(() => reject(new Error('no view')), 30000); })"
+            % json.dumps(first),
+            timeout=40,
+        )
+        tabs.append(tab)
+    return tabs
+
+
+def measure(kind: str, viewers: int, seconds: float, rate: int, browser: Browser | None) -> dict:
     argv = [sys.executable, WRITER, "flood", str(rate)]
     server = Screenpilot(argv) if kind == "screenpilot" else Asciinema(argv)
     clients = []
+    tabs = []
     try:
-        clients = [Viewer(url, protocols) for _ in range(viewers) for url, protocols in server.viewer_endpoints()]
+        if browser:
+            tabs = open_tabs(browser, server, viewers)
+        else:
+            clients = [Viewer(url, protocols) for _ in range(viewers) for url, protocols in server.viewer_endpoints()]
         for c in clients:
             c.start()
         time.sleep(2)  # warm-up: a measurement window, not synchronisation
@@ -81,10 +107,12 @@ def measure(kind: str, viewers: int, seconds: float, rate: int) -> dict:
     finally:
         for c in clients:
             c.close()
+        for tab in tabs:
+            tab.close()
         server.close()
     return {
         "server": server.name,
-        "viewers": viewers,
+        "viewers": f"{viewers} chromium tabs" if browser and viewers else viewers,
         "cpu_percent_of_one_core": round(100 * (cpu1 - cpu0) / elapsed, 1),
         "each_viewer_received_bytes_per_s": [round(g) for g in got],
         "seconds": round(elapsed, 1),
@@ -97,13 +125,19 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1_000_000, help="bytes per second the program prints")
     parser.add_argument("--viewers", type=int, default=5)
     parser.add_argument("--only", choices=["screenpilot", "asciinema"])
+    parser.add_argument("--tabs", action="store_true", help="viewers are headless chromium tabs on the page")
     args = parser.parse_args()
     kinds = [k for k in ("screenpilot", "asciinema") if args.only in (None, k)]
     results = []
-    for kind in kinds:
-        for viewers in (0, args.viewers):
-            results.append(measure(kind, viewers, args.seconds, args.rate))
-            print(json.dumps(results[-1]), file=sys.stderr)
+    browser = Browser() if args.tabs else None
+    try:
+        for kind in kinds:
+            for viewers in (0, args.viewers):
+                results.append(measure(kind, viewers, args.seconds, args.rate, browser))
+                print(json.dumps(results[-1]), file=sys.stderr)
+    finally:
+        if browser:
+            browser.close()
     print("\n| server | viewers | CPU (% of one core) | each viewer received |\n|---|---|---|---|")
     for r in results:
         each = r["each_viewer_received_bytes_per_s"]
