@@ -1,15 +1,22 @@
-// pi tools backed by the screenpilot binary, under the names and shapes of the pi extensions they
-// replace: `textual_run` (pi-textual) and `computer` (pi-computer-use, `{action: {type, ...}}`).
-// Each call runs `screenpilot --json call TOOL PARAMS`; the daemon it talks to keeps Textual
-// sessions and desktops between calls. The binary: $SCREENPILOT_BINARY, else the one the
-// `screenpilot` npm package installed, else `screenpilot` on PATH.
-import { execFile } from "node:child_process";
+// pi tools backed by the screenpilot binary. Under the names and shapes of the pi extensions they
+// replace: `textual_run` (pi-textual, streaming the screen after each action) and `computer`
+// (pi-computer-use, `{action: {type, ...}}`); and the terminal tools as `terminal_spawn`,
+// `terminal_send_keys`, `terminal_wait_for`, ... with the binary's own descriptions and schemas.
+//
+// Every call runs the binary's CLI (`screenpilot --json ...`): the daemon it talks to keeps sessions
+// between calls. Pi's abort signal ends that CLI process, and the daemon stops whatever a client
+// that hung up had started (a wait, a Textual run): nothing keeps running for a call pi gave up on.
+// The binary: $SCREENPILOT_BINARY, else the one the `screenpilot` npm package installed, else
+// `screenpilot` on PATH.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
 import { Type } from "typebox";
 
-type Result = { content: any[]; details: any; isError?: boolean };
+type Content = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+type Result = { content: Content[]; details: any; structuredContent?: any; isError?: boolean };
+type Update = (partial: Result) => void;
 
 function findBinary(): string {
   const given = process.env.SCREENPILOT_BINARY;
@@ -30,42 +37,170 @@ function findBinary(): string {
   );
 }
 
-/** Run one screenpilot operation; the parsed JSON answer. Pi's signal stops the call. */
-function call(tool: string, params: object, signal?: AbortSignal): Promise<any> {
+/**
+ * Run `screenpilot --json ARGS`: its last stdout line is the answer (`{"ok": false, "error"}` on an
+ * error), lines before it are `{"progress": ...}` updates, passed to `onProgress` as they come.
+ * When `signal` aborts, the CLI is ended (SIGTERM) and the call rejects once it has exited; the
+ * daemon sees its client hang up and stops the request.
+ */
+function cli(args: string[], signal?: AbortSignal, onProgress?: (update: any) => void): Promise<any> {
   const binary = findBinary();
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      binary,
-      ["--json", "call", tool, JSON.stringify(params)],
-      { maxBuffer: 256 * 1024 * 1024, signal, killSignal: "SIGINT" },
-      (error, stdout, stderr) => {
-        if (signal?.aborted) return reject(new Error(`${tool} cancelled`));
-        try {
-          resolve(JSON.parse(stdout));
-        } catch {
-          reject(new Error(`${tool}: ${error?.message ?? ""} ${stderr}`.trim()));
+    if (signal?.aborted) return reject(new Error("cancelled"));
+    const child = spawn(binary, ["--json", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const abort = () => child.kill("SIGTERM");
+    signal?.addEventListener("abort", abort, { once: true });
+    let pending = "";
+    let last = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      pending += chunk;
+      let newline: number;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (!line.trim()) continue;
+        if (onProgress && line.startsWith('{"progress":')) {
+          try {
+            onProgress(JSON.parse(line).progress);
+            continue;
+          } catch {}
         }
-      },
-    );
-    void child;
+        last = line;
+      }
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      if (stderr.length < 65536) stderr += chunk;
+    });
+    child.on("error", (e) => {
+      signal?.removeEventListener("abort", abort);
+      reject(e);
+    });
+    child.on("close", (code, killedBy) => {
+      signal?.removeEventListener("abort", abort);
+      if (signal?.aborted) return reject(new Error(`cancelled (screenpilot ${args[0]} stopped)`));
+      const text = (last || pending).trim();
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        const how = killedBy ? `killed by ${killedBy}` : `exit status ${code}`;
+        reject(new Error(`screenpilot ${args[0]}: ${how}: ${stderr.trim() || text}`));
+      }
+    });
   });
+}
+
+/** One operation with JSON parameters (the MCP tool of the same name). */
+function call(tool: string, params: object, signal?: AbortSignal): Promise<any> {
+  return cli(["call", tool, JSON.stringify(params)], signal);
 }
 
 function failed(answer: any): string | undefined {
   return answer?.ok === false ? answer.error?.message ?? JSON.stringify(answer.error) : undefined;
 }
 
+/**
+ * An answer shaped for a model: the screen (`text`) under one line of the other small fields, and
+ * the PNG as an image. The whole answer (less the PNG) is the structured content and the details.
+ */
+function forModel(answer: any): Result {
+  const error = failed(answer);
+  if (error) return { content: [{ type: "text", text: error }], details: answer, isError: true };
+  const { png, text, ...rest } = answer ?? {};
+  const facts = { ...rest };
+  for (const bulky of ["cells", "styled", "svg", "scrollback"]) delete facts[bulky];
+  let body = JSON.stringify(facts);
+  for (const extra of ["styled", "scrollback"]) {
+    if (typeof rest[extra] === "string") body += `\n${extra}:\n${rest[extra]}`;
+  }
+  if (rest.cells !== undefined) body += `\ncells: ${JSON.stringify(rest.cells)}`;
+  if (rest.svg !== undefined) body += `\nsvg:\n${rest.svg}`;
+  if (typeof text === "string") body += `\n${text.replace(/\n+$/, "")}`;
+  const content: Content[] = [{ type: "text", text: body }];
+  if (typeof png === "string") content.push({ type: "image", data: png, mimeType: "image/png" });
+  const structured = { ...rest, ...(text === undefined ? {} : { text }) };
+  return { content, details: structured, structuredContent: structured };
+}
+
+/**
+ * The binary's terminal tools as MCP lists them (`screenpilot mcp --tools terminal`): name,
+ * description, input schema and annotations, so the pi tools never drift from the binary's.
+ */
+function terminalTools(): Promise<any[]> {
+  const binary = findBinary();
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, ["mcp", "--tools", "terminal"], { stdio: ["pipe", "pipe", "ignore"] });
+    // Listing tools starts no daemon and takes milliseconds; the bound only guards a wedged binary.
+    const bound = setTimeout(() => child.kill("SIGKILL"), 15000);
+    let pending = "";
+    let tools: any[] | undefined;
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      pending += chunk;
+      for (let nl; (nl = pending.indexOf("\n")) >= 0; ) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        let message: any;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (message.id === 1) {
+          child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+          child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`);
+        } else if (message.id === 2) {
+          tools = message.result?.tools;
+          child.stdin.end();
+        }
+      }
+    });
+    child.on("error", reject);
+    child.on("close", () => {
+      clearTimeout(bound);
+      tools ? resolve(tools) : reject(new Error("`screenpilot mcp --tools terminal` listed no tools"));
+    });
+    child.stdin.write(
+      `${JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "screenpilot-pi", version: "0.1.0" } },
+      })}\n`,
+    );
+  });
+}
+
 const Action = Type.Object({}, { additionalProperties: true, description:
   'One pilot action: {"press": "tab"} (or a list of keys), {"click": "#sel"} (or {selector, offset, times, button}), {"double_click": "#sel"}, {"hover": "#sel"}, {"pause": 0.5}, {"resize": [100, 30]}, {"screenshot": true}' });
 
-export default function (pi: any) {
+/** `textual_run`'s parameters as the `textual` verb's command line (the verb streams each action). */
+function textualArgs(params: any): string[] {
+  const args = ["textual"];
+  if (params.actions) args.push("--actions", JSON.stringify(params.actions));
+  if (params.size) args.push("--size", `${params.size[0]}x${params.size[1]}`);
+  if (params.screenshot) args.push("--screenshot");
+  if (params.tree) args.push("--tree");
+  for (const selector of params.query ?? []) args.push("--query", selector);
+  if (params.session) args.push("--session", params.session);
+  if (params.close) args.push("--close");
+  if (params.python) args.push("--python", params.python);
+  if (params.timeout !== undefined) args.push("--timeout", String(params.timeout));
+  if (params.app) args.push("--", params.app);
+  return args;
+}
+
+export default async function (pi: any) {
   pi.registerTool({
     name: "textual_run",
     label: "Textual",
     description:
-      "Run a Textual app headless and drive it with pilot actions; returns the screen text. One-shot without " +
-      "`session`; with `session` and `app` opens a session kept between calls; with `session` alone acts on it; " +
-      "`close: true` ends it. `screenshot: true` saves the final screen as SVG (and PNG) next to the app.",
+      "Run a Textual app and drive it with pilot actions; returns the screen text (and the widget tree and " +
+      "query results when asked), streaming the screen after each action. One-shot without `session`; with " +
+      "`session` and `app` opens a session kept between calls; with `session` alone acts on it; `close: true` " +
+      "ends it. `screenshot: true` saves the final screen as SVG (and PNG) next to the app.",
     parameters: Type.Object({
       app: Type.Optional(Type.String({ description: "Python file defining the app (module-level `app` or one App subclass)" })),
       actions: Type.Optional(Type.Array(Action, { description: "Pilot actions, in order" })),
@@ -78,13 +213,21 @@ export default function (pi: any) {
       python: Type.Optional(Type.String({ description: "Python interpreter, default python3" })),
       timeout: Type.Optional(Type.Integer({ description: "Timeout in milliseconds, default 120000" })),
     }),
-    async execute(_id: string, params: any, signal?: AbortSignal): Promise<Result> {
-      const answer = await call("textual_run", params, signal);
+    async execute(_id: string, params: any, signal?: AbortSignal, onUpdate?: Update): Promise<Result> {
+      const answer = await cli(textualArgs(params), signal, (update) =>
+        onUpdate?.({
+          content: [{ type: "text", text: update.message ?? update.text ?? "" }],
+          details: { step: update.step, of: update.of, action: update.action, sid: update.sid },
+        }),
+      );
       const error = failed(answer);
       if (error) return { content: [{ type: "text", text: error }], details: answer, isError: true };
       const d = answer.details ?? {};
+      let text = answer.text ?? "";
+      if (answer.query !== undefined) text += `\nquery: ${JSON.stringify(answer.query)}`;
+      if (answer.tree !== undefined) text += `\ntree: ${JSON.stringify(answer.tree)}`;
       return {
-        content: [{ type: "text", text: answer.text ?? "" }],
+        content: [{ type: "text", text }],
         details: { exitValue: d.exit_value ?? null, screenshot: d.screenshot ?? null, size: d.size, python: d.python, ...answer },
       };
     },
@@ -135,6 +278,7 @@ export default function (pi: any) {
       try {
         answer = await call("computer", { sid, action: params.action }, signal);
       } catch (e: any) {
+        if (signal?.aborted) throw e;
         warning = `the outcome of ${params.action?.type} is unknown (${e.message}); inspect the screenshot before retrying`;
         answer = await call("computer", { sid, action: { type: "screenshot" } }).catch(() => undefined);
       }
@@ -142,9 +286,30 @@ export default function (pi: any) {
       if (error) return { content: [{ type: "text", text: error }], details: answer, isError: true };
       const { png, ...rest } = answer ?? {};
       const text = warning ?? `${params.action?.type} done; screenshot ${rest.width}x${rest.height}`;
-      const content: any[] = [{ type: "text", text }];
+      const content: Content[] = [{ type: "text", text }];
       if (png) content.push({ type: "image", data: png, mimeType: "image/png" });
       return { content, details: { sid, warning, ...rest } };
     },
   });
+
+  // The terminal tools, thin over `screenpilot call TOOL`. Without a binary there is nothing to list
+  // them from: textual_run and computer still load and say what is missing when called.
+  let tools: any[] = [];
+  try {
+    tools = await terminalTools();
+  } catch (e: any) {
+    console.error(`screenpilot: terminal tools not registered: ${e.message}`);
+  }
+  for (const tool of tools) {
+    pi.registerTool({
+      name: `terminal_${tool.name}`,
+      label: `Terminal ${tool.name}`,
+      description: tool.description ?? tool.name,
+      parameters: tool.inputSchema,
+      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      async execute(_id: string, params: any, signal?: AbortSignal): Promise<Result> {
+        return forModel(await call(tool.name, params ?? {}, signal));
+      },
+    });
+  }
 }

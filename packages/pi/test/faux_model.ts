@@ -1,24 +1,70 @@
 // Test only: a pi extension that registers pi-ai's faux provider (`--provider faux --model faux-1`)
-// with a scripted model that calls textual_run on the seed's counter app, then computer on a desktop.
-// The app path comes from $PI_E2E_APP.
+// with a scripted model. $PI_E2E_SCENARIO picks the script:
+//   seed      textual_run on the seed's counter app ($PI_E2E_APP), then computer on a desktop;
+//   terminal  the package's terminal tools on a Python REPL;
+//   cancel    a wait that never matches, then a long Textual run (the driver aborts both);
+//   mcp       spawn, wait_for, send_line, snapshot and close through the MCP config of the README.
+// $PI_E2E_PYTHON is the interpreter (with Textual) the apps and the REPL run under.
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
 export default function (pi: any) {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1", reasoning: false }] });
   const app = process.env.PI_E2E_APP;
+  const python = process.env.PI_E2E_PYTHON;
   const step = (name: string, args: object) => fauxAssistantMessage([fauxToolCall(name, args)], { stopReason: "toolUse" });
-  faux.setResponses([
-    step("textual_run", {
-      app,
-      python: process.env.PI_E2E_PYTHON,
-      actions: [{ press: "tab" }, { click: "#inc" }, { pause: 0.2 }, { click: "#inc" }],
-      screenshot: true,
+  const done = fauxAssistantMessage([fauxText("done")]);
+  const scripts: Record<string, any[]> = {
+    seed: [
+      step("textual_run", {
+        app,
+        python,
+        actions: [{ press: "tab" }, { click: "#inc" }, { pause: 0.2 }, { click: "#inc" }],
+        screenshot: true,
+      }),
+      step("computer", { action: { type: "screenshot" } }),
+      step("computer", { action: { type: "click", x: 100, y: 100, button: "left" } }),
+      step("computer", { action: { type: "type", text: "hello" } }),
+      step("computer", { action: { type: "keypress", keys: ["ctrl", "a"] } }),
+      done,
+    ],
+    terminal: [
+      step("terminal_spawn", { sid: "pi-repl", argv: [python, "-q"] }),
+      step("terminal_wait_for", { sid: "pi-repl", pattern: "^>>> $" }),
+      step("terminal_send_line", { sid: "pi-repl", text: "6 * 7" }),
+      step("terminal_wait_for", { sid: "pi-repl", pattern: "^42$" }),
+      step("terminal_snapshot", { sid: "pi-repl" }),
+      step("terminal_screenshot", { sid: "pi-repl" }),
+      step("terminal_list", {}),
+      step("terminal_close", { sid: "pi-repl" }),
+      done,
+    ],
+    // Two prompts, "wait" and "textual", each ended by the driver's abort. The script follows the
+    // prompt (pi may call the model once more after an abort, which must not eat the next step).
+    cancel: Array.from({ length: 10 }, () => (context: any) => {
+      const messages: any[] = context.messages ?? [];
+      const last = messages.map((m) => m.role).lastIndexOf("user");
+      const prompt = JSON.stringify(messages[last]?.content ?? "");
+      const results = messages.slice(last + 1).filter((m) => m.role === "toolResult").length;
+      const script = prompt.includes("textual")
+        ? [step("textual_run", { app, python, actions: [{ press: "tab" }, { pause: 500 }], timeout: 600000 })]
+        : [
+            step("terminal_spawn", { sid: "pi-cancel", argv: [python, "-q"] }),
+            step("terminal_wait_for", { sid: "pi-cancel", pattern: "^never$", timeout_ms: 600000 }),
+          ];
+      return script[results] ?? done;
     }),
-    step("computer", { action: { type: "screenshot" } }),
-    step("computer", { action: { type: "click", x: 100, y: 100, button: "left" } }),
-    step("computer", { action: { type: "type", text: "hello" } }),
-    step("computer", { action: { type: "keypress", keys: ["ctrl", "a"] } }),
-    fauxAssistantMessage([fauxText("done")]),
-  ]);
+    mcp: [
+      step("mcp__screenpilot__spawn", { sid: "pi-mcp", argv: [python, "-q"] }),
+      step("mcp__screenpilot__wait_for", { sid: "pi-mcp", pattern: "^>>> $" }),
+      step("mcp__screenpilot__send_line", { sid: "pi-mcp", text: "6 * 7" }),
+      step("mcp__screenpilot__wait_for", { sid: "pi-mcp", pattern: "^42$" }),
+      step("mcp__screenpilot__snapshot", { sid: "pi-mcp" }),
+      step("mcp__screenpilot__close", { sid: "pi-mcp" }),
+      done,
+    ],
+  };
+  const scenario = process.env.PI_E2E_SCENARIO ?? "seed";
+  if (!scripts[scenario]) throw new Error(`PI_E2E_SCENARIO: no script named ${scenario}`);
+  faux.setResponses(scripts[scenario]);
   pi.registerProvider(faux.provider);
 }

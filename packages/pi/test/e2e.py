@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The pi package, and the README's pi MCP config, end to end in real pi (1.6) with a model scripted by
+pi-ai's faux provider (test/faux_model.ts). Each scenario runs in a scratch HOME with a private daemon,
+checks what pi got back, and prints one JSON summary line.
+
+    packages/pi/test/e2e.py PI NODE_BIN SCREENPILOT PYTHON SCENARIO [README]
+
+PI: the `pi` command of @earendil-works/pi-coding-agent; NODE_BIN: a directory with Node >= 22.19;
+SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
+  seed      `pi install` the package; textual_run on the seed's counter (tab, click #inc, pause, click
+            #inc, screenshot) streams the screen after each action; computer (screenshot, click, type,
+            keypress, each with a PNG) on a private desktop (DISPLAY is unset) closed when pi ends.
+  terminal  the package's terminal tools on a Python REPL: spawn, wait_for, send_line, snapshot,
+            screenshot (an image), list, close.
+  cancel    pi in RPC mode, aborted twice: during a wait that would last 10 minutes, and after the first
+            streamed action of a Textual run that would last 8 minutes. Both tools end at once, and the
+            daemon stops them: the Textual app and its session are gone, the REPL the wait watched lives.
+  mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
+            checked against what the README's `pi mcp add` command writes, and used to call spawn,
+            wait_for, send_line, snapshot and close as mcp__screenpilot__* tools.
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COUNTER = '''from textual.app import App, ComposeResult
+from textual.widgets import Button, Static
+
+
+class CounterApp(App):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"count: {self.count}", id="label")
+        yield Button("Increment", id="inc")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.count += 1
+        self.query_one("#label", Static).update(f"count: {self.count}")
+'''
+
+
+class Run:
+    def __init__(self, pi, node_bin, binary, python, scratch):
+        self.pi, self.binary, self.python, self.scratch = pi, binary, python, scratch
+        self.work = scratch / "work"
+        self.home = scratch / "home"
+        self.work.mkdir()
+        self.home.mkdir()
+        self.app = self.work / "counter.py"
+        self.app.write_text(COUNTER)
+        self.env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+        self.env.update(
+            HOME=str(self.home),
+            PATH=f"{node_bin}:/usr/local/bin:/usr/bin:/bin",
+            SCREENPILOT_DIR=str(scratch / "daemon"),
+            SCREENPILOT_BINARY=binary,
+            PI_E2E_APP=str(self.app),
+            PI_E2E_PYTHON=python,
+        )
+
+    def pi_args(self, scenario, *mode):
+        self.env["PI_E2E_SCENARIO"] = scenario
+        return [self.pi, "-e", str(HERE / "faux_model.ts"), "--provider", "faux", "--model", "faux-1", *mode]
+
+    def install(self):
+        subprocess.run([self.pi, "install", str(HERE.parent)], env=self.env, cwd=self.work, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def print_mode(self, scenario):
+        """Run one prompt in `--mode json`; its events."""
+        out = subprocess.run(self.pi_args(scenario, "--mode", "json", "-p", "go"), env=self.env, cwd=self.work,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, f"pi exited {out.returncode}: {out.stderr[-3000:]}"
+        return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+    def screenpilot(self, *args):
+        out = subprocess.run([self.binary, "--json", *args], env=self.env, capture_output=True, text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def sessions(self):
+        return {s["sid"]: s for s in self.screenpilot("list")["sessions"]}
+
+
+def ends(events):
+    return [e for e in events if e.get("type") == "tool_execution_end"]
+
+
+def text_of(result):
+    return "".join(c.get("text", "") for c in result["content"] if c["type"] == "text")
+
+
+def images_of(result):
+    return [base64.b64decode(c["data"]) for c in result["content"] if c["type"] == "image"]
+
+
+def all_succeeded(done):
+    for e in done:
+        assert not e["isError"], (e["toolName"], text_of(e["result"])[:300])
+
+
+def seed(run):
+    run.install()
+    events = run.print_mode("seed")
+    done = ends(events)
+    names = [e["toolName"] for e in done]
+    assert names == ["textual_run"] + ["computer"] * 4, names
+    all_succeeded(done)
+    t = done[0]["result"]
+    assert t["content"][0]["text"].startswith("count: 2"), t["content"][0]["text"][:80]
+    assert t["details"]["size"] == [80, 25] and t["details"]["screenshot"].endswith(".svg"), t["details"]
+    assert Path(t["details"]["screenshot"]).is_file()
+    # One update per action, each with the screen after it, as the seed streams them.
+    updates = [e["partialResult"] for e in events
+               if e.get("type") == "tool_execution_update" and e["toolName"] == "textual_run"]
+    firsts = [text_of(u).splitlines()[:2] for u in updates]
+    assert firsts == [["1/4 press tab", "count: 0"], ["2/4 click #inc", "count: 1"],
+                      ["3/4 pause 0.200 s", "count: 1"], ["4/4 click #inc", "count: 2"]], firsts
+    for e in done[1:]:
+        images = images_of(e["result"])
+        assert len(images) == 1 and images[0].startswith(b"\x89PNG"), e["result"]["content"][:1]
+    # The private desktop computer started is closed when pi ends.
+    left = [sid for sid in run.sessions() if sid.startswith("pi-computer-")]
+    assert not left, f"pi left its desktop open: {left}"
+    return {"tools": names, "updates": [f[0] for f in firsts], "textual_text": text_of(t).splitlines()[0],
+            "desktop": done[1]["result"]["details"]["sid"]}
+
+
+def terminal(run):
+    run.install()
+    done = ends(run.print_mode("terminal"))
+    names = [e["toolName"] for e in done]
+    assert names == ["terminal_spawn", "terminal_wait_for", "terminal_send_line", "terminal_wait_for",
+                     "terminal_snapshot", "terminal_screenshot", "terminal_list", "terminal_close"], names
+    all_succeeded(done)
+    spawn, prompt, _, answer, snapshot, shot, listed, _ = (e["result"] for e in done)
+    assert spawn["structuredContent"]["sid"] == "pi-repl", spawn["structuredContent"]
+    assert prompt["structuredContent"]["matched"] is True and text_of(prompt).endswith(">>> "), text_of(prompt)
+    assert answer["structuredContent"]["matched"] is True, answer["structuredContent"]
+    # The model reads the screen under one line of facts.
+    lines = text_of(snapshot).splitlines()
+    assert json.loads(lines[0])["alive"] is True and lines[1:3] == [">>> 6 * 7", "42"], lines[:4]
+    images = images_of(shot)
+    assert len(images) == 1 and images[0].startswith(b"\x89PNG"), shot["content"][:1]
+    assert "png" not in shot["structuredContent"]
+    assert "pi-repl" in [s["sid"] for s in listed["structuredContent"]["sessions"]]
+    assert "pi-repl" not in run.sessions()
+    return {"tools": names, "screen": lines[1:3]}
+
+
+class Rpc:
+    """pi --mode rpc: commands on stdin, events on stdout."""
+
+    def __init__(self, run):
+        self.proc = subprocess.Popen(run.pi_args("cancel", "--mode", "rpc", "--no-session"), env=run.env,
+                                     cwd=run.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        # A bound, not a synchronisation: a run that goes wrong fails instead of hanging the test.
+        self.watchdog = threading.Timer(240, self.proc.kill)
+        self.watchdog.start()
+
+    def send(self, command):
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def events(self):
+        for line in self.proc.stdout:
+            if line.startswith("{"):
+                yield json.loads(line)
+        raise AssertionError(f"pi ended (exit {self.proc.wait()}) before the run did")
+
+    def abort_when(self, prompt, trigger):
+        """Prompt, send abort at the first event `trigger` accepts; the tool ends and seconds it took."""
+        self.send({"id": prompt, "type": "prompt", "message": prompt})
+        aborted_at = None
+        seen = None
+        ended = None
+        for event in self.events():
+            if aborted_at is None and trigger(event):
+                seen = event
+                self.send({"id": f"abort-{prompt}", "type": "abort"})
+                aborted_at = time.monotonic()
+            elif event.get("type") == "agent_settled" and aborted_at is None:
+                raise AssertionError(f"the {prompt!r} run ended before anything to abort")
+            elif event.get("type") == "tool_execution_end" and aborted_at is not None:
+                ended = (event, time.monotonic() - aborted_at)
+            elif event.get("type") == "response" and event.get("id") == f"abort-{prompt}":
+                assert event["success"], event
+                assert ended, "abort answered before the tool ended"
+                return seen, *ended
+
+
+def processes_running(needle):
+    """Command lines of live processes containing `needle` (zombies have none)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(cmdline.strip())
+    return found
+
+
+def cancel(run):
+    run.install()
+    rpc = Rpc(run)
+    try:
+        _, wait_end, wait_secs = rpc.abort_when(
+            "wait", lambda e: e.get("type") == "tool_execution_start" and e["toolName"] == "terminal_wait_for")
+        update, textual_end, textual_secs = rpc.abort_when(
+            "textual", lambda e: e.get("type") == "tool_execution_update" and e["toolName"] == "textual_run")
+    finally:
+        rpc.proc.stdin.close()
+        rpc.proc.wait(timeout=60)
+        rpc.watchdog.cancel()
+    assert wait_end["toolName"] == "terminal_wait_for" and wait_end["isError"], wait_end
+    assert textual_end["toolName"] == "textual_run" and textual_end["isError"], textual_end
+    # Both asked for minutes; an abort ends them at once.
+    assert wait_secs < 20 and textual_secs < 20, (wait_secs, textual_secs)
+    assert not processes_running("call wait_for"), processes_running("call wait_for")
+    # The daemon stopped the Textual run it was streaming: the app exits and its session goes.
+    sid = update["partialResult"]["details"]["sid"]
+    assert text_of(update["partialResult"]).startswith("1/2 press tab"), update["partialResult"]
+    waited = run.screenpilot("wait", sid, "--exit", "--timeout-ms", "10000")
+    assert waited.get("ok") is False or waited.get("alive") is False, waited
+    assert not processes_running(str(run.app)), processes_running(str(run.app))
+    sessions = run.sessions()
+    assert sid not in sessions or sessions[sid]["state"] != "running", sessions
+    # Cancelling a wait ends the wait, not the session it watched.
+    assert run.screenpilot("alive", "pi-cancel")["alive"] is True
+    run.screenpilot("close", "pi-cancel")
+    return {"wait_aborted_after_s": round(wait_secs, 2), "textual_aborted_after_s": round(textual_secs, 2),
+            "textual_sid": sid, "sessions_left": sorted(run.sessions())}
+
+
+def readme_pi_config(readme):
+    """The JSON block that follows the README's "pi (1.6, built-in MCP)" paragraph, and its command."""
+    text = Path(readme).read_text()
+    start = text.index("pi (1.6, built-in MCP)")
+    command = re.search(r"`(pi mcp add [^`]+)`", text[start:]).group(1)
+    block = re.search(r"```json\n(.*?)```", text[start:], re.S).group(1)
+    return json.loads(block), command
+
+
+def mcp(run, readme):
+    config, command = readme_pi_config(readme)
+    server = config["mcpServers"]["screenpilot"]
+    assert server["command"] == "/path/to/screenpilot", server
+    server["command"] = run.binary
+    # The README's command writes the same server entry.
+    words = [run.binary if w == "/path/to/screenpilot" else w for w in command.split()]
+    assert words[0] == "pi", words
+    subprocess.run([run.pi, *words[1:]], env=run.env, cwd=run.work, check=True, stdout=subprocess.DEVNULL)
+    written = json.loads((run.home / ".pi/agent/mcp.json").read_text())
+    assert written["mcpServers"]["screenpilot"] == server, (written, server)
+    # Now the README's own JSON is the config pi runs with.
+    (run.home / ".pi/agent/mcp.json").write_text(json.dumps(config))
+    done = ends(run.print_mode("mcp"))
+    names = [e["toolName"] for e in done]
+    assert names == [f"mcp__screenpilot__{n}" for n in
+                     ["spawn", "wait_for", "send_line", "wait_for", "snapshot", "close"]], names
+    all_succeeded(done)
+    texts = [text_of(e["result"]) for e in done]
+    assert "pi-mcp" in texts[0], texts[0]
+    assert "matched=true" in texts[1] and texts[1].endswith(">>> "), texts[1]
+    assert "matched=true" in texts[3], texts[3]
+    assert ">>> 6 * 7\n42" in texts[4], texts[4]
+    assert "pi-mcp" not in run.sessions()
+    return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"]}
+
+
+def main():
+    pi, node_bin, binary, python, scenario, *rest = sys.argv[1:]
+    scratch = Path(tempfile.mkdtemp(prefix=f"sp-pi-{scenario}-"))
+    run = Run(pi, node_bin, binary, python, scratch)
+    try:
+        if scenario == "mcp":
+            summary = mcp(run, rest[0])
+        else:
+            summary = {"seed": seed, "terminal": terminal, "cancel": cancel}[scenario](run)
+    finally:
+        subprocess.run([binary, "daemon", "stop"], env=run.env, capture_output=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(json.dumps({"ok": True, "scenario": scenario, **summary}))
+
+
+if __name__ == "__main__":
+    main()
