@@ -25,7 +25,8 @@ use super::args::AttachArgs;
 use super::attach_input::{Chord, MouseShift};
 use crate::client::{Call, Client};
 use crate::ops::{
-    AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, WriteRawParams,
+    AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, ShownParams,
+    WriteRawParams,
 };
 use crate::paths::Paths;
 use crate::protocol::Response;
@@ -61,7 +62,9 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
 
     let terminal = Terminal::enter()?;
     let mut view = View::default();
-    view.show(&first);
+    if view.show(&first) {
+        view.acknowledge(&client).await;
+    }
     let keys = read_keys();
     let (input, forwarder) = if args.read_only {
         (None, None)
@@ -143,6 +146,7 @@ async fn attached(
                     if !view.show(&answer) {
                         return Ok(Leave::Detached);
                     }
+                    view.acknowledge(client).await;
                     continue;
                 }
                 return Ok(Leave::Ended(final_answer(answer)?));
@@ -187,6 +191,8 @@ async fn attached(
 struct View {
     /// The screen cell in the terminal's top-left corner (column, row).
     origin: (u16, u16),
+    /// The last paint written: its attachment and number, until the daemon is told.
+    written: Option<(u64, u64)>,
 }
 
 impl View {
@@ -201,7 +207,22 @@ impl View {
         };
         self.origin = (frame.origin_col, frame.origin_row);
         let mut out = std::io::stdout().lock();
-        out.write_all(frame.paint.as_bytes()).is_ok() && out.flush().is_ok()
+        let written = out.write_all(frame.paint.as_bytes()).is_ok() && out.flush().is_ok();
+        if written {
+            self.written = Some((frame.attachment, frame.seq));
+        }
+        written
+    }
+
+    /// Tell the daemon the terminal has taken the paints so far, so it sends more (it keeps only a
+    /// few on the way). The answer is not awaited: the next paint is.
+    async fn acknowledge(&mut self, client: &Client) {
+        let Some((attachment, seq)) = self.written.take() else {
+            return;
+        };
+        if let Ok(params) = serde_json::to_value(ShownParams { attachment, seq }) {
+            let _ = client.start("attach_shown", params).await;
+        }
     }
 }
 

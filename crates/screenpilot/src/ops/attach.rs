@@ -4,14 +4,20 @@
 //!
 //! The daemon paints (with [`Painter`]) rather than forwarding the program's output, so a person who
 //! joins late sees exactly what `snapshot` reads, at whatever size their terminal is, and a burst of
-//! output costs one small difference. Both operations are for people, not models: they are left out
-//! of the MCP tool list ([`Operation::TOOL`]).
+//! output costs one small difference. The client says when a paint has reached the person's
+//! terminal (`attach_shown`), and no more than [`IN_FLIGHT`] paints are ever on the way: a terminal
+//! that stops reading (Ctrl-S, a stalled ssh link) costs the daemon nothing, and when it reads again
+//! it gets one paint of the screen as it is then, not the backlog. These operations are for people,
+//! not models: they are left out of the MCP tool list ([`Operation::TOOL`]).
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use screenpilot_screen::ansi::{Painter, Viewport};
@@ -23,6 +29,10 @@ use super::operation::{Operation, Report};
 /// The shortest time between two paints while output keeps coming: about one frame of a 60 Hz
 /// display. A rate limit, not a wait: the first change after a quiet spell is painted at once.
 const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// Paints sent but not yet shown on the person's terminal, at most; past it, the attachment waits
+/// (and what changes meanwhile goes into the next paint).
+const IN_FLIGHT: u64 = 2;
 
 /// The largest viewer terminal accepted, per side.
 const MAX_VIEWER_SIDE: u16 = 2000;
@@ -44,6 +54,10 @@ pub struct AttachParams {
 /// One paint, sent as a progress line of `attach`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Frame {
+    /// This attachment, for `attach_shown`.
+    pub attachment: u64,
+    /// The paint's number in this attachment, from 1.
+    pub seq: u64,
     /// Bytes for the person's terminal (escape sequences and text; always UTF-8).
     pub paint: String,
     /// The screen column shown in the person's top-left corner (non-zero when their terminal is
@@ -108,24 +122,31 @@ impl Operation for Attach {
         }
         let session = ctx.registry.get(&p.sid)?;
         let _viewer = session.add_viewer("attach", p.read_only);
+        let shown = Shown::register();
         let mut updates = session.subscribe();
         let viewer = Size::new(p.cols, p.rows);
         let mut painter = Painter::new();
         let mut viewport: Option<Viewport> = None;
+        let mut sent = 0;
         loop {
             updates.borrow_and_update();
             let (grid, modes) = session.with_screen(|s| (s.cells(), s.modes()));
             let view = Viewport::following(viewer, grid.size, grid.cursor.pos(), viewport);
             let paint = painter.paint(&grid, &modes, view);
             if !paint.is_empty() {
+                sent += 1;
                 progress.send(serde_json::json!(Frame {
+                    attachment: shown.id,
+                    seq: sent,
                     paint: String::from_utf8_lossy(&paint).into_owned(),
                     origin_col: view.origin.col.0,
                     origin_row: view.origin.row.0,
                 }));
             }
             viewport = Some(view);
-            if session.finished() || session.is_closed() {
+            let over =
+                |session: &screenpilot_session::Session| session.finished() || session.is_closed();
+            if over(&session) {
                 let exit = session.exit_info();
                 return Ok(Detached {
                     sid: p.sid,
@@ -136,17 +157,105 @@ impl Operation for Attach {
                 });
             }
             let painted = Instant::now();
+            let gone = || Detached {
+                sid: p.sid.clone(),
+                ended: !session.alive(),
+                exit_code: None,
+                signal: None,
+                closed: true,
+            };
             if updates.changed().await.is_err() {
-                return Ok(Detached {
-                    sid: p.sid,
-                    ended: !session.alive(),
-                    exit_code: None,
-                    signal: None,
-                    closed: true,
-                });
+                return Ok(gone());
             }
             tokio::time::sleep_until(painted + FRAME_INTERVAL).await;
+            // Until the person's terminal has taken enough of what was sent, only the end matters.
+            let mut taken = shown.rx.clone();
+            while *taken.borrow_and_update() + IN_FLIGHT <= sent && !over(&session) {
+                tokio::select! {
+                    _ = taken.changed() => {}
+                    changed = updates.changed() => if changed.is_err() {
+                        return Ok(gone());
+                    },
+                }
+            }
         }
+    }
+}
+
+/// How far each attachment's paints have been shown, by attachment id.
+static SHOWN: LazyLock<Mutex<HashMap<u64, watch::Sender<u64>>>> = LazyLock::new(Mutex::default);
+
+/// One attachment's entry in [`SHOWN`], removed when the attachment ends.
+struct Shown {
+    id: u64,
+    rx: watch::Receiver<u64>,
+}
+
+impl Shown {
+    fn register() -> Shown {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = watch::channel(0);
+        shown_table().insert(id, tx);
+        Shown { id, rx }
+    }
+}
+
+impl Drop for Shown {
+    fn drop(&mut self) {
+        shown_table().remove(&self.id);
+    }
+}
+
+fn shown_table() -> std::sync::MutexGuard<'static, HashMap<u64, watch::Sender<u64>>> {
+    SHOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Parameters of `attach_shown`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShownParams {
+    /// The attachment (a frame's `attachment`).
+    pub attachment: u64,
+    /// The last paint written to the person's terminal (its `seq`).
+    pub seq: u64,
+}
+
+/// What `attach_shown` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Acknowledged {
+    /// The attachment is still running.
+    pub attached: bool,
+}
+
+impl Report for Acknowledged {}
+
+/// `attach_shown`: the client of an attachment has written its paints up to `seq`.
+pub struct AttachShown;
+
+impl Operation for AttachShown {
+    const NAME: &'static str = "attach_shown";
+    const DESCRIPTION: &'static str = "For `screenpilot attach`, not for models: the person's terminal has taken the attachment's paints up to `seq`, so more may come. Returns {attached}.";
+    const TOOL: bool = false;
+    type Params = ShownParams;
+    type Output = Acknowledged;
+
+    async fn run(_: &Context, p: ShownParams, _: &Progress) -> Result<Acknowledged, OpError> {
+        let table = shown_table();
+        let attached = match table.get(&p.attachment) {
+            Some(shown) => {
+                shown.send_if_modified(|at| {
+                    let newer = p.seq > *at;
+                    *at = (*at).max(p.seq);
+                    newer
+                });
+                true
+            }
+            None => false,
+        };
+        Ok(Acknowledged { attached })
     }
 }
 
@@ -188,5 +297,45 @@ impl Operation for WriteRaw {
             sid: p.sid,
             bytes: bytes.len(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ops::execute;
+
+    /// A person's terminal that never takes its paints (the client never says `attach_shown`) gets at
+    /// most [`IN_FLIGHT`] of them, then one last one when the program ends, however much it printed.
+    #[tokio::test]
+    async fn a_terminal_that_stops_reading_is_sent_no_more_than_a_few_paints() {
+        let registry = screenpilot_session::Registry::new(screenpilot_session::Limits::default());
+        let ctx = Context::new(registry.clone());
+        let spawn = json!({"sid": "printer", "argv": ["/usr/bin/seq", "1", "300000"]});
+        execute(&ctx, "spawn", spawn, &Progress::default())
+            .await
+            .expect("spawn seq");
+        let (tx, mut frames) = tokio::sync::mpsc::unbounded_channel();
+        let attach = json!({"sid": "printer", "cols": 80, "rows": 24});
+        let answer = execute(&ctx, "attach", attach, &Progress::new(tx))
+            .await
+            .expect("attach ends when the program does");
+        assert_eq!(answer["ended"], true, "{answer}");
+        assert_eq!(answer["exit_code"], 0, "{answer}");
+        let mut seqs = Vec::new();
+        let mut painted = String::new();
+        while let Ok(frame) = frames.try_recv() {
+            seqs.push(frame["seq"].as_u64().unwrap_or(0));
+            painted.push_str(frame["paint"].as_str().unwrap_or_default());
+        }
+        assert!(
+            !seqs.is_empty() && seqs.len() as u64 <= IN_FLIGHT + 1,
+            "paints sent: {seqs:?}"
+        );
+        // The person still sees how it ended.
+        assert!(painted.contains("300000"), "{painted}");
+        registry.close_all().await;
     }
 }

@@ -33,7 +33,7 @@ mod settle;
 mod textual;
 mod waits;
 
-pub use attach::{AttachParams, Detached, Frame, WriteRawParams};
+pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
 pub use button::Button;
 pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
 pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
@@ -98,6 +98,7 @@ operations! {
     computer::Computer,
     textual::TextualRun,
     attach::Attach,
+    attach::AttachShown,
     attach::WriteRaw,
 }
 
