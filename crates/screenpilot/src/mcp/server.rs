@@ -403,14 +403,14 @@ mod tests {
             "tools/list: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
             read / 4
         );
-        // About 1.4 KB a tool for 20 tools (desktops added to six of them, annotations to all): a new
-        // tool must earn its bytes (trim descriptions first).
+        // About 1.4 KB a tool for 22 tools (desktops added to six of them, annotations to all; record
+        // and watch the newest): a new tool must earn its bytes (trim descriptions first).
         assert!(
-            read > 0 && read < 30_000,
+            read > 0 && read < 32_000,
             "tools/list is {read} bytes without output schemas"
         );
         assert!(
-            bytes < 80_000,
+            bytes < 84_000,
             "tools/list is {bytes} bytes with output schemas"
         );
     }

@@ -50,10 +50,9 @@ pub struct SpawnParams {
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
     pub detect_child_exit: bool,
-    /// Record the session as an asciicast v3 file at this path (refused if it exists, unless
-    /// `force`); stop or start one later with the `record` tool.
+    /// Record the session as an asciicast v3 file at this path (refused if it exists, unless `force`).
     pub record: Option<String>,
-    /// With `record`: record the input sent to the program too, not only what it shows.
+    /// With `record`: record the input sent to the program too.
     #[serde(default)]
     pub record_input: bool,
     /// Replace an existing `record` file.

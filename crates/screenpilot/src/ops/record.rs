@@ -27,11 +27,11 @@ pub enum RecordAction {
 pub struct RecordParams {
     /// The session id returned by spawn.
     pub sid: String,
-    /// "start" a recording (give `path`) or "stop" the one running.
+    /// "start" (give `path`) or "stop".
     pub action: RecordAction,
-    /// start: the asciicast file to write, e.g. "session.cast" (refused if it exists, unless `force`).
+    /// start: the file to write, e.g. "session.cast".
     pub path: Option<String>,
-    /// start: record the input sent to the program too, not only what it shows.
+    /// start: record the input sent to the program too.
     #[serde(default)]
     pub input: bool,
     /// start: replace an existing file.
@@ -69,10 +69,10 @@ pub struct Record;
 
 impl Operation for Record {
     const NAME: &'static str = "record";
-    const DESCRIPTION: &'static str = "Start or stop recording a terminal session as an asciicast v3 file (play it with `screenpilot replay FILE` or `asciinema play FILE`). \
-start: the recording opens with the current screen at the current size, then records output, resizes, the exit status, and input only if input=true; an existing file is refused unless force=true. \
-stop: closes the file; the program keeps running. A recording also ends when the program does. \
-Returns {ok, sid, recording, path}. Example: {\"sid\": \"vim\", \"action\": \"start\", \"path\": \"vim.cast\"}, later {\"sid\": \"vim\", \"action\": \"stop\"}.";
+    const DESCRIPTION: &'static str = "Start or stop recording a session to an asciicast v3 file (for `screenpilot replay` or asciinema). \
+start: begins with the current screen; records output, resizes, the exit status, and input if input=true; an existing file needs force. \
+stop: closes it; the program keeps running. Returns {ok, sid, recording, path}. \
+Example: {\"sid\": \"vim\", \"action\": \"start\", \"path\": \"vim.cast\"}.";
     type Params = RecordParams;
     type Output = Recorded;
 
