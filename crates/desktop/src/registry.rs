@@ -17,11 +17,12 @@ struct State {
     starting: BTreeSet<String>,
 }
 
-#[derive(Default)]
 pub struct DesktopRegistry {
     state: Mutex<State>,
     counter: AtomicU64,
     expiry_started: AtomicBool,
+    /// Counts desktops added and removed, for those who show the list live (the watch page).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 /// A sid held while its desktop starts. Dropping it without [`DesktopRegistry::insert`] frees the sid.
@@ -56,7 +57,17 @@ pub struct OtherSessions<'a> {
 
 impl DesktopRegistry {
     pub fn new() -> Arc<DesktopRegistry> {
-        Arc::new(DesktopRegistry::default())
+        Arc::new(DesktopRegistry {
+            state: Mutex::default(),
+            counter: AtomicU64::default(),
+            expiry_started: AtomicBool::default(),
+            changes: tokio::sync::watch::channel(0).0,
+        })
+    }
+
+    /// A receiver that wakes whenever a desktop is added or removed.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -120,6 +131,7 @@ impl DesktopRegistry {
         let mut state = self.state();
         state.starting.remove(&reservation.sid);
         state.desktops.insert(reservation.sid.clone(), desktop);
+        self.changes.send_modify(|n| *n += 1);
     }
 
     pub fn get(&self, sid: &str) -> Option<Arc<Desktop>> {
@@ -152,6 +164,7 @@ impl DesktopRegistry {
     /// Close a desktop and forget it; `None` when there is no such desktop.
     pub async fn close(&self, sid: &str) -> Option<(DesktopInfo, Option<ExitStatus>)> {
         let desktop = self.state().desktops.remove(sid)?;
+        self.changes.send_modify(|n| *n += 1);
         let status = desktop.close().await;
         Some((desktop.info(), status))
     }
@@ -161,6 +174,7 @@ impl DesktopRegistry {
         let all: Vec<Arc<Desktop>> = std::mem::take(&mut self.state().desktops)
             .into_values()
             .collect();
+        self.changes.send_modify(|n| *n += 1);
         for desktop in all {
             desktop.close().await;
         }

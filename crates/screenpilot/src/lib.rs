@@ -35,6 +35,7 @@ pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+pub mod watch;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -157,10 +157,10 @@ fn is_our_host(host: &str, port: u16) -> bool {
 
 /// Refuse requests addressed to another host (DNS rebinding) or sent by a page of another origin;
 /// requests without an `Origin` (programs, not browsers' cross-origin requests) pass.
-pub fn check_host_and_origin(headers: &HeaderMap, port: u16) -> Result<(), Response> {
+pub fn check_host_and_origin(headers: &HeaderMap, port: u16) -> Result<(), Forbidden> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     if !host.is_some_and(|h| is_our_host(h, port)) {
-        return Err(forbidden(
+        return Err(Forbidden(
             "screenpilot: this server answers only requests addressed to a loopback address or localhost (Host header)\n",
         ));
     }
@@ -171,7 +171,7 @@ pub fn check_host_and_origin(headers: &HeaderMap, port: u16) -> Result<(), Respo
             .and_then(|o| o.strip_prefix("http://"))
             .is_some_and(|h| is_our_host(h, port));
         if !ours {
-            return Err(forbidden(
+            return Err(Forbidden(
                 "screenpilot: requests from pages of other origins are refused (Origin header)\n",
             ));
         }
@@ -179,8 +179,14 @@ pub fn check_host_and_origin(headers: &HeaderMap, port: u16) -> Result<(), Respo
     Ok(())
 }
 
-fn forbidden(message: &'static str) -> Response {
-    (StatusCode::FORBIDDEN, message).into_response()
+/// A request refused for its `Host` or `Origin` (403), and why.
+#[derive(Debug)]
+pub struct Forbidden(pub &'static str);
+
+impl IntoResponse for Forbidden {
+    fn into_response(self) -> Response {
+        (StatusCode::FORBIDDEN, self.0).into_response()
+    }
 }
 
 /// The answer to a request without the right token.
@@ -210,7 +216,7 @@ pub async fn require_token(
     next: Next,
 ) -> Response {
     if let Err(refused) = check_host_and_origin(request.headers(), gate.port) {
-        return refused;
+        return refused.into_response();
     }
     match bearer_token(request.headers()) {
         Some(presented) if same_secret(presented.as_bytes(), gate.token.as_bytes()) => {

@@ -78,7 +78,7 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             .filter_map(|t| t.as_str().map(str::to_owned))
             .collect()
     };
-    assert_eq!(tools("all").len(), 21);
+    assert_eq!(tools("all").len(), 22);
     assert_eq!(tools("textual"), ["list", "close", "textual_run"]);
     assert!(tools("desktop").contains(&"computer".to_owned()));
     assert!(!tools("desktop").contains(&"spawn".to_owned()));

@@ -27,6 +27,8 @@ pub struct Registry {
     peers: std::sync::OnceLock<Arc<dyn PeerSessions>>,
     /// Set (under the sessions lock) when `close_all` begins: no session may start after its sweep.
     shutting_down: std::sync::atomic::AtomicBool,
+    /// Counts sessions added and removed, for those who show the list live (the watch page).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Registry {
@@ -37,6 +39,7 @@ impl Registry {
             counter: AtomicU64::new(0),
             peers: std::sync::OnceLock::new(),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            changes: tokio::sync::watch::channel(0).0,
         })
     }
 
@@ -108,6 +111,7 @@ impl Registry {
         };
         let session = Session::start(sid.clone(), spec, self.limits.clone())?;
         sessions.insert(sid, session.clone());
+        self.changes.send_modify(|n| *n += 1);
         Ok(session)
     }
 
@@ -118,6 +122,12 @@ impl Registry {
             .get(&id)
             .cloned()
             .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))
+    }
+
+    /// A receiver that wakes whenever a session is added or removed (not on a session's own updates:
+    /// [`Session::subscribe`] has those).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     pub fn list(&self) -> Vec<SessionInfo> {
@@ -132,6 +142,7 @@ impl Registry {
             .sessions()
             .remove(&id)
             .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))?;
+        self.changes.send_modify(|n| *n += 1);
         session.close().await;
         Ok(session.info())
     }
@@ -144,6 +155,7 @@ impl Registry {
             self.shutting_down.store(true, Ordering::Release);
             std::mem::take(&mut *sessions)
         };
+        self.changes.send_modify(|n| *n += 1);
         let mut closing = tokio::task::JoinSet::new();
         for session in all.into_values() {
             closing.spawn(async move { session.close().await });

@@ -98,6 +98,20 @@ pub enum Verb {
     /// Play an asciicast v2 or v3 recording in this terminal with its timing: replay FILE.cast
     /// [--speed 4] [--idle-limit 1]; Ctrl-C stops it
     Replay(ReplayArgs),
+    /// Show every session live in a browser: prints the page's URL (loopback, with its token after #);
+    /// read-only unless --control; --stop stops the page
+    Watch {
+        /// Serve on this loopback IP:PORT (default: any free port on 127.0.0.1); ignored when the page
+        /// is already served.
+        #[arg(long, value_name = "IP:PORT", conflicts_with = "stop")]
+        http: Option<String>,
+        /// Let the person type and click through the page, not only look.
+        #[arg(long, conflicts_with = "stop")]
+        control: bool,
+        /// Stop serving the page: open pages are disconnected and their tokens stop working.
+        #[arg(long)]
+        stop: bool,
+    },
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.

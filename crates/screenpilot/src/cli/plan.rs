@@ -229,6 +229,18 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             action: DesktopVerb::Start(a),
         } => Plan::of("desktop_start", &plan_desktop_start(a)?),
         Verb::Computer(a) => Plan::of("computer", &plan_computer(a)?),
+        Verb::Watch {
+            http,
+            control,
+            stop,
+        } => Plan::of(
+            "watch",
+            &crate::ops::WatchParams {
+                http: http.clone(),
+                control: *control,
+                stop: *stop,
+            },
+        ),
         Verb::Record(a) => Plan::of(
             "record",
             &RecordParams {

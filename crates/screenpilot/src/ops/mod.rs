@@ -19,7 +19,7 @@ mod common;
 mod computer;
 mod desktop;
 mod desktop_waits;
-mod display;
+pub(crate) mod display;
 mod input;
 mod lifecycle;
 mod model_size;
@@ -32,19 +32,21 @@ mod screen;
 mod settle;
 mod textual;
 mod waits;
+mod watch;
 
 pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
 pub use button::Button;
 pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
 pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
 
-pub use computer::{ActionSpec, ComputerParams};
+pub use computer::{ActionSpec, Computer, ComputerParams};
 pub use desktop::DesktopStartParams;
 pub use input::{SendKeysParams, TextParams};
 pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
 pub use mouse::MouseParams;
 pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use textual::TextualRunParams;
+pub use watch::{WatchOutput, WatchParams};
 pub use record::{RecordAction, RecordParams};
 pub use waits::{
     ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
@@ -97,6 +99,7 @@ operations! {
     desktop::DesktopStart,
     computer::Computer,
     textual::TextualRun,
+    watch::Watch,
     attach::Attach,
     attach::AttachShown,
     attach::WriteRaw,
@@ -137,6 +140,7 @@ impl Context {
             registry,
             desktops,
             model_sizes: Arc::default(),
+            watch: Arc::default(),
         }
     }
 }

@@ -1,0 +1,516 @@
+//! `screenpilot watch`: the page's server, driven as a browser would drive it (plain HTTP for the page,
+//! WebSockets for the live views), against a real daemon with a real bash and a real Xvfb desktop.
+//! Every wait is bounded and woken by what arrives; nothing sleeps.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream as AsyncTcp;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use screenpilot_screen::{Screen, Size};
+
+use common::{Daemon, LONG_MS};
+
+type Socket = WebSocketStream<MaybeTlsStream<AsyncTcp>>;
+
+/// The page's address and token, from `screenpilot watch`'s answer.
+struct Page {
+    addr: String,
+    token: String,
+}
+
+fn watch(daemon: &Daemon, args: &[&str]) -> Page {
+    let mut full = vec!["watch"];
+    full.extend_from_slice(args);
+    let answer = daemon.sp_json(&full);
+    let url = answer["url"].as_str().unwrap_or_default().to_owned();
+    let addr = answer["address"].as_str().unwrap_or_default().to_owned();
+    let token = url
+        .split_once("#token=")
+        .map(|(_, t)| t.to_owned())
+        .unwrap_or_default();
+    assert!(
+        url.starts_with(&format!("http://{addr}/#token=")),
+        "{answer}"
+    );
+    assert_eq!(token.len(), 64, "{answer}");
+    let file = answer["token_file"].as_str().unwrap_or_default();
+    let kept = std::fs::read_to_string(file).unwrap_or_default();
+    assert_eq!(kept.trim(), token, "the token file holds the URL's token");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0);
+    assert_eq!(mode, 0o600, "{file}");
+    Page { addr, token }
+}
+
+/// One HTTP/1.1 request with these extra headers; the status line's code, the headers and the body.
+fn http_get(addr: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("send: {e}"));
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(response.len());
+    let head = String::from_utf8_lossy(&response[..split]).to_string();
+    let body = response.get(split + 4..).unwrap_or_default().to_vec();
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, head.to_lowercase(), body)
+}
+
+/// A WebSocket upgrade's request headers, as a browser sends them, plus `extra`.
+fn upgrade_headers(addr: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("Upgrade".to_owned(), "websocket".to_owned()),
+        ("Connection".to_owned(), "Upgrade".to_owned()),
+        ("Sec-WebSocket-Version".to_owned(), "13".to_owned()),
+        (
+            "Sec-WebSocket-Key".to_owned(),
+            "dGhlIHNhbXBsZSBub25jZQ==".to_owned(),
+        ),
+        ("Origin".to_owned(), format!("http://{addr}")),
+    ];
+    headers.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    headers
+}
+
+fn status_of_upgrade(addr: &str, path: &str, extra: &[(&str, &str)]) -> u16 {
+    let headers = upgrade_headers(addr, extra);
+    let borrowed: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    // An accepted upgrade keeps the connection open; read only the status line then.
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n");
+    for (k, v) in borrowed {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("send: {e}"));
+    let mut line = [0u8; 12];
+    stream
+        .read_exact(&mut line)
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    String::from_utf8_lossy(&line[9..12]).parse().unwrap_or(0)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
+/// Open a WebSocket as the page does: the token as a subprotocol, our own Origin.
+async fn connect(page: &Page, path: &str, token: &str) -> Socket {
+    let mut request = format!("ws://{}{path}", page.addr)
+        .into_client_request()
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    let headers = request.headers_mut();
+    let protocols = format!("screenpilot.watch, bearer.{token}");
+    headers.insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_str(&protocols).unwrap_or_else(|e| panic!("{e}")),
+    );
+    headers.insert(
+        "Origin",
+        HeaderValue::from_str(&format!("http://{}", page.addr)).unwrap_or_else(|e| panic!("{e}")),
+    );
+    let (socket, response) = tokio_tungstenite::connect_async(request)
+        .await
+        .unwrap_or_else(|e| panic!("WebSocket {path}: {e}"));
+    assert_eq!(
+        response
+            .headers()
+            .get("sec-websocket-protocol")
+            .and_then(|v| v.to_str().ok()),
+        Some("screenpilot.watch")
+    );
+    socket
+}
+
+/// The next message, within the test's long bound.
+async fn next(socket: &mut Socket) -> Message {
+    match tokio::time::timeout(Duration::from_millis(LONG_MS), socket.next()).await {
+        Ok(Some(Ok(message))) => message,
+        other => panic!("no message from the watch server: {other:?}"),
+    }
+}
+
+async fn next_json(socket: &mut Socket) -> Value {
+    loop {
+        match next(socket).await {
+            Message::Text(text) => {
+                return serde_json::from_str(text.as_str())
+                    .unwrap_or_else(|e| panic!("not JSON: {e}: {text}"))
+            }
+            Message::Ping(_) | Message::Pong(_) => {}
+            other => panic!("expected a JSON message, got {other:?}"),
+        }
+    }
+}
+
+/// A terminal view's paints, fed to a fresh emulator of the size the server says, until its text
+/// satisfies `done`.
+async fn paint_until(
+    socket: &mut Socket,
+    screen: &mut Option<Screen>,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    loop {
+        if let Some(screen) = screen.as_mut() {
+            let text = screen.text().to_owned();
+            if done(&text) {
+                return text;
+            }
+        }
+        match next(socket).await {
+            Message::Binary(bytes) => {
+                let screen = screen
+                    .as_mut()
+                    .unwrap_or_else(|| panic!("a paint arrived before the size"));
+                screen.feed(&bytes);
+            }
+            Message::Text(text) => {
+                let msg: Value = serde_json::from_str(text.as_str()).unwrap_or_default();
+                if msg["type"] == "size" {
+                    let size = Size::new(
+                        msg["cols"].as_u64().unwrap_or(0) as u16,
+                        msg["rows"].as_u64().unwrap_or(0) as u16,
+                    );
+                    *screen = Some(Screen::new(size, 0));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn the_page_is_served_but_its_data_needs_the_token_and_foreign_hosts_are_refused() {
+    let daemon = Daemon::new();
+    let page = watch(&daemon, &[]);
+
+    let (code, head, body) = http_get(&page.addr, "/", &[]);
+    assert_eq!(code, 200, "{head}");
+    assert!(
+        head.contains("content-type: text/html; charset=utf-8"),
+        "{head}"
+    );
+    let html = String::from_utf8_lossy(&body);
+    assert!(
+        html.contains("/assets/xterm.js") && html.contains("id=\"sessions\""),
+        "{html}"
+    );
+    assert!(
+        !html.contains("https://") && !html.contains("http://"),
+        "nothing is fetched from the internet"
+    );
+    for (path, kind) in [
+        ("/assets/xterm.js", "text/javascript"),
+        ("/assets/watch.js", "text/javascript"),
+        ("/assets/xterm.css", "text/css"),
+        ("/assets/watch.css", "text/css"),
+    ] {
+        let (code, head, body) = http_get(&page.addr, path, &[]);
+        assert_eq!(code, 200, "{path}: {head}");
+        assert!(
+            head.contains(&format!("content-type: {kind}")),
+            "{path}: {head}"
+        );
+        assert!(body.len() > 100, "{path}");
+    }
+    assert_eq!(http_get(&page.addr, "/no-such-page", &[]).0, 404);
+
+    // The data: 401 without the token, or with a wrong one.
+    assert_eq!(status_of_upgrade(&page.addr, "/ws/sessions", &[]), 401);
+    assert_eq!(
+        status_of_upgrade(
+            &page.addr,
+            "/ws/sessions",
+            &[("Sec-WebSocket-Protocol", "screenpilot.watch, bearer.0123")]
+        ),
+        401
+    );
+    let bearer = format!("Bearer {}", page.token);
+    assert_eq!(
+        status_of_upgrade(&page.addr, "/ws/sessions", &[("Authorization", &bearer)]),
+        101,
+        "the token as a bearer header works for programs"
+    );
+    let offered = format!("screenpilot.watch, bearer.{}", page.token);
+    assert_eq!(
+        status_of_upgrade(
+            &page.addr,
+            "/ws/sessions",
+            &[("Sec-WebSocket-Protocol", &offered)]
+        ),
+        101
+    );
+
+    // A foreign Host (DNS rebinding) and a foreign Origin are refused, even with the token.
+    let (code, _, _) = http_get(&page.addr, "/", &[("Host", "evil.example")]);
+    assert_eq!(code, 403);
+    let (code, _, _) = http_get(&page.addr, "/", &[("Origin", "http://evil.example")]);
+    assert_eq!(code, 403);
+    let headers = upgrade_headers(&page.addr, &[("Sec-WebSocket-Protocol", &offered)]);
+    let mut stream = TcpStream::connect(&page.addr).unwrap_or_else(|e| panic!("{e}"));
+    let mut request = format!("GET /ws/sessions HTTP/1.1\r\nHost: {}\r\n", page.addr);
+    for (k, v) in &headers {
+        let v = if k == "Origin" {
+            "http://evil.example"
+        } else {
+            v.as_str()
+        };
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut line = [0u8; 12];
+    stream
+        .read_exact(&mut line)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        &line[9..12],
+        b"403",
+        "a page of another origin cannot open the socket"
+    );
+
+    // Asking again answers the same server; --stop ends it and its token.
+    let again = watch(&daemon, &[]);
+    assert_eq!(again.addr, page.addr);
+    assert_eq!(again.token, page.token);
+    let stopped = daemon.sp_json(&["watch", "--stop"]);
+    assert_eq!(stopped["running"], false, "{stopped}");
+    assert!(TcpStream::connect(&page.addr).is_err() || status_of_upgrade_or_closed(&page.addr));
+}
+
+/// After `--stop`, a connection that still opens (the port may be reused) is not our server.
+fn status_of_upgrade_or_closed(addr: &str) -> bool {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return true;
+    };
+    let _ = stream.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    !String::from_utf8_lossy(&out).contains("screenpilot watch")
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let daemon = Daemon::new();
+    let error = daemon.sp_error(&["watch", "--http", "0.0.0.0:0"]);
+    assert_eq!(error["field"], "http", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a loopback address"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_terminal_view_starts_from_the_snapshot_and_follows_live_output_read_only() {
+    let daemon = Daemon::new();
+    daemon.spawn_bash("sh");
+    daemon.line("sh", "printf '\\033[1;31mred\\033[0m and plain\\n'");
+    daemon.wait_regex("sh", "^red and plain$");
+    let page = watch(&daemon, &[]);
+    let snapshot = daemon.snapshot("sh");
+
+    runtime().block_on(async {
+        let mut list = connect(&page, "/ws/sessions", &page.token).await;
+        let hello = next_json(&mut list).await;
+        assert_eq!(hello["control"], false, "{hello}");
+        let sessions = next_json(&mut list).await;
+        assert_eq!(sessions["type"], "sessions");
+        assert_eq!(sessions["sessions"][0]["sid"], "sh", "{sessions}");
+        assert_eq!(sessions["sessions"][0]["kind"], "terminal", "{sessions}");
+        assert_eq!(sessions["sessions"][0]["cols"], 80, "{sessions}");
+
+        let mut view = connect(&page, "/ws/session/sh", &page.token).await;
+        let hello = next_json(&mut view).await;
+        assert_eq!(hello["type"], "hello");
+        assert_eq!(hello["kind"], "terminal");
+        assert_eq!(hello["control"], false);
+        // A late joiner sees exactly what snapshot reads.
+        let mut screen = None;
+        let expected = snapshot["text"].as_str().unwrap_or_default().to_owned();
+        let first = paint_until(&mut view, &mut screen, |text| !text.trim().is_empty()).await;
+        assert_eq!(first, expected);
+
+        // `list` shows the person watching.
+        let listed = daemon.sp_json(&["list"]);
+        let viewers = &listed["sessions"][0]["viewers"];
+        assert_eq!(viewers[0]["how"], "watch", "{listed}");
+        assert_eq!(viewers[0]["read_only"], true, "{listed}");
+
+        // Live output follows.
+        daemon.line("sh", "echo live-$((40+2))");
+        let text = paint_until(&mut view, &mut screen, |t| {
+            t.lines().any(|l| l == "live-42")
+        })
+        .await;
+        assert_eq!(
+            text,
+            daemon.snapshot("sh")["text"].as_str().unwrap_or_default()
+        );
+
+        // A read-only page's input is refused and never reaches the program.
+        view.send(Message::binary(b"echo typed-by-viewer\r".to_vec()))
+            .await
+            .unwrap_or_else(|e| panic!("send: {e}"));
+        let refused = next_json(&mut view).await;
+        assert_eq!(refused["type"], "refused", "{refused}");
+        daemon.line("sh", "echo after-refusal");
+        daemon.wait_regex("sh", "^after-refusal$");
+        assert!(!daemon.screen("sh").contains("typed-by-viewer"));
+
+        // A new session is listed as it starts.
+        daemon.spawn_bash("second");
+        let sessions = next_json(&mut list).await;
+        let sids: Vec<&str> = sessions["sessions"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s["sid"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(sids, ["second", "sh"], "{sessions}");
+    });
+}
+
+#[test]
+fn with_control_the_pages_keys_reach_the_program() {
+    let daemon = Daemon::new();
+    daemon.spawn_bash("sh");
+    let page = watch(&daemon, &["--control"]);
+    runtime().block_on(async {
+        let mut view = connect(&page, "/ws/session/sh", &page.token).await;
+        let hello = next_json(&mut view).await;
+        assert_eq!(hello["control"], true, "{hello}");
+        view.send(Message::binary(b"echo from-the-page-$((6*7))\r".to_vec()))
+            .await
+            .unwrap_or_else(|e| panic!("send: {e}"));
+        daemon.wait_regex("sh", "^from-the-page-42$");
+        let mut screen = None;
+        paint_until(&mut view, &mut screen, |t| {
+            t.lines().any(|l| l == "from-the-page-42")
+        })
+        .await;
+    });
+}
+
+/// An xterm on a real Xvfb; its shell titles the window with each line typed into it.
+fn start_desktop(daemon: &Daemon) {
+    let script = r#"printf '\033]0;ready\007'; while read -r line; do printf '\033]0;%s\007' "$line"; echo "$line"; done"#;
+    let started = daemon.sp_json(&[
+        "desktop", "start", "--sid", "desk", "--size", "640x480", "--", "xterm", "-e", "sh", "-c",
+        script,
+    ]);
+    assert_eq!(started["kind"], "desktop", "{started}");
+    daemon.wait_regex("desk", "^ready$");
+}
+
+async fn next_frame(socket: &mut Socket) -> (Value, Vec<u8>) {
+    loop {
+        let meta = next_json(socket).await;
+        if meta["type"] != "frame" {
+            continue;
+        }
+        match next(socket).await {
+            Message::Binary(png) => return (meta, png.to_vec()),
+            other => panic!("a frame's PNG should follow its description: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_and_types() {
+    let daemon = Daemon::new();
+    start_desktop(&daemon);
+    let view_only = watch(&daemon, &[]);
+    let control = watch(&daemon, &["--control"]);
+    runtime().block_on(async {
+        let mut viewer = connect(&view_only, "/ws/session/desk", &view_only.token).await;
+        let hello = next_json(&mut viewer).await;
+        assert_eq!(hello["kind"], "desktop", "{hello}");
+        assert_eq!(
+            (hello["width"].as_u64(), hello["height"].as_u64()),
+            (Some(640), Some(480))
+        );
+        let (meta, png) = next_frame(&mut viewer).await;
+        assert_eq!(
+            (meta["width"].as_u64(), meta["height"].as_u64()),
+            (Some(640), Some(480))
+        );
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+
+        // A read-only page cannot click.
+        viewer
+            .send(Message::text(
+                json!({"type": "click", "x": 10, "y": 10}).to_string(),
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("send: {e}"));
+        loop {
+            let msg = next_json(&mut viewer).await;
+            if msg["type"] == "refused" {
+                break;
+            }
+        }
+
+        // The person in control clicks and types: it reaches the program, and the viewer's next frame
+        // shows it with the pointer where they clicked.
+        let mut controller = connect(&control, "/ws/session/desk", &control.token).await;
+        assert_eq!(next_json(&mut controller).await["control"], true);
+        for input in [
+            json!({"type": "click", "x": 321, "y": 123}),
+            json!({"type": "text", "text": "typed on the page"}),
+            json!({"type": "key", "keys": "Return"}),
+        ] {
+            controller
+                .send(Message::text(input.to_string()))
+                .await
+                .unwrap_or_else(|e| panic!("send: {e}"));
+        }
+        daemon.wait_regex("desk", "^typed on the page$");
+        loop {
+            let (meta, frame) = next_frame(&mut viewer).await;
+            if frame != png && meta["pointer"] == json!({"x": 321, "y": 123}) {
+                break;
+            }
+        }
+    });
+}
