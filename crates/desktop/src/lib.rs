@@ -35,6 +35,7 @@ pub use desktop::{
 };
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
+pub use private_dir::{end_abandoned, Abandoned};
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;

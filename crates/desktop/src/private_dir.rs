@@ -9,6 +9,7 @@
 //! that no longer runs is removed; anything else (a record being written, another user's, another
 //! container's) is left alone.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -28,10 +29,7 @@ impl PrivateDir {
     /// Create a new directory under `$XDG_RUNTIME_DIR` (or the temp directory), after removing the
     /// ones whose owner died.
     pub fn create(label: &str) -> Result<PrivateDir> {
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
+        let base = base_dir();
         remove_abandoned(&base);
         PrivateDir::create_in(&base, label)
     }
@@ -126,17 +124,33 @@ fn pid_namespace() -> Option<String> {
     Some(link.to_string_lossy().into_owned())
 }
 
+/// Where private directories are made: `$XDG_RUNTIME_DIR`, else the temp directory.
+fn base_dir() -> PathBuf {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
 /// Remove the private directories under `base` whose owner no longer runs. Does nothing when this
 /// process cannot read its own record (no /proc): then no owner could be told alive from dead.
 pub(crate) fn remove_abandoned(base: &Path) {
+    for (path, _) in abandoned(base) {
+        let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
+/// The private directories under `base` whose owner no longer runs, with that owner.
+fn abandoned(base: &Path) -> Vec<(PathBuf, Owner)> {
     let Some(us) = Owner::this_process() else {
-        return;
+        return Vec::new();
     };
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     let Ok(entries) = std::fs::read_dir(base) else {
-        return;
+        return Vec::new();
     };
+    let mut found = Vec::new();
     for entry in entries.flatten() {
         if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
             continue;
@@ -156,8 +170,119 @@ pub(crate) fn remove_abandoned(base: &Path) {
             continue;
         };
         if owner.pid_namespace == us.pid_namespace && !owner.is_running() {
-            let _ = std::fs::remove_dir_all(&path);
+            found.push((path, owner));
         }
+    }
+    found
+}
+
+/// What [`end_abandoned`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Abandoned {
+    /// Private directories removed.
+    pub dirs: usize,
+    /// Processes that named one and were ended (or still ran after the KILL step: `survivors`).
+    pub processes: usize,
+    pub survivors: usize,
+}
+
+/// For a daemon starting after one was killed: end the processes its desktops left running, then
+/// remove their private directories.
+///
+/// Why this is safe: Xvfb and the window manager die with the daemon (parent-death signal), but the
+/// desktop's program may ignore it, and what that program started gets no signal at all. A process
+/// is taken for a leftover of an abandoned directory (owner gone, as for [`remove_abandoned`]) only
+/// if it runs as our uid, started after the directory's owner, and names that directory, whose name
+/// holds 48 random bits: its `XAUTHORITY` (every program on the desktop inherits it) or an argument
+/// (Xvfb's `-auth`) inside it. Each is opened as a pidfd and checked again before any signal, so a
+/// reused pid is never hit. TERM first, KILL after `grace`.
+pub async fn end_abandoned(grace: std::time::Duration) -> Abandoned {
+    let mut done = Abandoned::default();
+    for (path, owner) in abandoned(&base_dir()) {
+        let mut seen = std::collections::HashSet::new();
+        for (signal, limit) in [
+            (libc::SIGTERM, grace),
+            (libc::SIGKILL, std::time::Duration::from_secs(5)),
+        ] {
+            let members = naming(&path, &owner);
+            if members.is_empty() {
+                break;
+            }
+            for (pid, fd) in &members {
+                seen.insert(*pid);
+                send_signal(fd, signal);
+                send_signal(fd, libc::SIGCONT);
+            }
+            let fds = members.into_iter().map(|(_, fd)| fd).collect();
+            crate::process::wait_all_exit(fds, limit).await;
+        }
+        done.processes += seen.len();
+        done.survivors += naming(&path, &owner).len();
+        if std::fs::remove_dir_all(&path).is_ok() {
+            done.dirs += 1;
+        }
+    }
+    done
+}
+
+/// The live processes of our uid, started after `owner`, that name `dir` in their environment's
+/// XAUTHORITY or in an argument; each opened as a pidfd.
+fn naming(dir: &Path, owner: &Owner) -> Vec<(i32, OwnedFd)> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let mut inside = dir.as_os_str().as_bytes().to_vec();
+    inside.push(b'/');
+    let mut xauthority = b"XAUTHORITY=".to_vec();
+    xauthority.extend_from_slice(&inside);
+    let names_dir = |pid: i32| -> bool {
+        let owned = std::fs::metadata(format!("/proc/{pid}"))
+            .map(|meta| meta.uid() == uid)
+            .unwrap_or(false);
+        if !owned || start_time(pid).is_none_or(|started| started < owner.start_time) {
+            return false;
+        }
+        let listed = |file: &str, prefix: &[u8]| {
+            std::fs::read(format!("/proc/{pid}/{file}"))
+                .map(|bytes| {
+                    bytes
+                        .split(|b| *b == 0)
+                        .any(|item| item.starts_with(prefix))
+                })
+                .unwrap_or(false)
+        };
+        listed("environ", &xauthority) || listed("cmdline", &inside)
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != std::process::id() as i32 && names_dir(*pid))
+        .filter_map(|pid| {
+            // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
+            let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+            if raw < 0 {
+                return None;
+            }
+            // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+            let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+            // Checked again now that the descriptor pins the process: the pid may have been reused.
+            names_dir(pid).then_some((pid, fd))
+        })
+        .collect()
+}
+
+fn send_signal(pidfd: &OwnedFd, signal: i32) {
+    // SAFETY: plain syscall on a pidfd we own; no siginfo.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        );
     }
 }
 

@@ -27,30 +27,53 @@ const DAEMON_START_LIMIT: Duration = Duration::from_secs(20);
 type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Response>>>>;
 
 /// A connection to the daemon.
+///
+/// A daemon that stops answering (SIGSTOPped, wedged) must not hold a caller forever, yet a wait may
+/// legitimately run for an hour without a line, and an `attach` for a day. So the bound is on the
+/// daemon answering at all: once calls are waiting and nothing has come for the grace period
+/// (`SCREENPILOT_ANSWER_GRACE_MS`, the CLI's), the watchdog asks the daemon for its `status`; a
+/// daemon that does not answer that within [`STATUS_CHECK_LIMIT`] (or the grace, if shorter) is
+/// given up: every waiting call ends with `daemon_unavailable`.
 pub struct Client {
-    /// Becomes true when the daemon closes the connection.
+    /// Becomes true when the daemon closes the connection (or is given up).
     closed: tokio::sync::watch::Receiver<bool>,
+    link: Arc<Link>,
+}
+
+/// What the client, its calls and its watchdog share.
+struct Link {
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
     pending: Pending,
     next_id: AtomicU64,
+    /// Wakes the watchdog when a call starts.
+    call_started: tokio::sync::Notify,
+    /// Why the daemon was given up, once it was.
+    given_up: Mutex<Option<String>>,
 }
+
+/// How long a daemon that has been silent with calls waiting may take to answer `status`.
+const STATUS_CHECK_LIMIT: Duration = Duration::from_secs(10);
 
 /// The answers to one request: progress lines, then the final answer.
 pub struct Call {
     id: u64,
     answers: mpsc::UnboundedReceiver<Response>,
-    pending: Pending,
+    link: Arc<Link>,
 }
 
 impl Call {
     /// The next progress line, or the final answer (then the call is over).
     pub async fn next(&mut self) -> Result<Response, OpError> {
-        self.answers.recv().await.ok_or_else(|| {
-            OpError::new(
-                ErrorCode::DaemonGone,
-                "the screenpilot daemon closed the connection before answering",
-            )
-        })
+        match self.answers.recv().await {
+            Some(response) => Ok(response),
+            None => Err(match self.link.given_up() {
+                Some(why) => OpError::new(ErrorCode::DaemonUnavailable, why),
+                None => OpError::new(
+                    ErrorCode::DaemonGone,
+                    "the screenpilot daemon closed the connection before answering",
+                ),
+            }),
+        }
     }
 
     /// Wait for the final answer, passing progress lines to `on_progress`.
@@ -72,9 +95,122 @@ impl Call {
 
 impl Drop for Call {
     fn drop(&mut self) {
-        if let Ok(mut pending) = self.pending.lock() {
+        if let Ok(mut pending) = self.link.pending.lock() {
             pending.remove(&self.id);
         }
+    }
+}
+
+impl Link {
+    fn given_up(&self) -> Option<String> {
+        self.given_up
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Register a call and send its request.
+    async fn start(self: &Arc<Self>, op: &str, params: Value) -> Result<Call, OpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(id, tx);
+        }
+        let call = Call {
+            id,
+            answers: rx,
+            link: self.clone(),
+        };
+        let request = Request {
+            id: json!(id),
+            op: op.to_owned(),
+            params,
+        };
+        let mut line = serde_json::to_vec(&request)
+            .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
+        line.push(b'\n');
+        self.writer
+            .lock()
+            .await
+            .write_all(&line)
+            .await
+            .map_err(|e| {
+                OpError::new(
+                    ErrorCode::DaemonGone,
+                    format!("cannot send to the screenpilot daemon: {e}"),
+                )
+            })?;
+        self.call_started.notify_one();
+        Ok(call)
+    }
+
+    fn has_calls(&self) -> bool {
+        self.pending.lock().map(|p| !p.is_empty()).unwrap_or(false)
+    }
+}
+
+/// Watch one connection: while calls wait and the daemon has been silent for `grace`, check that it
+/// still answers; give it up when it does not. Sleeps on events (a line, a call starting), never polls.
+async fn watchdog(
+    link: std::sync::Weak<Link>,
+    mut lines: tokio::sync::watch::Receiver<u64>,
+    closed: tokio::sync::watch::Sender<bool>,
+    grace: Duration,
+    socket: std::path::PathBuf,
+) {
+    loop {
+        let Some(strong) = link.upgrade() else {
+            return;
+        };
+        if !strong.has_calls() {
+            // Idle: nothing to bound until a call starts (or the connection goes).
+            tokio::select! {
+                _ = strong.call_started.notified() => {}
+                _ = lines.changed() => {}
+            }
+            if closed.is_closed() || *closed.borrow() {
+                return;
+            }
+            continue;
+        }
+        drop(strong);
+        lines.mark_unchanged();
+        match tokio::time::timeout(grace, lines.changed()).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(_)) => return, // the reader ended: the daemon closed the connection
+            Err(_) => {}
+        }
+        let Some(strong) = link.upgrade() else {
+            return;
+        };
+        if !strong.has_calls() {
+            continue;
+        }
+        let limit = grace.min(STATUS_CHECK_LIMIT);
+        let alive = tokio::time::timeout(limit, async {
+            let mut check = strong.start("status", json!({})).await.ok()?;
+            check.next().await.ok()
+        })
+        .await;
+        if matches!(alive, Ok(Some(_))) {
+            continue;
+        }
+        let why = format!(
+            "the screenpilot daemon at {} sent nothing for {} ms ({ANSWER_GRACE_VAR}) and did not answer a status check within {} ms; is it stopped (kill -STOP) or overloaded?",
+            socket.display(),
+            grace.as_millis(),
+            limit.as_millis(),
+        );
+        *strong
+            .given_up
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(why);
+        // Every waiting call ends (its channel closes) and says why.
+        if let Ok(mut pending) = strong.pending.lock() {
+            pending.clear();
+        }
+        closed.send_replace(true);
+        return;
     }
 }
 
@@ -82,7 +218,7 @@ impl Client {
     /// Connect to the daemon of `paths`, starting it if none answers.
     pub async fn connect_or_start(paths: &Paths) -> Result<Arc<Client>, OpError> {
         if let Some(stream) = connect(paths).await? {
-            return Ok(Client::over(stream));
+            return Ok(Client::over(stream, paths));
         }
         paths.ensure_private_dir().map_err(|e| {
             OpError::new(
@@ -100,7 +236,7 @@ impl Client {
             })?;
         // Another client may have started it while we waited for the lock.
         if let Some(stream) = connect(paths).await? {
-            return Ok(Client::over(stream));
+            return Ok(Client::over(stream, paths));
         }
         start_daemon(paths).await?;
         drop(starting);
@@ -113,22 +249,33 @@ impl Client {
                 ),
             )
         })?;
-        Ok(Client::over(stream))
+        Ok(Client::over(stream, paths))
     }
 
     /// Connect only if a daemon is running (`None` when none answers).
     pub async fn connect_existing(paths: &Paths) -> Result<Option<Arc<Client>>, OpError> {
-        Ok(connect(paths).await?.map(Client::over))
+        Ok(connect(paths)
+            .await?
+            .map(|stream| Client::over(stream, paths)))
     }
 
-    fn over(stream: UnixStream) -> Arc<Client> {
+    fn over(stream: UnixStream, paths: &Paths) -> Arc<Client> {
         let (read, write) = stream.into_split();
-        let pending: Pending = Arc::default();
-        let routes = pending.clone();
+        let link = Arc::new(Link {
+            writer: tokio::sync::Mutex::new(write),
+            pending: Pending::default(),
+            next_id: AtomicU64::new(1),
+            call_started: tokio::sync::Notify::new(),
+            given_up: Mutex::new(None),
+        });
+        let routes = link.pending.clone();
         let (closed_tx, closed) = tokio::sync::watch::channel(false);
+        let (lines_tx, lines) = tokio::sync::watch::channel(0u64);
+        let closed_reader = closed_tx.clone();
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                lines_tx.send_modify(|n| *n += 1);
                 let Ok(response) = serde_json::from_str::<Response>(&line) else {
                     continue;
                 };
@@ -150,48 +297,21 @@ impl Client {
             if let Ok(mut routes) = routes.lock() {
                 routes.clear();
             }
-            closed_tx.send_replace(true);
+            closed_reader.send_replace(true);
         });
-        Arc::new(Client {
-            closed,
-            writer: tokio::sync::Mutex::new(write),
-            pending,
-            next_id: AtomicU64::new(1),
-        })
+        tokio::spawn(watchdog(
+            Arc::downgrade(&link),
+            lines,
+            closed_tx,
+            answer_grace(),
+            paths.socket.clone(),
+        ));
+        Arc::new(Client { closed, link })
     }
 
     /// Send a request; its answers arrive on the returned call.
     pub async fn start(&self, op: &str, params: Value) -> Result<Call, OpError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::unbounded_channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(id, tx);
-        }
-        let call = Call {
-            id,
-            answers: rx,
-            pending: self.pending.clone(),
-        };
-        let request = Request {
-            id: json!(id),
-            op: op.to_owned(),
-            params,
-        };
-        let mut line = serde_json::to_vec(&request)
-            .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
-        line.push(b'\n');
-        self.writer
-            .lock()
-            .await
-            .write_all(&line)
-            .await
-            .map_err(|e| {
-                OpError::new(
-                    ErrorCode::DaemonGone,
-                    format!("cannot send to the screenpilot daemon: {e}"),
-                )
-            })?;
-        Ok(call)
+        self.link.start(op, params).await
     }
 
     /// Send a request and wait for its final answer.
@@ -315,12 +435,16 @@ fn answer_bound(params: &Value) -> Duration {
             _ => 0,
         }
     }
-    let grace = std::env::var(ANSWER_GRACE_VAR)
+    answer_grace() + Duration::from_millis(timeouts(params, None).min(24 * 3_600_000))
+}
+
+/// The grace period a client allows the daemon: [`ANSWER_GRACE_VAR`], else the default.
+fn answer_grace() -> Duration {
+    std::env::var(ANSWER_GRACE_VAR)
         .ok()
         .and_then(|ms| ms.trim().parse::<u64>().ok())
         .map(Duration::from_millis)
-        .unwrap_or(DEFAULT_ANSWER_GRACE);
-    grace + Duration::from_millis(timeouts(params, None).min(24 * 3_600_000))
+        .unwrap_or(DEFAULT_ANSWER_GRACE)
 }
 
 /// Connect to the daemon's socket: `None` when nothing answers there, an error when something does but

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use screenpilot_session::leftovers::{self, Records};
 use screenpilot_session::{Limits, Registry};
 
 use crate::ops::ErrorCode;
@@ -98,7 +99,9 @@ pub async fn run(
             ));
         }
     };
-    // We hold the lock, so any socket file is a leftover of a dead daemon.
+    // We hold the lock, so any socket file, session record or desktop directory without a running
+    // owner is a leftover of a dead daemon.
+    let records = end_leftovers(&paths, limits.close_grace).await?;
     let _ = std::fs::remove_file(&paths.socket);
     let listener = UnixListener::bind(&paths.socket).map_err(|e| {
         DaemonError::Setup(format!("cannot listen on {}: {e}", paths.socket.display()))
@@ -106,6 +109,7 @@ pub async fn run(
 
     let ctx = Context::new(Registry::new(limits));
     let registry = ctx.registry.clone();
+    registry.keep_records(records);
     let expiry = tokio::spawn(registry.clone().expire_idle());
     let (stop_tx, mut stop_rx) = watch::channel(false);
     let state = Arc::new(DaemonState {
@@ -150,6 +154,33 @@ pub async fn run(
     tokio::join!(registry.close_all(), ctx.desktops.close_all());
     drop(lock);
     Ok(())
+}
+
+/// End what a killed daemon left running: its sessions' programs that ignored the hang-up, and its
+/// desktops' programs and private directories. Runs before the socket accepts anything, so a client
+/// never sees them (the first request waits for this, at most the close grace twice plus 5 s).
+/// Returns where this daemon records its own sessions.
+async fn end_leftovers(paths: &Paths, grace: Duration) -> Result<Records, DaemonError> {
+    let records = Records::in_dir(paths.dir.join("sessions"))
+        .map_err(|e| DaemonError::Setup(format!("session records: {e}")))?;
+    let (sessions, desktops) = tokio::join!(
+        leftovers::end_leftovers(&records, grace),
+        screenpilot_desktop::end_abandoned(grace)
+    );
+    if sessions.processes > 0 || desktops.processes > 0 || desktops.dirs > 0 {
+        eprintln!(
+            "screenpilot daemon: a previous daemon was killed; ended {} processes of its {} sessions and {} of its desktops, removed {} desktop directories{}",
+            sessions.processes,
+            sessions.records,
+            desktops.processes,
+            desktops.dirs,
+            match sessions.survivors + desktops.survivors {
+                0 => String::new(),
+                n => format!(" ({n} still running after SIGKILL)"),
+            }
+        );
+    }
+    Ok(records)
 }
 
 struct DaemonState {

@@ -119,49 +119,44 @@ fn expect_refuses_too_many_patterns_and_compiles_off_the_shared_threads() {
     );
 }
 
-// A timing comparison, so a benchmark rather than a CI test: on a loaded two-core CI machine the
-// margin between the fixed search (1.4 s here) and the old rescan (3.4 s) was too thin (2.3 s seen).
-// Run it on a quiet machine with `cargo test --test abuse_limits_e2e -- --ignored`.
+// How much a pending scrollback wait slows a flood of output is a timing comparison, too thin a
+// margin for a loaded CI machine: benches/scrollback_waits.py measures it. What holds anywhere is
+// that the incremental search still finds what scrolled into the history, chunk by chunk.
 #[test]
-#[ignore = "timing comparison; run with --ignored on a quiet machine"]
-fn a_pending_scrollback_wait_does_not_slow_a_flood_of_output() {
+fn a_scrollback_wait_finds_a_line_of_a_flood_in_the_history() {
     let _turn = take_turn();
     let d = Daemon::new();
     d.spawn_bash("sh");
-    let flood = |tag: &str| {
-        let start = Instant::now();
-        d.line("sh", &format!("seq 1 150000; echo {tag}-''done"));
-        d.wait_regex("sh", &format!("^{tag}-done$"));
-        start.elapsed()
-    };
-    let alone = flood("alone");
-    let waits: Vec<Background> = (0..3)
-        .map(|_| {
-            Background::spawn(d.command(&[
-                "wait",
-                "sh",
-                "--scrollback",
-                "--regex",
-                "never-printed-[x]",
-                "--timeout-ms",
-                "120000",
-            ]))
-        })
-        .collect();
-    // Let the waits start before the flood.
-    d.sp_json(&["list"]);
-    std::thread::sleep(Duration::from_millis(300));
-    let watched = flood("watched");
-    for wait in waits {
-        wait.kill();
-    }
-    eprintln!("seq 1 150000: alone {alone:?}, with three scrollback waits {watched:?}");
-    assert!(
-        // Measured on 2 cores, debug build: alone 0.25 s, with the waits 1.4 s; rescanning the whole
-        // history per chunk, as before, 3.4 s or more.
-        watched < alone * 4 + Duration::from_secs(1),
-        "with three scrollback waits pending the output took {watched:?}, alone {alone:?}"
-    );
+    // Started before or during the flood (the history holds all 5000 lines either way).
+    let found = Background::spawn(d.command(&[
+        "--json",
+        "wait",
+        "sh",
+        "--scrollback",
+        "--regex",
+        "^4321$",
+        "--timeout-ms",
+        "60000",
+    ]));
+    let never = Background::spawn(d.command(&[
+        "--json",
+        "wait",
+        "sh",
+        "--scrollback",
+        "--regex",
+        "^never-printed-[x]$",
+        "--timeout-ms",
+        "60000",
+    ]));
+    d.line("sh", "seq 1 5000; echo flood-''done");
+    d.wait_regex("sh", "^flood-done$");
+    let out = found.finish();
+    let answer = common::parse_json(&out);
+    assert!(out.status.success(), "the scrollback wait did not match: {answer}");
+    assert_eq!(answer["matched"], true, "{answer}");
+    // The other wait is still pending (it has not matched anything): stopping it is its only end.
+    never.kill();
+    d.assert_bash_healthy("sh", "after-flood");
 }
 
 #[test]

@@ -146,10 +146,47 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
     let pid = child.id() as i32;
     // We reap through waitpid(-1) ourselves; std's handle does nothing when dropped.
     drop(child);
+    // Not reaped while we hold the lock: even a program that exits at once is still in /proc.
+    note_start_time(pid);
     let (sender, exit) = watch::channel(None);
     waiting.insert(pid, sender);
     drop(waiting);
     Ok(Spawned { pid, pty, exit })
+}
+
+/// How many recent spawns' start times are kept for [`start_time`].
+const NOTED_START_TIMES: usize = 64;
+
+fn noted_start_times() -> &'static Mutex<std::collections::VecDeque<(i32, u64)>> {
+    static NOTED: OnceLock<Mutex<std::collections::VecDeque<(i32, u64)>>> = OnceLock::new();
+    NOTED.get_or_init(Default::default)
+}
+
+fn note_start_time(pid: i32) {
+    let Some(started) = crate::leftovers::proc_start_time(pid) else {
+        return;
+    };
+    let mut noted = noted_start_times()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if noted.len() == NOTED_START_TIMES {
+        noted.pop_front();
+    }
+    noted.push_back((pid, started));
+}
+
+/// When a program we started began (clock ticks since boot, field 22 of /proc/PID/stat): read at
+/// spawn for the last few spawns, so it is known even for a program that already exited and was
+/// reaped; else from /proc.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let noted = noted_start_times()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .iter()
+        .rev()
+        .find(|(noted, _)| *noted == pid)
+        .map(|(_, started)| *started);
+    noted.or_else(|| crate::leftovers::proc_start_time(pid))
 }
 
 /// The pty's controlling side, made non-blocking and registered with the async runtime.

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Result, SessionError};
+use crate::leftovers::Records;
 use crate::session::{Session, SessionInfo};
 use crate::spec::{Limits, SessionId, SpawnSpec};
 
@@ -27,6 +28,9 @@ pub struct Registry {
     peers: std::sync::OnceLock<Arc<dyn PeerSessions>>,
     /// Set (under the sessions lock) when `close_all` begins: no session may start after its sweep.
     shutting_down: std::sync::atomic::AtomicBool,
+    /// Where each live session is recorded, so that a daemon started after this one was killed can
+    /// end what it left running (`leftovers`). Set once, by the daemon.
+    records: std::sync::OnceLock<Records>,
     /// Counts sessions added and removed, for those who show the list live (the watch page).
     changes: tokio::sync::watch::Sender<u64>,
 }
@@ -39,8 +43,20 @@ impl Registry {
             counter: AtomicU64::new(0),
             peers: std::sync::OnceLock::new(),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            records: std::sync::OnceLock::new(),
             changes: tokio::sync::watch::channel(0).0,
         })
+    }
+
+    /// Record every session started from now on in `records` until it is closed. Set once.
+    pub fn keep_records(&self, records: Records) {
+        let _ = self.records.set(records);
+    }
+
+    fn forget_record(&self, session: &Session) {
+        if let Some(records) = self.records.get() {
+            records.remove(session.pid);
+        }
     }
 
     /// Share the sid space and the session limit with sessions of another kind. Set once.
@@ -110,6 +126,9 @@ impl Registry {
             },
         };
         let session = Session::start(sid.clone(), spec, self.limits.clone())?;
+        if let Some(records) = self.records.get() {
+            records.add(session.pid);
+        }
         sessions.insert(sid, session.clone());
         self.changes.send_modify(|n| *n += 1);
         Ok(session)
@@ -144,6 +163,7 @@ impl Registry {
             .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))?;
         self.changes.send_modify(|n| *n += 1);
         session.close().await;
+        self.forget_record(&session);
         Ok(session.info())
     }
 
@@ -158,9 +178,16 @@ impl Registry {
         self.changes.send_modify(|n| *n += 1);
         let mut closing = tokio::task::JoinSet::new();
         for session in all.into_values() {
-            closing.spawn(async move { session.close().await });
+            closing.spawn(async move {
+                session.close().await;
+                session
+            });
         }
-        while closing.join_next().await.is_some() {}
+        while let Some(closed) = closing.join_next().await {
+            if let Ok(session) = closed {
+                self.forget_record(&session);
+            }
+        }
     }
 
     /// Close sessions idle for longer than the limit, forever. The task sleeps until the next session
