@@ -663,3 +663,78 @@ async fn run_actions(ctx: Context, sid: String, mut queue: mpsc::UnboundedReceiv
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_read_from_the_offered_subprotocols() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static("screenpilot.watch, bearer.abc123"),
+        );
+        assert_eq!(protocol_token(&headers).as_deref(), Some("abc123"));
+        headers.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static("screenpilot.watch"),
+        );
+        assert_eq!(protocol_token(&headers), None);
+        assert_eq!(protocol_token(&HeaderMap::new()), None);
+    }
+
+    fn action(input: Value) -> Value {
+        serde_json::from_value::<DesktopInput>(input.clone())
+            .unwrap_or_else(|e| panic!("{input}: {e}"))
+            .action()
+    }
+
+    #[test]
+    fn page_input_becomes_the_computer_action_that_does_it() {
+        assert_eq!(
+            action(json!({"type": "click", "x": 5, "y": 6})),
+            json!({"type": "click", "x": 5, "y": 6, "button": "left"})
+        );
+        assert_eq!(
+            action(json!({"type": "click", "x": 5, "y": 6, "button": "right"})),
+            json!({"type": "click", "x": 5, "y": 6, "button": "right"})
+        );
+        assert_eq!(
+            action(json!({"type": "click", "x": 5, "y": 6, "count": 2})),
+            json!({"type": "double_click", "x": 5, "y": 6})
+        );
+        assert_eq!(
+            action(json!({"type": "scroll", "x": 1, "y": 2, "dy": 3})),
+            json!({"type": "scroll", "x": 1, "y": 2, "scroll_x": 0, "scroll_y": 3})
+        );
+        assert_eq!(
+            action(json!({"type": "key", "keys": "ctrl+c"})),
+            json!({"type": "keypress", "keys": ["ctrl+c"]})
+        );
+        assert_eq!(
+            action(json!({"type": "text", "text": "hi"})),
+            json!({"type": "type", "text": "hi"})
+        );
+        // Anything else is refused, not guessed at.
+        assert!(serde_json::from_value::<DesktopInput>(json!({"type": "drag", "x": 1})).is_err());
+        assert!(
+            serde_json::from_value::<DesktopInput>(json!({"type": "click", "x": -1, "y": 0}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn every_asset_is_served_at_its_path_with_a_type() {
+        for path in [
+            "/",
+            "/assets/watch.js",
+            "/assets/xterm.js",
+            "/assets/xterm.css",
+        ] {
+            let asset = assets::find(path).unwrap_or_else(|| panic!("{path} is served"));
+            assert!(!asset.body.is_empty(), "{path}");
+        }
+        assert!(assets::find("/assets/../Cargo.toml").is_none());
+    }
+}
