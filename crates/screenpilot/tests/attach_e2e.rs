@@ -262,7 +262,9 @@ fn a_click_reaches_an_app_that_asked_for_the_mouse_where_the_person_saw_it() {
     d.wait_regex("target", "^READY$");
     attach(&d, "viewer", "80x24", &["target"]);
     d.wait_regex("viewer", "^READY$");
-    // The person's terminal now reports the mouse, as the app asked; a click on cell (5,3) of it.
+    // The person's terminal is set to encode keys, paste and mouse the way the app asked.
+    assert_eq!(d.snapshot("viewer")["modes"], d.snapshot("target")["modes"]);
+    // A click on cell (5,3) of it.
     d.sp_json(&["mouse", "viewer", "click", "--at", "5,3"]);
     d.wait_regex("target", r"^MOUSE press button=0 x=6 y=4$");
     d.wait_regex("viewer", r"^MOUSE press button=0 x=6 y=4$");
@@ -312,4 +314,29 @@ fn attaching_to_no_such_session_says_so_and_leaves_the_terminal_alone() {
     let (status, screen) = ended(&d, "viewer");
     assert_eq!(status, 2, "{screen}");
     assert!(screen.contains("nothing-here"), "{screen}");
+}
+
+#[test]
+fn a_fast_printer_ends_on_the_same_screen_for_the_person() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    d.line("target", "seq 1 200000");
+    d.wait_regex("target", r"^200000\n\$ ?$");
+    d.wait_regex("viewer", r"^200000\n\$ ?$");
+    assert_eq!(lines(&d.screen("viewer")), lines(&d.screen("target")));
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
+fn attach_without_a_terminal_says_it_needs_one() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    let out = d.sp(&["attach", "target"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    assert!(viewers(&d, "target").is_empty());
 }
