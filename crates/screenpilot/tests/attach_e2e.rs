@@ -308,6 +308,17 @@ fn the_program_ending_ends_the_attachment_with_its_status() {
 }
 
 #[test]
+fn closing_the_session_ends_the_attachment_and_says_so() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    d.sp_json(&["close", "target"]);
+    let (_, screen) = ended(&d, "viewer");
+    assert!(screen.contains("target was closed"), "{screen}");
+}
+
+#[test]
 fn attaching_to_no_such_session_says_so_and_leaves_the_terminal_alone() {
     let d = Daemon::new();
     attach(&d, "viewer", "80x24", &["nothing-here"]);

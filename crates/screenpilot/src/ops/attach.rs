@@ -93,7 +93,7 @@ impl Detached {
 impl Report for Detached {
     fn human(&self) -> String {
         match (self.exit_code, self.signal) {
-            _ if self.closed && !self.ended => format!("{} was closed", self.sid),
+            _ if self.closed => format!("{} was closed", self.sid),
             (Some(code), _) => format!("{} ended (exit status {code})", self.sid),
             (None, Some(signal)) => format!("{} ended (killed by signal {signal})", self.sid),
             (None, None) => format!("{} ended", self.sid),
