@@ -123,15 +123,18 @@ async fn play(
             format!("replay: writing to the terminal: {e}"),
         )
     };
+    // Ctrl-C is caught from here on (before anything is shown), so stopping always gives the
+    // terminal its modes back.
+    let mut ctrl_c = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| {
+            OpError::new(
+                ErrorCode::Runtime,
+                format!("replay: cannot catch Ctrl-C: {e}"),
+            )
+        })?;
     // The terminal cannot be resized from here; xterm (with its window operations allowed) takes
     // this request, other terminals ignore it and show the recording at their own size.
     write!(out, "\x1b[8;{};{}t", header.rows, header.cols).map_err(written)?;
-    // Ctrl-C is caught from here on (before anything is shown), so stopping always gives the
-    // terminal its modes back.
-    let mut ctrl_c =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| {
-            OpError::new(ErrorCode::Runtime, format!("replay: cannot catch Ctrl-C: {e}"))
-        })?;
     let start = tokio::time::Instant::now();
     let mut clock = 0.0f64;
     let mut previous = 0.0f64;
