@@ -265,8 +265,12 @@ def mcp(run, readme):
     subprocess.run([run.pi, *words[1:]], env=run.env, cwd=run.work, check=True, stdout=subprocess.DEVNULL)
     written = json.loads((run.home / ".pi/agent/mcp.json").read_text())
     assert written["mcpServers"]["screenpilot"] == server, (written, server)
-    # Now the README's own JSON is the config pi runs with.
+    # Now the README's own JSON is the config pi runs with, and pi says what the README says it does.
     (run.home / ".pi/agent/mcp.json").write_text(json.dumps(config))
+    listed = subprocess.run([run.pi, "mcp", "list"], env=run.env, cwd=run.work, capture_output=True, text=True,
+                            timeout=120)
+    said = re.search(r"screenpilot: connected, (\d+) tools \(direct, global\)", listed.stdout)
+    assert said, listed.stdout + listed.stderr
     done = ends(run.print_mode("mcp"))
     names = [e["toolName"] for e in done]
     assert names == [f"mcp__screenpilot__{n}" for n in
@@ -278,7 +282,7 @@ def mcp(run, readme):
     assert "matched=true" in texts[3], texts[3]
     assert ">>> 6 * 7\n42" in texts[4], texts[4]
     assert "pi-mcp" not in run.sessions()
-    return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"]}
+    return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"], "pi_mcp_list": said.group(0)}
 
 
 def main():
