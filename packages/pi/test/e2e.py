@@ -17,7 +17,8 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
             daemon stops them: the Textual app and its session are gone, the REPL the wait watched lives.
   mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
             checked against what the README's `pi mcp add` command writes, and used to call spawn,
-            wait_for, send_line, snapshot and close as mcp__screenpilot__* tools.
+            wait_for, send_line, snapshot and close, then textual_run on the counter and computer on a
+            desktop, as mcp__screenpilot__* tools.
 """
 import base64
 import json
@@ -274,14 +275,18 @@ def mcp(run, readme):
     done = ends(run.print_mode("mcp"))
     names = [e["toolName"] for e in done]
     assert names == [f"mcp__screenpilot__{n}" for n in
-                     ["spawn", "wait_for", "send_line", "wait_for", "snapshot", "close"]], names
+                     ["spawn", "wait_for", "send_line", "wait_for", "snapshot", "close",
+                      "textual_run", "desktop_start", "computer", "close"]], names
     all_succeeded(done)
     texts = [text_of(e["result"]) for e in done]
     assert "pi-mcp" in texts[0], texts[0]
     assert "matched=true" in texts[1] and texts[1].endswith(">>> "), texts[1]
     assert "matched=true" in texts[3], texts[3]
     assert ">>> 6 * 7\n42" in texts[4], texts[4]
-    assert "pi-mcp" not in run.sessions()
+    assert "count: 2" in texts[6], texts[6]
+    images = images_of(done[8]["result"])
+    assert len(images) == 1 and images[0].startswith(b"\x89PNG"), done[8]["result"]["content"][:1]
+    assert "pi-mcp" not in run.sessions() and "pi-mcp-desktop" not in run.sessions()
     return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"], "pi_mcp_list": said.group(0)}
 
 

@@ -3,7 +3,8 @@
 //   seed      textual_run on the seed's counter app ($PI_E2E_APP), then computer on a desktop;
 //   terminal  the package's terminal tools on a Python REPL;
 //   cancel    a wait that never matches, then a long Textual run (the driver aborts both);
-//   mcp       spawn, wait_for, send_line, snapshot and close through the MCP config of the README.
+//   mcp       spawn, wait_for, send_line, snapshot, close, textual_run on the counter, desktop_start,
+//             computer and close through the MCP config of the README.
 // $PI_E2E_PYTHON is the interpreter (with Textual) the apps and the REPL run under.
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
@@ -60,6 +61,16 @@ export default function (pi: any) {
       step("mcp__screenpilot__wait_for", { sid: "pi-mcp", pattern: "^42$" }),
       step("mcp__screenpilot__snapshot", { sid: "pi-mcp" }),
       step("mcp__screenpilot__close", { sid: "pi-mcp" }),
+      // The seed's run through MCP too: the counter, then a desktop.
+      step("mcp__screenpilot__textual_run", {
+        app,
+        python,
+        actions: [{ press: "tab" }, { click: "#inc" }, { pause: 0.2 }, { click: "#inc" }],
+        screenshot: true,
+      }),
+      step("mcp__screenpilot__desktop_start", { sid: "pi-mcp-desktop" }),
+      step("mcp__screenpilot__computer", { sid: "pi-mcp-desktop", action: { type: "click", x: 100, y: 100, button: "left" } }),
+      step("mcp__screenpilot__close", { sid: "pi-mcp-desktop" }),
       done,
     ],
   };
