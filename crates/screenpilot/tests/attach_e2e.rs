@@ -108,6 +108,29 @@ fn typed_text_reaches_the_program_the_agents_wait_sees_it_and_detaching_leaves_i
 }
 
 #[test]
+fn a_paste_reaches_the_program_as_a_paste() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    // bash asked for bracketed paste; the person's terminal was told to bracket pastes too.
+    let modes = d.snapshot("target")["modes"].clone();
+    assert_eq!(modes["bracketed_paste"], true, "{modes}");
+    assert_eq!(d.snapshot("viewer")["modes"], modes);
+    // Two lines pasted into the person's terminal, then Enter: bash runs both.
+    d.sp_json(&[
+        "type",
+        "viewer",
+        "echo pasted-$((1+1))\necho pasted-$((2+1))",
+    ]);
+    d.sp_json(&["keys", "viewer", "Enter"]);
+    d.wait_regex("target", r"^pasted-2$");
+    d.wait_regex("target", r"^pasted-3$");
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
 fn read_only_sends_nothing_and_still_shows_everything() {
     let d = Daemon::new();
     d.spawn_bash("target");
