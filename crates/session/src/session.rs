@@ -440,7 +440,13 @@ impl Session {
             return Err(busy(recorder.path()));
         }
         if self.finished() {
-            return Err(SessionError::Exited(self.sid.to_string()));
+            return Err(SessionError::invalid(
+                "sid",
+                format!(
+                    "session '{}' has ended; there is nothing left to record",
+                    self.sid
+                ),
+            ));
         }
         let file = record::open_target(target)?;
         // Under the screen lock no output is absorbed and no resize applied: the painted screen and
