@@ -164,6 +164,32 @@ pub struct DesktopInfo {
     /// The program's window once it was ready at start (shown, with the keyboard focus); `null`
     /// without a program.
     pub window: Option<WindowInfo>,
+    /// People watching it now (the watch page).
+    #[serde(default)]
+    pub viewers: Vec<DesktopViewer>,
+}
+
+/// Someone watching a desktop.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DesktopViewer {
+    /// "watch" (the web page).
+    pub how: String,
+    /// They can look but not click or type.
+    pub read_only: bool,
+    /// Seconds since they started watching.
+    pub secs: u64,
+}
+
+/// A person watching a desktop, counted until dropped.
+pub struct DesktopViewerGuard {
+    desktop: Arc<Desktop>,
+    id: u64,
+}
+
+impl Drop for DesktopViewerGuard {
+    fn drop(&mut self) {
+        lock(&self.desktop.viewers).retain(|v| v.0 != self.id);
+    }
 }
 
 pub struct Desktop {
@@ -186,6 +212,8 @@ pub struct Desktop {
     size: Mutex<(u32, u32)>,
     started: SystemTime,
     last_used: Mutex<Instant>,
+    /// People watching: (id, how, read_only, since).
+    viewers: Mutex<Vec<(u64, &'static str, bool, Instant)>>,
     closed: AtomicBool,
     broken: AtomicBool,
     pub step_timeout: Duration,
@@ -286,6 +314,7 @@ impl Desktop {
             size: Mutex::new(size),
             started: SystemTime::now(),
             last_used: Mutex::new(Instant::now()),
+            viewers: Mutex::default(),
             closed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
             step_timeout: limit,
@@ -464,6 +493,29 @@ impl Desktop {
         *lock(&self.last_used) = Instant::now();
     }
 
+    /// Count a person watching (`how`: "watch") until the guard is dropped; `list` shows them.
+    pub fn add_viewer(self: &Arc<Self>, how: &'static str, read_only: bool) -> DesktopViewerGuard {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        lock(&self.viewers).push((id, how, read_only, Instant::now()));
+        DesktopViewerGuard {
+            desktop: self.clone(),
+            id,
+        }
+    }
+
+    /// The people watching now.
+    pub fn viewers(&self) -> Vec<DesktopViewer> {
+        lock(&self.viewers)
+            .iter()
+            .map(|&(_, how, read_only, since)| DesktopViewer {
+                how: how.to_owned(),
+                read_only,
+                secs: since.elapsed().as_secs(),
+            })
+            .collect()
+    }
+
     pub fn idle_for(&self) -> Duration {
         lock(&self.last_used).elapsed()
     }
@@ -508,6 +560,7 @@ impl Desktop {
             signal: status.and_then(|s| s.signal),
             idle_secs: self.idle_for().as_secs(),
             window: self.window.clone(),
+            viewers: self.viewers(),
         }
     }
 

@@ -471,6 +471,10 @@ fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_an
             (Some(640), Some(480))
         );
         let (meta, png) = next_frame(&mut viewer).await;
+        let listed = daemon.sp_json(&["list"]);
+        let desk = &listed["sessions"][0];
+        assert_eq!(desk["viewers"][0]["how"], "watch", "{listed}");
+        assert_eq!(desk["viewers"][0]["read_only"], true, "{listed}");
         assert_eq!(
             (meta["width"].as_u64(), meta["height"].as_u64()),
             (Some(640), Some(480))

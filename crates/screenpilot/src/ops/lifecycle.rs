@@ -213,7 +213,16 @@ impl Report for Sessions {
                     (d.exit_code, d.signal),
                     format!("{}x{}", d.width, d.height),
                     &d.cmd,
-                    String::new(),
+                    watchers(
+                        &d.viewers
+                            .iter()
+                            .map(|v| screenpilot_session::ViewerInfo {
+                                how: v.how.clone(),
+                                read_only: v.read_only,
+                                secs: v.secs,
+                            })
+                            .collect::<Vec<_>>(),
+                    ),
                 ),
             };
             let pid = pid.map_or("null".to_owned(), |p| p.to_string());

@@ -559,6 +559,7 @@ async fn watch_desktop(
     desktop: Arc<Desktop>,
     access: Access,
 ) {
+    let _viewer = desktop.add_viewer("watch", access == Access::View);
     let feed = server.desktop_feed(desktop.clone());
     let (width, height) = desktop.size();
     let hello = json!({
