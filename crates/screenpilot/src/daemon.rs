@@ -158,9 +158,10 @@ pub async fn run(
 
 /// End what a killed daemon left running: its sessions' programs that ignored the hang-up, and its
 /// desktops' programs and private directories. Runs before the socket accepts anything, so a client
-/// never sees them (the first request waits for this, at most the close grace twice plus 5 s).
-/// Returns where this daemon records its own sessions.
+/// never sees them; the grace is capped so that this stays within a client's 20 s start limit (at
+/// most 5 + 5 + 5 s). Returns where this daemon records its own sessions.
 async fn end_leftovers(paths: &Paths, grace: Duration) -> Result<Records, DaemonError> {
+    let grace = grace.min(Duration::from_secs(5));
     let records = Records::in_dir(paths.dir.join("sessions"))
         .map_err(|e| DaemonError::Setup(format!("session records: {e}")))?;
     let (sessions, desktops) = tokio::join!(

@@ -101,8 +101,8 @@ impl Records {
         let _ = std::fs::remove_file(self.file(leader));
     }
 
-    /// Every readable record, with the file it came from. Unreadable or malformed files are removed
-    /// (only a daemon writes here, and only this daemon runs).
+    /// Every readable record. Unreadable or malformed files are removed (only a daemon writes here,
+    /// and only this daemon runs).
     pub fn leftovers(&self) -> Vec<SessionRecord> {
         let Ok(entries) = std::fs::read_dir(&self.0) else {
             return Vec::new();
@@ -148,14 +148,17 @@ pub async fn end_leftovers(records: &Records, grace: Duration) -> Ended {
     let boot = boot_id();
     let mut all = tokio::task::JoinSet::new();
     for record in leftovers {
-        records.remove(record.leader);
         if boot.as_deref() != Some(record.boot_id.as_str()) {
+            records.remove(record.leader);
             continue;
         }
         all.spawn(end_one(record, grace));
     }
+    // Each record goes once its processes are gone: a daemon killed during this sweep leaves the
+    // rest to the next one.
     while let Some(result) = all.join_next().await {
-        if let Ok((signalled, survivors)) = result {
+        if let Ok((leader, signalled, survivors)) = result {
+            records.remove(leader);
             ended.processes += signalled;
             ended.survivors += survivors;
         }
@@ -163,8 +166,9 @@ pub async fn end_leftovers(records: &Records, grace: Duration) -> Ended {
     ended
 }
 
-/// End one leftover session; returns how many processes were signalled and how many survived.
-async fn end_one(record: SessionRecord, grace: Duration) -> (usize, usize) {
+/// End one leftover session; returns its leader, how many processes were signalled and how many
+/// survived.
+async fn end_one(record: SessionRecord, grace: Duration) -> (i32, usize, usize) {
     let steps = [
         (Signal::HUP, grace),
         (Signal::TERM, grace),
@@ -174,7 +178,7 @@ async fn end_one(record: SessionRecord, grace: Duration) -> (usize, usize) {
     for (signal, limit) in steps {
         let members = ours(&record);
         if members.is_empty() {
-            return (seen.len(), 0);
+            return (record.leader, seen.len(), 0);
         }
         for (pid, fd) in &members {
             seen.insert(*pid);
@@ -185,7 +189,7 @@ async fn end_one(record: SessionRecord, grace: Duration) -> (usize, usize) {
         let fds: Vec<OwnedFd> = members.into_iter().map(|(_, fd)| fd).collect();
         all_exit(fds, limit).await;
     }
-    (seen.len(), ours(&record).len())
+    (record.leader, seen.len(), ours(&record).len())
 }
 
 /// The processes of `record`'s session that are provably ours, each opened as a pidfd and checked
