@@ -83,12 +83,25 @@ install_deps() {
 INSPECTOR_VERSION=2.12.0
 
 # asciinema 3 (the Rust CLI, from crates.io) in a prefix of its own: tests/record_e2e.rs plays and
-# converts the recordings screenpilot writes with it, and the benchmarks use it too.
+# converts the recordings screenpilot writes with it, and the benchmarks use it too. And its web
+# player (npm's asciinema-player), which the same test plays a recording in, in headless chromium.
 ASCIINEMA=.venv/asciinema/bin/asciinema
+PLAYER=.venv/asciinema-player
+PLAYER_VERSION=3.18.0
 install_asciinema() {
-  [ -x "$ASCIINEMA" ] && return
-  say "asciinema 3 (.venv/asciinema)"
-  cargo install --quiet --locked asciinema --version '^3' --root .venv/asciinema
+  if [ ! -x "$ASCIINEMA" ]; then
+    say "asciinema 3 (.venv/asciinema)"
+    cargo install --quiet --locked asciinema --version '^3' --root .venv/asciinema
+  fi
+  local have
+  have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+    "$PLAYER/node_modules/asciinema-player/package.json" 2>/dev/null || true)
+  if [ "$have" != "$PLAYER_VERSION" ]; then
+    command -v npm >/dev/null || { echo "npm is needed to install asciinema-player for the tests" >&2; exit 1; }
+    say "asciinema-player $PLAYER_VERSION ($PLAYER)"
+    mkdir -p "$PLAYER"
+    npm install -q --prefix "$PLAYER" --no-audit --no-fund "asciinema-player@$PLAYER_VERSION" >/dev/null
+  fi
 }
 
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.

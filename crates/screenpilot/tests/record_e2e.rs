@@ -1,7 +1,9 @@
 //! Recording end to end: sessions running real programs (bash, less, vim) recorded as asciicast v3,
 //! then played by asciinema 3 (the Rust CLI from crates.io, installed by scripts/test.sh into
 //! .venv/asciinema) and by `screenpilot replay`, each inside a screenpilot session so the test reads
-//! the screen a person would see. Replaying must end on the recorded session's last screen.
+//! the screen a person would see, and by asciinema's web player (npm's asciinema-player, in
+//! .venv/asciinema-player) in headless chromium. Replaying must end on the recorded session's last
+//! screen.
 
 mod common;
 
@@ -24,6 +26,115 @@ fn asciinema() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// asciinema-player's browser bundle, where scripts/test.sh installs it (missing is a failure).
+fn web_player_bundle() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.venv/asciinema-player/node_modules/asciinema-player/dist/bundle");
+    assert!(
+        path.join("asciinema-player.js").exists(),
+        "asciinema-player is not installed in {}: run scripts/test.sh",
+        path.display()
+    );
+    path
+}
+
+/// Play CAST to its end in asciinema-player, in headless chromium (a page with the player, its CSS
+/// and the recording inline); the player's terminal text at the end, one line per row, trailing
+/// spaces and blank rows at the bottom dropped.
+fn played_by_web_player(dir: &Path, cast: &Path) -> String {
+    let bundle = web_player_bundle();
+    let read = |name: &str| std::fs::read_to_string(bundle.join(name)).unwrap();
+    let recording = std::fs::read_to_string(cast).unwrap();
+    let page = format!(
+        "<!doctype html><html><head><meta charset=utf-8><style>{css}</style></head><body>\
+         <div id=player></div><script>{js}</script><script>\
+         const player = AsciinemaPlayer.create({{data: {data}}}, document.getElementById('player'),\
+           {{autoPlay: true, speed: 100, idleTimeLimit: 0.1}});\
+         player.addEventListener('ended', () => {{ document.title = 'ENDED'; }});\
+         </script></body></html>",
+        css = read("asciinema-player.css"),
+        js = read("asciinema-player.js").replace("</script", "<\\/script"),
+        data = serde_json::to_string(&recording).unwrap(),
+    );
+    let html = dir.join("player.html");
+    std::fs::write(&html, page).unwrap();
+    // Virtual time runs the player's timers as fast as the page can go, and stops when the budget
+    // is spent; the page's title says whether playback reached its end.
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=60000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("chromium").display()
+        ))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run chromium (scripts/test.sh installs it): {e}"));
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("<title>ENDED</title>"),
+        "asciinema-player did not play {} to its end: {}",
+        cast.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    terminal_text(&dom)
+}
+
+/// The text of asciinema-player's terminal in a dumped DOM: rows are `span.ap-line` with `--row: N`,
+/// holding spans placed at `--offset: COL`.
+fn terminal_text(dom: &str) -> String {
+    let start = dom
+        .find("<pre class=\"ap-term-text")
+        .expect("the player's terminal text is in the page");
+    let end = start + dom[start..].find("</pre>").expect("its end");
+    let line = regex::Regex::new(r#"<span class="ap-line" style="--row: (\d+);">"#).unwrap();
+    let cell = regex::Regex::new(r#"<span[^>]*--offset: (\d+);[^>]*>([^<]*)</span>"#).unwrap();
+    let pre = &dom[start..end];
+    let starts: Vec<(usize, usize)> = line
+        .captures_iter(pre)
+        .map(|c| (c.get(0).unwrap().start(), c[1].parse().unwrap()))
+        .collect();
+    let mut rows: Vec<Vec<char>> = Vec::new();
+    for (i, &(at, row)) in starts.iter().enumerate() {
+        let until = starts.get(i + 1).map_or(pre.len(), |next| next.0);
+        if rows.len() <= row {
+            rows.resize(row + 1, Vec::new());
+        }
+        for c in cell.captures_iter(&pre[at..until]) {
+            let offset: usize = c[1].parse().unwrap();
+            let text = c[2]
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&#39;", "'")
+                .replace("&nbsp;", " ")
+                .replace("&amp;", "&");
+            for (k, ch) in text.chars().enumerate() {
+                let cells = &mut rows[row];
+                if cells.len() <= offset + k {
+                    cells.resize(offset + k + 1, ' ');
+                }
+                cells[offset + k] = ch;
+            }
+        }
+    }
+    let text: Vec<String> = rows
+        .iter()
+        .map(|r| r.iter().collect::<String>().trim_end().to_owned())
+        .collect();
+    visible(&text.join("\n"))
+}
+
+/// A screen's text without trailing blank rows.
+fn visible(text: &str) -> String {
+    text.trim_end_matches('\n').to_owned()
 }
 
 /// The events of an asciicast v3 file after its header: (interval, code, data).
@@ -101,10 +212,13 @@ fn a_recording_of_real_programs_plays_in_asciinema_and_replays_to_the_last_scree
     d.wait_regex("rec", "^29$");
     d.sp_json(&["keys", "rec", "q"]);
     d.wait_regex("rec", PROMPT);
-    d.line("rec", r"clear; printf '\e[1;34mall done\e[0m\n'; exit 3");
+    d.line("rec", r"printf '\e[1;34mall done\e[0m\n'; exit 3");
     d.sp_json(&["wait", "rec", "--exit", "--timeout-ms", LONG]);
     let last = d.screen("rec");
-    assert!(last.contains("all done"), "{last}");
+    assert!(
+        last.contains("red green orange") && last.contains("all done"),
+        "{last}"
+    );
 
     // The file: a v3 header with the starting size and the theme, the resize, the exit status last.
     let (header, events) = events(&cast);
@@ -147,14 +261,18 @@ fn a_recording_of_real_programs_plays_in_asciinema_and_replays_to_the_last_scree
     }
     assert!(std::fs::read_to_string(&txt).unwrap().contains("all done"));
 
-    // screenpilot replay, in a terminal of the recording's final size, ends on the same screen; the
-    // v2 file asciinema wrote replays to it too.
+    // screenpilot replay cannot resize the terminal it plays in, so it plays in one of the final
+    // size: the session only grew and no line wrapped, so it ends on the same screen. The v2 file
+    // asciinema wrote replays to it too.
     let (status, screen) = replayed(&d, "replay", "100x30", &cast);
     assert_eq!(status, 0, "{screen}");
     assert_eq!(screen, last);
     let (status, screen) = replayed(&d, "replay-v2", "100x30", &v2);
     assert_eq!(status, 0, "{screen}");
     assert_eq!(screen, last);
+
+    // asciinema's web player plays it too (resizing its terminal as recorded), to the same screen.
+    assert_eq!(played_by_web_player(d.path(), &cast), visible(&last));
 }
 
 #[test]
@@ -244,6 +362,7 @@ fn a_recording_started_mid_session_begins_with_the_screen_and_stops_leaving_the_
     assert_eq!(screen, at_stop);
     let (status, screen) = played_by_asciinema(&d, "asciinema", "80x24", &cast);
     assert_eq!(status, 0, "asciinema play failed:\n{screen}");
+    assert_eq!(played_by_web_player(d.path(), &cast), visible(&at_stop));
 }
 
 #[test]
