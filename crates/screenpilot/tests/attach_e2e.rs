@@ -331,6 +331,19 @@ fn the_program_ending_ends_the_attachment_with_its_status() {
 }
 
 #[test]
+fn the_persons_terminal_going_away_detaches_without_ending_the_program() {
+    let d = Daemon::new();
+    d.spawn_bash("target");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", PROMPT);
+    assert_eq!(viewers(&d, "target").len(), 1);
+    // Closing the viewer's session hangs up its terminal (SIGHUP), as closing a terminal window does.
+    d.sp_json(&["close", "viewer"]);
+    assert!(viewers(&d, "target").is_empty());
+    d.assert_bash_healthy("target", "still");
+}
+
+#[test]
 fn closing_the_session_ends_the_attachment_and_says_so() {
     let d = Daemon::new();
     d.spawn_bash("target");

@@ -18,7 +18,7 @@ use base64::Engine;
 use rustix::termios::{self, OptionalActions, Termios};
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::args::AttachArgs;
@@ -30,6 +30,9 @@ use crate::ops::{
 };
 use crate::paths::Paths;
 use crate::protocol::Response;
+
+/// How long the daemon may take to end an attachment the person left.
+const LEAVE_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long, after the person detached, what they typed just before may take to reach the program.
 const INPUT_DRAIN_LIMIT: Duration = Duration::from_secs(5);
@@ -56,10 +59,12 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
     let first = call.next().await?;
     if first.progress.is_none() {
         let detached = final_answer(first)?;
-        eprintln!("{}", detached.human());
+        say(&detached.human());
         return Ok(detached.status());
     }
 
+    // Signals are caught before the terminal changes, so none can end us with it in raw mode.
+    let signals = Signals::catch()?;
     let terminal = Terminal::enter()?;
     let mut view = View::default();
     if view.show(&first) {
@@ -79,7 +84,7 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
         &mut call,
         &mut size,
         &mut view,
-        keys,
+        (keys, signals),
         input.as_ref(),
     )
     .await;
@@ -89,23 +94,56 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
         let _ = tokio::time::timeout(INPUT_DRAIN_LIMIT, task).await;
     }
     drop(terminal);
-    let _ = client.cancel(call.id()).await;
+    if matches!(outcome, Ok(Leave::Detached | Leave::Signalled(_))) {
+        view.leave(&client, &mut call).await;
+    }
     match outcome? {
         Leave::Detached => {
-            eprintln!(
+            say(&format!(
                 "detached from {}; it keeps running (screenpilot attach {} to come back)",
                 args.sid, args.sid
-            );
+            ));
             Ok(0)
         }
         Leave::Signalled(name) => {
-            eprintln!("{name}: detached from {}; it keeps running", args.sid);
+            say(&format!(
+                "{name}: detached from {}; it keeps running",
+                args.sid
+            ));
             Ok(0)
         }
         Leave::Ended(detached) => {
-            eprintln!("{}", detached.human());
+            say(&detached.human());
             Ok(detached.status())
         }
+    }
+}
+
+/// A line for the person on stderr; a terminal already gone (SIGHUP) is no error.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The signals that end an attachment (detaching, never the program) or change it.
+struct Signals {
+    winch: Signal,
+    term: Signal,
+    hangup: Signal,
+    interrupt: Signal,
+}
+
+impl Signals {
+    fn catch() -> Result<Signals, OpError> {
+        let catch = |kind: SignalKind| {
+            signal(kind)
+                .map_err(|e| OpError::new(ErrorCode::IoError, format!("attach: signals: {e}")))
+        };
+        Ok(Signals {
+            winch: catch(SignalKind::window_change())?,
+            term: catch(SignalKind::terminate())?,
+            hangup: catch(SignalKind::hangup())?,
+            interrupt: catch(SignalKind::interrupt())?,
+        })
     }
 }
 
@@ -113,7 +151,7 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
 enum Leave {
     /// The person typed the chord (or their terminal went away).
     Detached,
-    /// SIGTERM or SIGHUP reached us.
+    /// SIGTERM, SIGHUP or SIGINT reached us.
     Signalled(&'static str),
     /// The program ended, or the session was closed.
     Ended(Detached),
@@ -126,16 +164,9 @@ async fn attached(
     call: &mut Call,
     size: &mut (u16, u16),
     view: &mut View,
-    mut keys: mpsc::UnboundedReceiver<Vec<u8>>,
+    (mut keys, mut signals): (mpsc::UnboundedReceiver<Vec<u8>>, Signals),
     input: Option<&mpsc::UnboundedSender<Vec<u8>>>,
 ) -> Result<Leave, OpError> {
-    let signal_stream = |kind: SignalKind| {
-        signal(kind).map_err(|e| OpError::new(ErrorCode::IoError, format!("attach: signals: {e}")))
-    };
-    let mut winch = signal_stream(SignalKind::window_change())?;
-    let mut term = signal_stream(SignalKind::terminate())?;
-    let mut hangup = signal_stream(SignalKind::hangup())?;
-    let mut interrupt = signal_stream(SignalKind::interrupt())?;
     let mut chord = Chord::default();
     let mut mouse = MouseShift::default();
     loop {
@@ -165,7 +196,7 @@ async fn attached(
                     return Ok(Leave::Detached);
                 }
             }
-            _ = winch.recv() => {
+            _ = signals.winch.recv() => {
                 let now = terminal_size()?;
                 if now == *size {
                     continue;
@@ -178,10 +209,11 @@ async fn attached(
                 // A new attachment paints everything for the new size.
                 let _ = client.cancel(call.id()).await;
                 *call = start_attach(client, args, now).await?;
+                view.attachment = None;
             }
-            _ = term.recv() => return Ok(Leave::Signalled("SIGTERM")),
-            _ = hangup.recv() => return Ok(Leave::Signalled("SIGHUP")),
-            _ = interrupt.recv() => return Ok(Leave::Signalled("SIGINT")),
+            _ = signals.term.recv() => return Ok(Leave::Signalled("SIGTERM")),
+            _ = signals.hangup.recv() => return Ok(Leave::Signalled("SIGHUP")),
+            _ = signals.interrupt.recv() => return Ok(Leave::Signalled("SIGINT")),
         }
     }
 }
@@ -193,6 +225,8 @@ struct View {
     origin: (u16, u16),
     /// The last paint written: its attachment and number, until the daemon is told.
     written: Option<(u64, u64)>,
+    /// The attachment now painting, once its first paint came.
+    attachment: Option<u64>,
 }
 
 impl View {
@@ -211,7 +245,35 @@ impl View {
         if written {
             self.written = Some((frame.attachment, frame.seq));
         }
+        self.attachment = Some(frame.attachment);
         written
+    }
+
+    /// End the attachment for a person who left, and wait (bounded) for its answer: by then `list`
+    /// no longer counts them. An attachment that has not painted yet is cancelled instead.
+    async fn leave(&mut self, client: &Client, call: &mut Call) {
+        if let Some(attachment) = self.attachment {
+            let leave = ShownParams {
+                attachment,
+                seq: 0,
+                leave: true,
+            };
+            if let Ok(params) = serde_json::to_value(leave) {
+                if client.start("attach_shown", params).await.is_ok() {
+                    let answered = async {
+                        while let Ok(answer) = call.next().await {
+                            if answer.is_final() {
+                                return;
+                            }
+                        }
+                    };
+                    if tokio::time::timeout(LEAVE_LIMIT, answered).await.is_ok() {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = client.cancel(call.id()).await;
     }
 
     /// Tell the daemon the terminal has taken the paints so far, so it sends more (it keeps only a
@@ -220,7 +282,12 @@ impl View {
         let Some((attachment, seq)) = self.written.take() else {
             return;
         };
-        if let Ok(params) = serde_json::to_value(ShownParams { attachment, seq }) {
+        let shown = ShownParams {
+            attachment,
+            seq,
+            leave: false,
+        };
+        if let Ok(params) = serde_json::to_value(shown) {
             let _ = client.start("attach_shown", params).await;
         }
     }

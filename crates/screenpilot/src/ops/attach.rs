@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use screenpilot_screen::ansi::{Painter, Viewport};
 use screenpilot_screen::Size;
+use screenpilot_session::Session;
 
 use super::common::{Context, OpError, Progress};
 use super::operation::{Operation, Report};
@@ -67,7 +68,7 @@ pub struct Frame {
     pub origin_row: u16,
 }
 
-/// What `attach` answers once the session is gone (a person detaching just closes the request).
+/// How an attachment ended: the program ended, the session was closed, or the person left.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Detached {
     pub sid: String,
@@ -77,9 +78,25 @@ pub struct Detached {
     pub signal: Option<i32>,
     /// The session was closed (`close`, the daemon stopping).
     pub closed: bool,
+    /// The person left (`attach_shown` with `leave`); the program keeps running.
+    #[serde(default)]
+    pub detached: bool,
 }
 
 impl Detached {
+    /// The session ended, was closed or is gone.
+    fn ended(sid: String, session: &Session) -> Detached {
+        let exit = session.exit_info();
+        Detached {
+            sid,
+            ended: exit.is_some(),
+            exit_code: exit.and_then(|e| e.exit_code),
+            signal: exit.and_then(|e| e.signal),
+            closed: session.is_closed() || exit.is_none(),
+            detached: false,
+        }
+    }
+
     /// The exit status a shell would report for the program: its code, or 128 + the signal.
     pub fn status(&self) -> i32 {
         match (self.exit_code, self.signal) {
@@ -88,11 +105,24 @@ impl Detached {
             (None, None) => 0,
         }
     }
+
+    /// The person left.
+    fn left(sid: String) -> Detached {
+        Detached {
+            sid,
+            ended: false,
+            exit_code: None,
+            signal: None,
+            closed: false,
+            detached: true,
+        }
+    }
 }
 
 impl Report for Detached {
     fn human(&self) -> String {
         match (self.exit_code, self.signal) {
+            _ if self.detached => format!("detached from {}; it keeps running", self.sid),
             _ if self.closed => format!("{} was closed", self.sid),
             (Some(code), _) => format!("{} ended (exit status {code})", self.sid),
             (None, Some(signal)) => format!("{} ended (killed by signal {signal})", self.sid),
@@ -106,7 +136,7 @@ pub struct Attach;
 
 impl Operation for Attach {
     const NAME: &'static str = "attach";
-    const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences) until the request is cancelled; answers {sid, ended, exit_code, signal, closed} when the session ends first.";
+    const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences) until the person leaves (attach_shown with leave, or cancel); answers {sid, ended, exit_code, signal, closed, detached}.";
     const TOOL: bool = false;
     type Params = AttachParams;
     type Output = Detached;
@@ -123,11 +153,14 @@ impl Operation for Attach {
         let session = ctx.registry.get(&p.sid)?;
         let _viewer = session.add_viewer("attach", p.read_only);
         let shown = Shown::register();
+        let mut taken = shown.rx.clone();
+        let mut leaving = shown.rx.clone();
         let mut updates = session.subscribe();
         let viewer = Size::new(p.cols, p.rows);
         let mut painter = Painter::new();
         let mut viewport: Option<Viewport> = None;
         let mut sent = 0;
+        let over = |session: &Session| session.finished() || session.is_closed();
         loop {
             updates.borrow_and_update();
             let (grid, modes) = session.with_screen(|s| (s.cells(), s.modes()));
@@ -144,58 +177,55 @@ impl Operation for Attach {
                 }));
             }
             viewport = Some(view);
-            let over =
-                |session: &screenpilot_session::Session| session.finished() || session.is_closed();
             if over(&session) {
-                let exit = session.exit_info();
-                return Ok(Detached {
-                    sid: p.sid,
-                    ended: exit.is_some(),
-                    exit_code: exit.and_then(|e| e.exit_code),
-                    signal: exit.and_then(|e| e.signal),
-                    closed: session.is_closed(),
-                });
+                return Ok(Detached::ended(p.sid, &session));
             }
             let painted = Instant::now();
-            let gone = || Detached {
-                sid: p.sid.clone(),
-                ended: !session.alive(),
-                exit_code: None,
-                signal: None,
-                closed: true,
-            };
-            if updates.changed().await.is_err() {
-                return Ok(gone());
-            }
-            tokio::time::sleep_until(painted + FRAME_INTERVAL).await;
-            // Until the person's terminal has taken enough of what was sent, only the end matters.
-            let mut taken = shown.rx.clone();
-            while *taken.borrow_and_update() + IN_FLIGHT <= sent && !over(&session) {
-                tokio::select! {
-                    _ = taken.changed() => {}
-                    changed = updates.changed() => if changed.is_err() {
-                        return Ok(gone());
-                    },
+            // Something to paint: a change, then the rate limit, then room on the way to the
+            // person's terminal (meanwhile only the end matters). `None`: the session is gone.
+            let ready = async {
+                updates.changed().await.ok()?;
+                tokio::time::sleep_until(painted + FRAME_INTERVAL).await;
+                while taken.borrow_and_update().shown + IN_FLIGHT <= sent && !over(&session) {
+                    tokio::select! {
+                        changed = taken.changed() => changed.ok()?,
+                        changed = updates.changed() => changed.ok()?,
+                    }
                 }
+                Some(())
+            };
+            tokio::select! {
+                ready = ready => if ready.is_none() {
+                    return Ok(Detached::ended(p.sid, &session));
+                },
+                _ = leaving.wait_for(|t| t.leaving) => return Ok(Detached::left(p.sid)),
             }
         }
     }
 }
 
-/// How far each attachment's paints have been shown, by attachment id.
-static SHOWN: LazyLock<Mutex<HashMap<u64, watch::Sender<u64>>>> = LazyLock::new(Mutex::default);
+/// What the client of an attachment has said: how far its terminal has taken the paints, and
+/// whether the person has left.
+#[derive(Debug, Default, Clone, Copy)]
+struct Taken {
+    shown: u64,
+    leaving: bool,
+}
+
+/// Each running attachment's [`Taken`], by attachment id.
+static SHOWN: LazyLock<Mutex<HashMap<u64, watch::Sender<Taken>>>> = LazyLock::new(Mutex::default);
 
 /// One attachment's entry in [`SHOWN`], removed when the attachment ends.
 struct Shown {
     id: u64,
-    rx: watch::Receiver<u64>,
+    rx: watch::Receiver<Taken>,
 }
 
 impl Shown {
     fn register() -> Shown {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (tx, rx) = watch::channel(0);
+        let (tx, rx) = watch::channel(Taken::default());
         shown_table().insert(id, tx);
         Shown { id, rx }
     }
@@ -207,7 +237,7 @@ impl Drop for Shown {
     }
 }
 
-fn shown_table() -> std::sync::MutexGuard<'static, HashMap<u64, watch::Sender<u64>>> {
+fn shown_table() -> std::sync::MutexGuard<'static, HashMap<u64, watch::Sender<Taken>>> {
     SHOWN
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -221,6 +251,9 @@ pub struct ShownParams {
     pub attachment: u64,
     /// The last paint written to the person's terminal (its `seq`).
     pub seq: u64,
+    /// The person detached: the attachment ends, and answers once `list` no longer counts them.
+    #[serde(default)]
+    pub leave: bool,
 }
 
 /// What `attach_shown` answers.
@@ -246,10 +279,11 @@ impl Operation for AttachShown {
         let table = shown_table();
         let attached = match table.get(&p.attachment) {
             Some(shown) => {
-                shown.send_if_modified(|at| {
-                    let newer = p.seq > *at;
-                    *at = (*at).max(p.seq);
-                    newer
+                shown.send_if_modified(|taken| {
+                    let before = *taken;
+                    taken.shown = taken.shown.max(p.seq);
+                    taken.leaving |= p.leave;
+                    taken.shown != before.shown || taken.leaving != before.leaving
                 });
                 true
             }
@@ -336,6 +370,40 @@ mod tests {
         );
         // The person still sees how it ended.
         assert!(painted.contains("300000"), "{painted}");
+        registry.close_all().await;
+    }
+
+    /// A person who leaves is no longer counted by the time the attachment answers.
+    #[tokio::test]
+    async fn a_person_leaving_ends_the_attachment_and_is_no_longer_counted() {
+        let registry = screenpilot_session::Registry::new(screenpilot_session::Limits::default());
+        let ctx = Context::new(registry.clone());
+        let spawn = json!({"sid": "cat", "argv": ["/bin/cat"]});
+        execute(&ctx, "spawn", spawn, &Progress::default())
+            .await
+            .expect("spawn cat");
+        let (tx, mut frames) = tokio::sync::mpsc::unbounded_channel();
+        let attaching = ctx.clone();
+        let attached = tokio::spawn(async move {
+            let attach = json!({"sid": "cat", "cols": 80, "rows": 24, "read_only": true});
+            execute(&attaching, "attach", attach, &Progress::new(tx)).await
+        });
+        let first = frames.recv().await.expect("a first paint");
+        let session = registry.get("cat").expect("cat runs");
+        assert_eq!(session.viewers().len(), 1);
+        assert!(session.viewers()[0].read_only);
+        let leave = json!({"attachment": first["attachment"], "seq": first["seq"], "leave": true});
+        let ack = execute(&ctx, "attach_shown", leave, &Progress::default())
+            .await
+            .expect("attach_shown");
+        assert_eq!(ack["attached"], true, "{ack}");
+        let answer = attached
+            .await
+            .expect("the attachment task")
+            .expect("attach answers");
+        assert_eq!(answer["detached"], true, "{answer}");
+        assert!(session.viewers().is_empty());
+        assert!(session.alive());
         registry.close_all().await;
     }
 }
