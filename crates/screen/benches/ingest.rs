@@ -1,4 +1,7 @@
-//! Emulator ingest: screenpilot's `Screen::feed` against raw alacritty_terminal on the same streams.
+//! Emulator ingest: screenpilot's `Screen::feed` against raw alacritty_terminal on the same streams,
+//! both keeping 10,000 lines of history (alacritty's default, the daemon's default). screenpilot
+//! copies every row that scrolls into the history out as text (see `crates/screen/src/history.rs`);
+//! the `seq` stream, short lines, is where that costs the most per byte.
 //!
 //! Run: cargo bench -p screenpilot-screen --bench ingest
 
@@ -24,6 +27,17 @@ fn plain_stream() -> Vec<u8> {
             )
             .as_bytes(),
         );
+        i += 1;
+    }
+    out
+}
+
+/// About 1 MiB of short numbered lines, like `seq`: the most rows per byte pushed into the history.
+fn seq_stream() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 1u64;
+    while out.len() < 1 << 20 {
+        out.extend_from_slice(format!("{i}\r\n").as_bytes());
         i += 1;
     }
     out
@@ -75,6 +89,7 @@ fn ingest(c: &mut Criterion) {
     let mut group = c.benchmark_group("ingest");
     for (name, stream) in [
         ("plain", plain_stream()),
+        ("seq", seq_stream()),
         ("escape_heavy", escape_heavy_stream()),
     ] {
         group.throughput(Throughput::Bytes(stream.len() as u64));

@@ -21,9 +21,11 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::color::{Color, Rgb};
 use crate::geometry::Size;
 use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
+use crate::history::{row_text, History};
 use crate::modes::{InputModes, MouseEncoding, MouseTracking};
 use crate::osc_limit::OscLimit;
 use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
+use crate::scroll_scan::Scanner;
 
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.
@@ -112,6 +114,52 @@ impl Dimensions for TermDims {
     }
 }
 
+/// Rows of history alacritty keeps beyond a screenful, between pieces of input (see
+/// [`crate::history`]): each piece of input may push at most this many rows, less [`SLACK`].
+const WINDOW_EXTRA_ROWS: usize = 100;
+
+/// Rows of margin between what a piece of input is counted to push and alacritty's window.
+const SLACK: u64 = 8;
+
+/// How many rows of history alacritty keeps for a screen of `size`.
+fn window_limit(size: Size, scrollback: usize) -> usize {
+    (usize::from(size.rows) + WINDOW_EXTRA_ROWS).min(scrollback)
+}
+
+fn term_config(history: usize) -> Config {
+    Config {
+        scrolling_history: history,
+        kitty_keyboard: true,
+        ..Config::default()
+    }
+}
+
+/// How alacritty's own history of the primary screen relates to the history kept as text.
+#[derive(Default)]
+struct Window {
+    /// Rows alacritty keeps between pieces of input.
+    limit: usize,
+    /// alacritty's limit now (raised for a piece that may push more).
+    current: usize,
+    /// Rows in alacritty's history at the last copy; the newest this many rows of the text history are
+    /// copies of them.
+    rows: usize,
+    /// Address of the cells of the newest of them.
+    newest: Option<usize>,
+    /// alacritty reflowed its rows (a resize): the copies are stale.
+    resync: bool,
+    /// Bytes fed so far (what a synchronized update holds is the last of them).
+    fed: u64,
+    /// Where in the input the oldest and the newest clears of the primary screen's history (CSI 3 J,
+    /// ESC c) not accounted for end.
+    clears: Option<(u64, u64)>,
+    /// The most rows pushed, or waiting to be pushed, that are not copied yet: held by a synchronized
+    /// update, or pushed on the primary screen while the alternate one is shown.
+    pending: u64,
+    /// Since the last copy, more rows may have been pushed than alacritty's limit.
+    overflow: bool,
+}
+
 /// A terminal screen: feed it bytes, read what a person would see.
 pub struct Screen {
     term: Term<Listener>,
@@ -121,8 +169,15 @@ pub struct Screen {
     /// Never decreases; grows by at least the number of lines pushed into history (see
     /// [`Screen::scroll_bound`]).
     scroll_bound: u64,
-    /// The last chunk ended inside an escape sequence, which may scroll when the next one completes it.
-    escape_open: bool,
+    /// Where the byte scanner that bounds scrolling stands between chunks.
+    scan: Scanner,
+    /// The history limit asked for, in lines.
+    scrollback: usize,
+    /// The history as text (see [`crate::history`]); alacritty keeps only the newest rows of it.
+    /// `None` keeps all of it in alacritty, as before the compact store (tests compare the two).
+    history: Option<History>,
+    /// How the primary screen's own history in alacritty relates to `history`.
+    window: Window,
     outbox: Arc<Mutex<Outbox>>,
     size: Arc<Mutex<Size>>,
     title: Option<String>,
@@ -153,17 +208,20 @@ impl Screen {
             theme: Arc::new(theme),
             size: shared_size.clone(),
         };
-        let config = Config {
-            scrolling_history: scrollback,
-            kitty_keyboard: true,
-            ..Config::default()
-        };
+        let kept = window_limit(size, scrollback);
         Screen {
-            term: Term::new(config, &TermDims(size), listener),
+            term: Term::new(term_config(kept), &TermDims(size), listener),
             parser: Processor::new(),
             osc_limit: OscLimit::default(),
             scroll_bound: 0,
-            escape_open: false,
+            scan: Scanner::default(),
+            scrollback,
+            history: (scrollback > 0).then(|| History::new(scrollback)),
+            window: Window {
+                limit: kept,
+                current: kept,
+                ..Window::default()
+            },
             outbox,
             size: shared_size,
             title: None,
@@ -174,16 +232,82 @@ impl Screen {
         }
     }
 
+    #[cfg(test)]
+    pub(crate) fn alacritty_history(&self) -> usize {
+        self.term.grid().history_size()
+    }
+
+    /// The history alacritty itself holds, as [`Screen::scrollback_text`] (or, joined,
+    /// [`Screen::scrollback_search_text`]) would show it.
+    #[cfg(test)]
+    pub(crate) fn alacritty_scrollback_text(&self, join_wrapped: bool) -> String {
+        let rows = if self.alt_screen() {
+            0
+        } else {
+            self.term.grid().history_size()
+        };
+        self.lines_text(-(rows as i32), 0, join_wrapped)
+    }
+
+    /// A screen keeping all its history in alacritty, as before the history kept as text: what the
+    /// tests compare with.
+    #[cfg(test)]
+    pub(crate) fn uncompacted(size: Size, scrollback: usize) -> Screen {
+        let mut screen = Screen::new(size, scrollback);
+        screen.history = None;
+        screen.term.set_options(term_config(scrollback));
+        screen.window.limit = scrollback;
+        screen.window.current = scrollback;
+        screen
+    }
+
     /// Parse bytes written by the application. Returns the bytes the terminal must answer with
     /// (empty when there is nothing to answer); the caller writes them to the pty.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
         let bytes = self.osc_limit.filter(bytes);
-        let (lines, escape_open) = self.lines_scrolled_at_most(&bytes);
-        self.scroll_bound += lines;
-        if std::mem::replace(&mut self.escape_open, escape_open) {
-            self.scroll_bound += self.term.screen_lines() as u64;
+        let mut rest: &[u8] = &bytes;
+        while !rest.is_empty() {
+            // Buffered bytes of a synchronized update may all run now, with whatever they scroll.
+            let buffered = self.parser.sync_bytes_count() > 0;
+            let (budget, base) = match self.history {
+                // Pieces small enough that alacritty's window of history never loses a row before
+                // it is copied out. What a synchronized update holds can only run all at once, and
+                // rows not copied yet add to what the next piece pushes: then alacritty keeps more.
+                Some(_) if self.window.pending == 0 && !buffered => {
+                    ((self.window.limit as u64).saturating_sub(SLACK), 0)
+                }
+                Some(_) => (u64::MAX, self.window.pending),
+                None if buffered => (
+                    u64::MAX,
+                    self.term.grid().history_size() as u64 + self.term.screen_lines() as u64,
+                ),
+                None => (u64::MAX, 0),
+            };
+            let rows = self.term.screen_lines() as u64;
+            let cols = self.term.columns() as u64;
+            let piece = self.scan.next_piece(rest, rows, cols, base, budget);
+            let (run, next) = rest.split_at(piece.len);
+            rest = next;
+            self.scan = piece.scanner;
+            if self.history.is_none() {
+                self.scroll_bound += piece.bound;
+                self.parser.advance(&mut self.term, run);
+                continue;
+            }
+            if piece.clears {
+                let at = self.window.fed + piece.len as u64;
+                let first = self.window.clears.map_or(at, |(first, _)| first);
+                self.window.clears = Some((first, at));
+            }
+            self.window.fed += piece.len as u64;
+            self.run_piece(piece.bound, |screen| {
+                screen.parser.advance(&mut screen.term, run)
+            });
         }
-        self.parser.advance(&mut self.term, &bytes);
+        if self.parser.sync_bytes_count() == 0 {
+            let alt = self.alt_screen();
+            self.scan.settle(alt);
+        }
         self.generation += 1;
         self.drain_outbox()
     }
@@ -213,9 +337,14 @@ impl Screen {
 
     /// Apply a synchronized update whose deadline passed. Returns replies like [`Screen::feed`].
     pub fn flush_sync(&mut self) -> Vec<u8> {
-        self.scroll_bound +=
-            self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
-        self.parser.stop_sync(&mut self.term);
+        if self.history.is_some() {
+            let bound = self.window.pending;
+            self.run_piece(bound, |screen| screen.parser.stop_sync(&mut screen.term));
+        } else {
+            self.scroll_bound +=
+                self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
+            self.parser.stop_sync(&mut self.term);
+        }
         self.generation += 1;
         self.drain_outbox()
     }
@@ -225,12 +354,26 @@ impl Screen {
     }
 
     /// Sizes below 2x1 are raised to 2x1.
+    ///
+    /// alacritty reflows the rows it holds: the screen and the newest rows of history (a few more
+    /// than a screenful). Older history keeps the width it was written at, as in xterm; its logical
+    /// lines (what scrollback searches see) are the same at any width.
     pub fn resize(&mut self, size: Size) {
         let size = usable(size);
-        self.term.resize(TermDims(size));
+        if self.history.is_some() {
+            // Reflowing may make more rows of the window: none may fall out before they are copied.
+            self.set_window_limit(self.scrollback);
+            self.term.resize(TermDims(size));
+            self.window.resync = true;
+            self.window.limit = window_limit(size, self.scrollback);
+            if self.collect() && self.parser.sync_bytes_count() == 0 {
+                self.window.pending = 0;
+            }
+        } else {
+            self.term.resize(TermDims(size));
+        }
         // A resize reflows the history: everything may be new to a search.
-        self.scroll_bound +=
-            self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
+        self.scroll_bound += self.history_len() as u64 + self.term.screen_lines() as u64;
         if let Ok(mut shared) = self.size.lock() {
             *shared = size;
         }
@@ -239,51 +382,138 @@ impl Screen {
 
     /// A counter that grows by at least as many lines as have been pushed into the history since any
     /// earlier reading (and usually not by much more), so a search of the history can look only at the
-    /// lines that are new: `history[-(now - then)..]`. A line feed scrolls at most one line, a
-    /// soft wrap at most one per row of text, and an escape sequence (CSI S, a resize...) at most a
-    /// screenful or the whole history; each is counted at its most.
+    /// lines that are new: `history[-(now - then)..]`. Rows are counted as they are copied into the
+    /// history; a resize or a cleared history counts the whole history and a screenful.
     pub fn scroll_bound(&self) -> u64 {
         self.scroll_bound
     }
 
-    /// The most lines `bytes` can push into history, and whether they end inside an escape sequence.
-    fn lines_scrolled_at_most(&self, bytes: &[u8]) -> (u64, bool) {
-        let rows = self.term.screen_lines() as u64;
-        let cols = self.term.columns().max(1) as u64;
-        let mut lines = bytes.len() as u64 / cols + 1;
-        let mut open = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' | 0x0b | 0x0c => lines += 1,
-                0x1b if bytes.get(i + 1) == Some(&b'[') => {
-                    // CSI S scrolls, CSI J clears the screen into the history: at most a screenful each
-                    // (alacritty clamps the count to the scroll region). A sequence cut off by the end of
-                    // the chunk is counted at its most when the next chunk completes it.
-                    let end = bytes[i + 2..]
-                        .iter()
-                        .position(|b| (0x40..=0x7e).contains(b));
-                    match end.map(|n| bytes[i + 2 + n]) {
-                        Some(b'S' | b'J') => lines += rows,
-                        None => open = true,
-                        Some(_) => {}
-                    }
-                    i += 2 + end.unwrap_or(bytes.len());
-                    continue;
-                }
-                // ESC D / ESC E index one line; anything else is counted as that too. An ESC at the very
-                // end continues in the next chunk, which then counts a screenful.
-                0x1b if i + 1 == bytes.len() => open = true,
-                0x1b => lines += 1,
-                _ => {}
+    /// Run one piece of input (`run`), which can push at most `bound` rows into the history, then copy
+    /// the rows it pushed out of alacritty.
+    fn run_piece(&mut self, bound: u64, run: impl FnOnce(&mut Screen)) {
+        let needed = usize::try_from(bound.saturating_add(SLACK)).unwrap_or(usize::MAX);
+        // Only raised here: rows not copied yet (the primary screen was out of reach) must stay.
+        let wanted = needed.clamp(self.window.limit, self.scrollback.max(self.window.limit));
+        if wanted > self.window.current {
+            self.set_window_limit(wanted);
+        }
+        let limit = self.window.current;
+        run(self);
+        // Until the rows are copied (maybe later, if the alternate screen is on now).
+        self.window.overflow |= needed > limit;
+        let copied = self.collect();
+        self.window.pending = if !copied || self.parser.sync_bytes_count() > 0 {
+            bound
+        } else {
+            0
+        };
+    }
+
+    /// Set how many rows of history alacritty keeps on the primary screen.
+    fn set_window_limit(&mut self, limit: usize) {
+        if limit == self.window.current {
+            return;
+        }
+        if self.alt_screen() {
+            // The primary screen is alacritty's inactive grid, reachable only through its options.
+            self.term.set_options(term_config(limit));
+        } else {
+            self.term.grid_mut().update_history(limit);
+        }
+        self.window.current = limit;
+    }
+
+    /// Copy the rows that scrolled into alacritty's history since the last call into `history`, then
+    /// bring alacritty's window of history back to its size.
+    ///
+    /// The newest row already copied is known by the address of its cells, which alacritty never moves
+    /// while it rotates rows through history: the rows below it are new. When more rows may have
+    /// scrolled than alacritty kept (`overflow`), that row may have gone round and come back.
+    /// Returns false when the rows could not be copied yet.
+    fn collect(&mut self) -> bool {
+        if self.alt_screen() {
+            // The primary screen is out of reach; its rows (and any clear of them) wait there until
+            // it is shown again.
+            return false;
+        }
+        let Some(history) = self.history.as_mut() else {
+            return false;
+        };
+        let window = &mut self.window;
+        let grid = self.term.grid();
+        let rows = grid.history_size();
+        let cols = grid.columns();
+        // A clear has run once the synchronized update holding it (if any) has run.
+        let ran = window.fed - self.parser.sync_bytes_count() as u64;
+        let cleared = match window.clears {
+            Some((first, last)) if first <= ran => {
+                window.clears = (last > ran).then_some((last, last));
+                true
             }
-            i += 1;
+            _ => false,
+        };
+        let row_id = |line: usize| &grid[Line(-(line as i32) - 1)][Column(0)] as *const _ as usize;
+        let grew = rows > window.rows;
+        let new = if cleared {
+            history.clear();
+            rows
+        } else if window.resync {
+            history.truncate_newest(window.rows);
+            rows
+        } else if window.overflow && rows == window.current {
+            // alacritty holds as many rows as the limit: they are the whole history.
+            history.clear();
+            rows
+        } else {
+            match window.newest {
+                None => rows,
+                Some(id) => match (0..rows).find(|&j| row_id(j) == id) {
+                    Some(j) => j,
+                    // Not found: alacritty's rows were rearranged; take them all again.
+                    None => {
+                        history.truncate_newest(window.rows);
+                        rows
+                    }
+                },
+            }
+        };
+        window.resync = false;
+        window.overflow = false;
+        let before = history.len();
+        for line in (0..new.min(self.scrollback)).rev() {
+            history.push(|out| row_text(&grid[Line(-(line as i32) - 1)], cols, out));
         }
-        // Bytes held by a synchronized update are applied later, all at once: count the whole history.
-        if self.parser.sync_bytes_count() > 0 {
-            lines += self.term.grid().history_size() as u64 + rows;
+        window.newest = (rows > 0).then(|| row_id(0));
+        window.rows = rows;
+        self.scroll_bound += new as u64;
+        if history.len() < before + new.min(self.scrollback) {
+            // Rows were replaced, not only added: a search must look at all of them again.
+            self.scroll_bound += history.len() as u64 + self.term.screen_lines() as u64;
         }
-        (lines, open)
+        let kept = window.limit;
+        let shrink = window.current > kept || rows > kept;
+        self.set_window_limit(kept);
+        let grid = self.term.grid_mut();
+        self.window.rows = grid.history_size();
+        if shrink || (grew && self.window.rows == kept) {
+            // alacritty grows its history a thousand rows at a time and keeps what it no longer
+            // needs as spare rows. Once the window is full it only rotates rows through it: free the
+            // spare rows then, and after a raised limit, not while it fills (they would be allocated
+            // again at once).
+            grid.truncate();
+        }
+        true
+    }
+
+    /// Rows of history: those kept as text, or alacritty's own.
+    fn history_len(&self) -> usize {
+        if self.alt_screen() {
+            return 0;
+        }
+        match &self.history {
+            Some(history) => history.len(),
+            None => self.term.grid().history_size(),
+        }
     }
 
     /// Increases whenever the screen may have changed.
@@ -406,15 +636,24 @@ impl Screen {
     /// Up to `max_lines` lines of history above the visible screen, oldest first, in the same form as
     /// [`Screen::text`]. Empty on the alternate screen, which has no history.
     pub fn scrollback_text(&self, max_lines: usize) -> String {
-        let history = self.term.grid().history_size().min(max_lines) as i32;
-        self.lines_text(-history, 0, false)
+        self.history_text(max_lines, false)
+    }
+
+    /// The last `rows` rows of history (all when there are fewer), joined as [`Screen::lines_text`]
+    /// joins them.
+    fn history_text(&self, rows: usize, join_wrapped: bool) -> String {
+        let rows = rows.min(self.history_len());
+        match &self.history {
+            Some(history) => history.text(rows, join_wrapped),
+            None => self.lines_text(-(rows as i32), 0, join_wrapped),
+        }
     }
 
     /// At least the last `rows` rows of history (maybe more) as logical lines, soft wraps joined, like
     /// [`Screen::scrollback_search_text`]. The text is kept for the current generation, so several
     /// searches of the same new lines build it once.
     pub fn history_search_tail(&mut self, rows: usize) -> &str {
-        let rows = rows.min(self.term.grid().history_size());
+        let rows = rows.min(self.history_len());
         if rows == 0 {
             return "";
         }
@@ -425,7 +664,7 @@ impl Screen {
                 *generation == self.generation && *covered >= rows
             });
         if !fresh {
-            let text = self.lines_text(-(rows as i32), 0, true);
+            let text = self.history_text(rows, true);
             self.history_cache = Some((self.generation, rows, text));
         }
         let text = self
@@ -443,8 +682,7 @@ impl Screen {
 
     /// The scrollback as logical lines, soft wraps joined (see [`Screen::search_text`]).
     pub fn scrollback_search_text(&self, max_lines: usize) -> String {
-        let history = self.term.grid().history_size().min(max_lines) as i32;
-        self.lines_text(-history, 0, true)
+        self.history_text(max_lines, true)
     }
 
     /// Lines in `[from, to)`, where 0 is the top visible row and negative lines are history.
@@ -564,7 +802,7 @@ impl Screen {
 
 /// What a cell shows. alacritty_terminal keeps a tab's `\t` in the cell where the tab started (for
 /// copying); on screen that cell is blank, and text with a `\t` in it would no longer line up.
-fn visible_char(c: char) -> char {
+pub(crate) fn visible_char(c: char) -> char {
     match c {
         '\0' | '\t' => ' ',
         c => c,
@@ -819,21 +1057,29 @@ mod tests {
 
     #[test]
     fn scroll_bound_covers_every_line_pushed_into_history() {
-        let mut s = Screen::new(Size::new(10, 5), 1000);
-        let mut history = 0;
-        let mut bound = s.scroll_bound();
-        for chunk in [
-            &b"1\n2\n3\n4\n5\n6\n7\n"[..],
-            b"a long line that wraps several times\r\n",
-            b"\x1b[3S\x1b[2J\x1bD\x1bE",
-            b"\x1b[",
-            b"4S",
+        for mut s in [
+            Screen::new(Size::new(10, 5), 1000),
+            Screen::uncompacted(Size::new(10, 5), 1000),
         ] {
-            s.feed(chunk);
-            let grew = (s.term.grid().history_size() - history) as u64;
-            assert!(s.scroll_bound() - bound >= grew, "{chunk:?}");
-            history = s.term.grid().history_size();
-            bound = s.scroll_bound();
+            let mut history = 0;
+            let mut bound = s.scroll_bound();
+            for chunk in [
+                &b"1\n2\n3\n4\n5\n6\n7\n"[..],
+                b"a long line that wraps several times\r\n",
+                b"\x1b[3S\x1b[2J\x1bD\x1bE",
+                b"\x1b[",
+                b"4S",
+                // Repeat the last character 300 times: 30 rows.
+                b"x\x1b[300b",
+                // Delete lines at the top row.
+                b"\x1b[H\x1b[5M",
+            ] {
+                s.feed(chunk);
+                let grew = (s.history_len() - history) as u64;
+                assert!(s.scroll_bound() - bound >= grew, "{chunk:?}");
+                history = s.history_len();
+                bound = s.scroll_bound();
+            }
         }
     }
 

@@ -11,6 +11,7 @@ pub mod emulator;
 pub mod geometry;
 pub mod grid;
 pub mod highlights;
+mod history;
 pub mod keys;
 pub mod modes;
 pub mod mouse;
@@ -19,6 +20,7 @@ pub mod palette;
 pub mod regions;
 pub mod render;
 pub mod runs;
+mod scroll_scan;
 pub mod style;
 pub mod styled;
 #[cfg(test)]

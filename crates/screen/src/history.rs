@@ -1,0 +1,265 @@
+//! The scrollback history, kept as text.
+//!
+//! alacritty_terminal keeps every history row as full-width cells (24 bytes each, however little the row
+//! holds): 10,000 rows of 80 columns take about 19 MB, 48 MB at 200 columns. Nothing reads the history
+//! but as text (snapshots with scrollback, scrollback searches), so [`crate::Screen`] keeps only a small
+//! window of rows in alacritty and copies every row that scrolls into it here, as the text a reader
+//! gets back: about the bytes the row shows, shared in blocks rather than one allocation per row.
+//!
+//! Each row is stored as [`crate::Screen::scrollback_text`] shows it: visible characters, wide ones
+//! once, zero-width marks after their base, tabs as blanks; trailing blanks dropped unless the row was
+//! soft-wrapped (then the blanks are part of the logical line it continues). Styles are not kept: no
+//! reader of the history asks for them.
+
+use std::collections::VecDeque;
+
+use alacritty_terminal::grid::Row;
+use alacritty_terminal::index::Column;
+use alacritty_terminal::term::cell::{Cell as TermCell, Flags};
+
+/// Rows per block. A block's text is one allocation, sized exactly once the block is full.
+const BLOCK_ROWS: usize = 256;
+/// In a block's `ends`: the row was soft-wrapped into the next one.
+const WRAPPED: u32 = 1 << 31;
+
+#[derive(Default)]
+struct Block {
+    text: String,
+    /// For each row, where its text ends in `text`, with [`WRAPPED`] set for a soft-wrapped row.
+    ends: Vec<u32>,
+}
+
+impl Block {
+    fn row(&self, i: usize) -> (&str, bool) {
+        let start = if i == 0 {
+            0
+        } else {
+            (self.ends[i - 1] & !WRAPPED) as usize
+        };
+        let end = self.ends[i];
+        (
+            &self.text[start..(end & !WRAPPED) as usize],
+            end & WRAPPED != 0,
+        )
+    }
+}
+
+/// History rows, oldest first, at most `limit` of them.
+pub(crate) struct History {
+    blocks: VecDeque<Block>,
+    /// Rows of the oldest block already dropped (dropped rows are freed a block at a time).
+    skip: usize,
+    len: usize,
+    limit: usize,
+}
+
+impl History {
+    pub(crate) fn new(limit: usize) -> History {
+        History {
+            blocks: VecDeque::new(),
+            skip: 0,
+            len: 0,
+            limit,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Row `i` (0 is the oldest kept) as text, and whether it was soft-wrapped.
+    pub(crate) fn row(&self, i: usize) -> (&str, bool) {
+        let i = i + self.skip;
+        let first = self.blocks.front().map_or(0, |b| b.ends.len());
+        if i < first {
+            return self.blocks[0].row(i);
+        }
+        let i = i - first;
+        self.blocks[1 + i / BLOCK_ROWS].row(i % BLOCK_ROWS)
+    }
+
+    /// Append the row `text` writes into the string it is given; `text` says whether the row was
+    /// soft-wrapped. The oldest row goes when the limit is passed.
+    pub(crate) fn push(&mut self, text: impl FnOnce(&mut String) -> bool) {
+        if self.limit == 0 {
+            return;
+        }
+        if self
+            .blocks
+            .back()
+            .is_none_or(|b| b.ends.len() == BLOCK_ROWS)
+        {
+            if let Some(full) = self.blocks.back_mut() {
+                full.text.shrink_to_fit();
+            }
+            self.blocks.push_back(Block {
+                text: String::new(),
+                ends: Vec::with_capacity(BLOCK_ROWS),
+            });
+        }
+        let Some(block) = self.blocks.back_mut() else {
+            return;
+        };
+        let wrapped = text(&mut block.text);
+        block
+            .ends
+            .push(block.text.len() as u32 | if wrapped { WRAPPED } else { 0 });
+        self.len += 1;
+        if self.len > self.limit {
+            self.drop_oldest();
+        }
+    }
+
+    fn drop_oldest(&mut self) {
+        self.len -= 1;
+        self.skip += 1;
+        if self
+            .blocks
+            .front()
+            .is_some_and(|b| self.skip == b.ends.len())
+        {
+            self.blocks.pop_front();
+            self.skip = 0;
+        }
+    }
+
+    /// Forget the newest `n` rows.
+    pub(crate) fn truncate_newest(&mut self, n: usize) {
+        for _ in 0..n.min(self.len) {
+            let only = self.blocks.len() == 1;
+            let Some(block) = self.blocks.back_mut() else {
+                break;
+            };
+            block.ends.pop();
+            let end = block.ends.last().map_or(0, |e| (e & !WRAPPED) as usize);
+            block.text.truncate(end);
+            self.len -= 1;
+            let left = block.ends.len() - if only { self.skip } else { 0 };
+            if left == 0 {
+                self.blocks.pop_back();
+                if only {
+                    self.skip = 0;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.blocks.clear();
+        self.skip = 0;
+        self.len = 0;
+    }
+
+    /// The last `rows` rows (all when there are fewer) as text, joined as
+    /// [`crate::Screen::scrollback_text`] (`join_wrapped` false) or
+    /// [`crate::Screen::scrollback_search_text`] (true) show them.
+    pub(crate) fn text(&self, rows: usize, join_wrapped: bool) -> String {
+        let from = self.len - rows.min(self.len);
+        let mut out = String::new();
+        let mut continues = false;
+        for i in from..self.len {
+            if i != from && !continues {
+                out.push('\n');
+            }
+            let (text, wrapped) = self.row(i);
+            continues = join_wrapped && wrapped;
+            if continues {
+                out.push_str(text);
+            } else {
+                out.push_str(text.trim_end_matches(' '));
+            }
+        }
+        out
+    }
+}
+
+/// Write `row` into `out` as the history keeps it (see the module docs). Returns whether the row was
+/// soft-wrapped. `cols` is the terminal's width.
+pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bool {
+    let cols = cols.min(row.len());
+    if cols == 0 {
+        return false;
+    }
+    let wrapped = row[Column(cols - 1)].flags.contains(Flags::WRAPLINE);
+    let spacer = Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER;
+    let mut end = cols;
+    if !wrapped {
+        // Trailing blanks are dropped, as every reader would drop them.
+        while end > 0 {
+            let cell = &row[Column(end - 1)];
+            let blank = cell.flags.intersects(spacer)
+                || (matches!(cell.c, ' ' | '\t' | '\0') && cell.zerowidth().is_none());
+            if !blank {
+                break;
+            }
+            end -= 1;
+        }
+    }
+    for col in 0..end {
+        let cell = &row[Column(col)];
+        if cell.flags.intersects(spacer) {
+            continue;
+        }
+        out.push(crate::emulator::visible_char(cell.c));
+        if let Some(marks) = cell.zerowidth() {
+            out.extend(marks.iter());
+        }
+    }
+    wrapped
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod screen_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(h: &mut History, text: &str, wrapped: bool) {
+        h.push(|out| {
+            out.push_str(text);
+            wrapped
+        });
+    }
+
+    #[test]
+    fn keeps_the_newest_rows_up_to_its_limit_across_blocks() {
+        let mut h = History::new(600);
+        for i in 0..1000 {
+            push(&mut h, &format!("row {i}"), i % 3 == 0);
+        }
+        assert_eq!(h.len(), 600);
+        assert_eq!(h.row(0), ("row 400", false));
+        assert_eq!(h.row(599), ("row 999", true));
+        assert_eq!(h.text(2, false), "row 998\nrow 999");
+        // Wrapped rows join with the next one when asked.
+        assert_eq!(h.text(3, true), "row 997\nrow 998\nrow 999");
+        assert_eq!(h.text(4, true), "row 996row 997\nrow 998\nrow 999");
+    }
+
+    #[test]
+    fn forgets_the_newest_rows_and_starts_again() {
+        let mut h = History::new(300);
+        for i in 0..700 {
+            push(&mut h, &format!("{i}"), false);
+        }
+        h.truncate_newest(299);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h.text(10, false), "400");
+        h.truncate_newest(5);
+        assert_eq!(h.len(), 0);
+        assert_eq!(h.text(10, false), "");
+        push(&mut h, "again", false);
+        assert_eq!(h.text(10, false), "again");
+        h.clear();
+        assert_eq!(h.len(), 0);
+    }
+
+    #[test]
+    fn a_zero_limit_keeps_nothing() {
+        let mut h = History::new(0);
+        push(&mut h, "x", false);
+        assert_eq!(h.len(), 0);
+    }
+}

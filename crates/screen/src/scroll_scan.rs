@@ -1,0 +1,243 @@
+//! How many rows a piece of program output can push into the history, read from the bytes before
+//! the emulator runs them.
+//!
+//! [`crate::Screen`] cuts its input into pieces that each push at most a few rows more than a
+//! screenful, so the rows alacritty keeps are always enough to copy every pushed row out of (see
+//! [`crate::history`]); waits use the same counts to search only the history that is new. Each piece
+//! is counted at its most: a line feed scrolls at most one line, a soft wrap at most one per row of
+//! text (`len / cols + 1`: a row takes at least `cols` bytes), CSI S / J / M at most a screenful, CSI b
+//! (repeat the last character) its count of characters. The scanner also follows the alternate screen
+//! (CSI ? 1049 h / l), so it knows whether a clear of the history (CSI 3 J, ESC c) hits the primary
+//! screen's.
+
+/// Where the scanner stands between two pieces.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Scanner {
+    state: State,
+    /// The alternate screen is on at this point of the stream.
+    alt: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum State {
+    #[default]
+    Ground,
+    Escape,
+    Csi(Csi),
+}
+
+/// A CSI sequence read so far.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct Csi {
+    /// The parameter being read.
+    param: u32,
+    /// The first parameter, once read.
+    first: u32,
+    /// Parameters read.
+    count: u16,
+    /// A `?` private marker.
+    question: bool,
+    /// Any other private marker or intermediate byte.
+    other: bool,
+    /// One of the parameters is 1049 (the alternate screen).
+    alt_screen: bool,
+}
+
+impl Csi {
+    fn end_param(&mut self) {
+        if self.count == 0 {
+            self.first = self.param;
+        }
+        self.alt_screen |= self.param == 1049;
+        self.count = self.count.saturating_add(1);
+        self.param = 0;
+    }
+}
+
+/// A piece of input cut by [`Scanner::next_piece`].
+pub(crate) struct Piece {
+    pub(crate) len: usize,
+    /// The most rows it (and what waited to run before it) can push into the history.
+    pub(crate) bound: u64,
+    /// It ends with a sequence that clears the primary screen's history.
+    pub(crate) clears: bool,
+    /// The scanner after it.
+    pub(crate) scanner: Scanner,
+}
+
+impl Scanner {
+    /// After all input so far has run (no synchronized update holds any), the alternate screen is
+    /// known for sure: take it from the emulator.
+    pub(crate) fn settle(&mut self, alt: bool) {
+        if self.state == State::Ground {
+            self.alt = alt;
+        }
+    }
+
+    /// The next piece of `bytes`: as long as it can be while it pushes at most `budget` rows into the
+    /// history, counting `base` rows already waiting to run before it, but at least one sequence. It
+    /// is cut only between sequences, and right after a clear of the primary screen's history, so that
+    /// the clear is the last thing it does. `rows` x `cols` is the screen's size.
+    pub(crate) fn next_piece(
+        self,
+        bytes: &[u8],
+        rows: u64,
+        cols: u64,
+        base: u64,
+        budget: u64,
+    ) -> Piece {
+        let cols = cols.max(1);
+        let mut scanner = self;
+        let mut events = base;
+        let mut cut = Piece {
+            len: 0,
+            bound: 0,
+            clears: false,
+            scanner,
+        };
+        for (i, &byte) in bytes.iter().enumerate() {
+            if scanner.state == State::Ground {
+                // A place to cut: between two sequences.
+                let bound = events + i as u64 / cols + 1;
+                if bound > budget && cut.len > 0 {
+                    return cut;
+                }
+                cut = Piece {
+                    len: i,
+                    bound,
+                    clears: false,
+                    scanner,
+                };
+            }
+            let mut clears = false;
+            scanner.state = match scanner.state {
+                State::Escape if byte == 0x1b => {
+                    events += 1;
+                    State::Escape
+                }
+                _ if byte == 0x1b => State::Escape,
+                // Line feeds run wherever they are, even inside an escape sequence.
+                state if matches!(byte, b'\n' | 0x0b | 0x0c) => {
+                    events += 1;
+                    state
+                }
+                State::Ground => State::Ground,
+                State::Escape if byte == b'[' => State::Csi(Csi::default()),
+                State::Escape => {
+                    // ESC D / ESC E index one line; anything else is counted as that too. ESC c resets
+                    // the terminal: both screens' history goes, and the primary screen is shown.
+                    events += 1;
+                    if byte == b'c' {
+                        clears = true;
+                        scanner.alt = false;
+                    }
+                    State::Ground
+                }
+                State::Csi(mut csi) => match byte {
+                    b'0'..=b'9' => {
+                        csi.param = (csi.param * 10 + u32::from(byte - b'0')).min(65_535);
+                        State::Csi(csi)
+                    }
+                    b';' | b':' => {
+                        csi.end_param();
+                        State::Csi(csi)
+                    }
+                    b'?' => {
+                        csi.question = true;
+                        State::Csi(csi)
+                    }
+                    0x20..=0x2f | 0x3c..=0x3e => {
+                        csi.other = true;
+                        State::Csi(csi)
+                    }
+                    0x40..=0x7e => {
+                        csi.end_param();
+                        let plain = !csi.question && !csi.other;
+                        match byte {
+                            // Scroll up, erase in display (2 J scrolls the screen into history),
+                            // delete lines (at the top row alacritty scrolls the history too).
+                            b'S' | b'J' | b'M' => events += rows,
+                            b'b' => events += u64::from(csi.first.max(1)) / cols + 1,
+                            b'h' | b'l' if csi.question && !csi.other && csi.alt_screen => {
+                                scanner.alt = byte == b'h';
+                            }
+                            _ => {}
+                        }
+                        clears = byte == b'J' && csi.first == 3 && plain && !scanner.alt;
+                        State::Ground
+                    }
+                    _ => State::Csi(csi),
+                },
+            };
+            if clears {
+                let len = i + 1;
+                return Piece {
+                    len,
+                    bound: events + len as u64 / cols + 1,
+                    clears: true,
+                    scanner,
+                };
+            }
+        }
+        let len = bytes.len();
+        let bound = events + len as u64 / cols + 1;
+        if bound > budget && cut.len > 0 {
+            return cut;
+        }
+        Piece {
+            len,
+            bound,
+            clears: false,
+            scanner,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(bytes: &[u8]) -> Piece {
+        Scanner::default().next_piece(bytes, 10, 20, 0, u64::MAX)
+    }
+
+    #[test]
+    fn counts_line_feeds_wraps_and_scrolling_sequences() {
+        assert_eq!(whole(b"a\nb\nc").bound, 3);
+        assert_eq!(whole(&[b'x'; 45]).bound, 3);
+        assert_eq!(whole(b"\x1b[2J\x1b[S").bound, 21);
+        assert_eq!(whole(b"x\x1b[100b").bound, 7);
+        assert_eq!(whole(b"\x1bD\x1bE").bound, 3);
+    }
+
+    #[test]
+    fn cuts_between_sequences_within_the_budget() {
+        let bytes = b"1\n2\n3\n\x1b[31m4\n5\n";
+        let piece = Scanner::default().next_piece(bytes, 10, 80, 0, 3);
+        assert_eq!(&bytes[..piece.len], b"1\n2\n3");
+        // A sequence is never cut, even when it alone passes the budget.
+        let piece = Scanner::default().next_piece(b"\x1b[2Jab", 10, 80, 0, 3);
+        assert_eq!(piece.len, 4);
+    }
+
+    #[test]
+    fn a_clear_of_the_primary_history_ends_the_piece() {
+        let piece = whole(b"a\n\x1b[3Jb\n");
+        assert!(piece.clears);
+        assert_eq!(piece.len, 6);
+        // On the alternate screen it clears nothing that is kept.
+        let piece = whole(b"\x1b[?1049h\x1b[3Jb\n\x1b[?1049l");
+        assert!(!piece.clears);
+        assert!(whole(b"\x1b[?1049h\x1bc").clears);
+    }
+
+    #[test]
+    fn a_sequence_split_between_chunks_is_counted_when_it_ends() {
+        let first = whole(b"ab\x1b[");
+        let second = first.scanner.next_piece(b"5S", 10, 20, 0, u64::MAX);
+        assert_eq!(second.bound, 11);
+        let first = whole(b"\x1b[?10");
+        let second = first.scanner.next_piece(b"49h", 10, 20, 0, u64::MAX);
+        assert!(second.scanner.alt);
+    }
+}
