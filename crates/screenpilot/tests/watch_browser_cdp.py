@@ -55,6 +55,8 @@ class Browser:
             "--disable-component-update",
             "--disable-sync",
             "--mute-audio",
+            # Containers often give /dev/shm a few MB; chromium then crashes its renderers.
+            "--disable-dev-shm-usage",
             # Keep timers and animation frames running at full rate in tabs nobody looks at: the
             # benchmarks open several, and a throttled one would measure chromium, not the server.
             "--disable-background-timer-throttling",
