@@ -137,6 +137,16 @@ fn visible(text: &str) -> String {
     text.trim_end_matches('\n').to_owned()
 }
 
+/// What `list` says `sid` is recording to (null when not recording).
+fn recording_of(d: &Daemon, sid: &str) -> Value {
+    let list = d.sp_json(&["list"]);
+    let session = list["sessions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["sid"] == sid))
+        .unwrap_or_else(|| panic!("{sid} is not listed: {list}"));
+    session["recording"].clone()
+}
+
 /// The events of an asciicast v3 file after its header: (interval, code, data).
 fn events(cast: &Path) -> (Value, Vec<(f64, String, String)>) {
     let text = std::fs::read_to_string(cast).expect("the recording exists");
@@ -311,6 +321,7 @@ fn a_recording_started_mid_session_begins_with_the_screen_and_stops_leaving_the_
         cast.to_str().unwrap(),
         "relative to the caller"
     );
+    assert_eq!(recording_of(&d, "vim"), Value::from(cast.to_str().unwrap()));
     d.sp_json(&["keys", "vim", "o"]);
     d.sp_json(&["type", "vim", "# recorded"]);
     d.sp_json(&["keys", "vim", "Escape"]);
@@ -326,6 +337,11 @@ fn a_recording_started_mid_session_begins_with_the_screen_and_stops_leaving_the_
     ]);
     let stopped = d.sp_json(&["record", "vim", "stop"]);
     assert_eq!(stopped["recording"], false, "{stopped}");
+    assert_eq!(
+        recording_of(&d, "vim"),
+        Value::Null,
+        "list shows no recording"
+    );
     let at_stop = d.screen("vim");
 
     // Stopping leaves the program running and writes nothing more.

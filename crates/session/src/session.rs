@@ -44,6 +44,9 @@ pub struct SessionInfo {
     /// People watching it now (`screenpilot attach`, the watch page).
     #[serde(default)]
     pub viewers: Vec<ViewerInfo>,
+    /// The asciicast file being recorded, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<String>,
 }
 
 /// Someone watching a session.
@@ -325,6 +328,9 @@ impl Session {
             title,
             idle_secs: self.idle_for().as_secs(),
             viewers: self.viewers(),
+            recording: self
+                .recording()
+                .map(|path| path.to_string_lossy().into_owned()),
         }
     }
 

@@ -203,7 +203,7 @@ impl Report for Sessions {
                     (s.exit_code, s.signal),
                     format!("{}x{}", s.cols, s.rows),
                     &s.cmd,
-                    watchers(&s.viewers),
+                    format!("{}{}", watchers(&s.viewers), recording_note(s)),
                 ),
                 SessionEntry::Desktop(d) => (
                     &d.sid,
@@ -258,6 +258,15 @@ fn watchers(viewers: &[screenpilot_session::ViewerInfo]) -> String {
     format!("  ({})", parts.join("; "))
 }
 
+/// "  (recording)" at the end of a `list` line while the session is recorded.
+fn recording_note(session: &SessionInfo) -> &'static str {
+    if session.recording.is_some() {
+        "  (recording)"
+    } else {
+        ""
+    }
+}
+
 /// A state short enough for a column: "running", "exit 3", "signal 9".
 fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> String {
     match (alive, code, signal) {
@@ -271,7 +280,7 @@ fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> Strin
 impl Operation for List {
     const NAME: &'static str = "list";
     const PROFILES: &'static [Profile] = Profile::EVERY;
-    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}]}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
+    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}], recording (a file, while recording)}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
     const READ_ONLY: bool = true;
     type Params = ListParams;
     type Output = Sessions;
