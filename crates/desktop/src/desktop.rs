@@ -600,6 +600,15 @@ impl Desktop {
         }
     }
 
+    /// A generation counter bumped whenever the pointer moves (XInput 2 raw motion; it never moves on
+    /// a display without XInput 2). Its `changed()` fails once the desktop is closed.
+    pub fn pointer_updates(&self) -> tokio::sync::watch::Receiver<u64> {
+        match &self.watcher {
+            Some(watcher) => watcher.pointer_updates(),
+            None => tokio::sync::watch::channel(0).1,
+        }
+    }
+
     /// Drawing can be watched (the display has DAMAGE and the watcher runs). Without it,
     /// [`Desktop::settle`] returns at once with `settled: false`.
     pub fn watches_damage(&self) -> bool {

@@ -6,6 +6,9 @@
 //!   (everything drawn on the screen) once when it goes from empty to non-empty; we then subtract
 //!   (repair) it, wait for the server to have done so, and only then bump the counter. So a bump
 //!   always comes after every drawing it stands for, and drawing after it raises a new event.
+//! - **pointer**: the pointer moved (XInput 2 raw motion on the root, which XTest's moves raise too).
+//!   Xvfb draws the pointer in software without reporting DAMAGE, so a picture that shows the pointer
+//!   must follow this as well.
 //! - **windows**: the window list, a title, mapping or focus changed: SubstructureNotify and
 //!   PropertyChange on the root (windows created, mapped, moved; `_NET_CLIENT_LIST`,
 //!   `_NET_ACTIVE_WINDOW`), and PropertyChange, StructureNotify and FocusChange on every client
@@ -29,6 +32,7 @@ use std::thread::JoinHandle;
 use tokio::sync::watch;
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::damage::{self, ConnectionExt as _};
+use x11rb::protocol::xinput::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ConnectionExt as _, NotifyMode, Window};
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
@@ -42,6 +46,7 @@ pub(crate) struct Watcher {
     thread: Mutex<Option<JoinHandle<()>>>,
     damage: watch::Receiver<u64>,
     windows: watch::Receiver<u64>,
+    pointer: watch::Receiver<u64>,
     /// The display has DAMAGE, so `damage` counts drawing (without it, it never moves).
     pub has_damage: bool,
 }
@@ -56,6 +61,7 @@ struct Watch {
     clients: HashSet<Window>,
     damage_tx: watch::Sender<u64>,
     windows_tx: watch::Sender<u64>,
+    pointer_tx: watch::Sender<u64>,
 }
 
 /// What one batch of events changed.
@@ -63,6 +69,7 @@ struct Watch {
 struct Changes {
     drawn: bool,
     windows: bool,
+    pointer: bool,
     /// The set of clients may have changed: find them again.
     relist: bool,
 }
@@ -90,6 +97,19 @@ impl Watcher {
         } else {
             None
         };
+        // Pointer motion, when the display has XInput 2 (without it, `pointer` never moves).
+        if conn
+            .extension_information(xinput::X11_EXTENSION_NAME)?
+            .is_some()
+            && conn.xinput_xi_query_version(2, 0)?.reply().is_ok()
+        {
+            let motion = xinput::EventMask {
+                deviceid: xinput::Device::ALL_MASTER.into(),
+                mask: vec![xinput::XIEventMask::RAW_MOTION],
+            };
+            // A display that refuses it simply reports no motion.
+            let _ = conn.xinput_xi_select_events(root, &[motion])?.check();
+        }
         conn.change_window_attributes(
             root,
             &ChangeWindowAttributesAux::new().event_mask(windows::root_event_mask()),
@@ -107,6 +127,7 @@ impl Watcher {
         let wake = unsafe { OwnedFd::from_raw_fd(raw) };
         let (damage_tx, damage_rx) = watch::channel(0u64);
         let (windows_tx, windows_rx) = watch::channel(0u64);
+        let (pointer_tx, pointer_rx) = watch::channel(0u64);
         let mut watch = Watch {
             conn,
             root,
@@ -118,6 +139,7 @@ impl Watcher {
             clients: HashSet::new(),
             damage_tx,
             windows_tx,
+            pointer_tx,
         };
         watch.select_clients()?;
         let thread = std::thread::Builder::new()
@@ -129,6 +151,7 @@ impl Watcher {
             thread: Mutex::new(Some(thread)),
             damage: damage_rx,
             windows: windows_rx,
+            pointer: pointer_rx,
             has_damage: damage.is_some(),
         })
     }
@@ -139,6 +162,10 @@ impl Watcher {
 
     pub fn window_updates(&self) -> watch::Receiver<u64> {
         self.windows.clone()
+    }
+
+    pub fn pointer_updates(&self) -> watch::Receiver<u64> {
+        self.pointer.clone()
     }
 
     /// Tell the thread to end (it does at once; this does not wait).
@@ -202,6 +229,9 @@ impl Watch {
             if changes.windows {
                 self.windows_tx.send_modify(|generation| *generation += 1);
             }
+            if changes.pointer {
+                self.pointer_tx.send_modify(|generation| *generation += 1);
+            }
             self.conn.flush()?;
             if std::mem::take(&mut again) {
                 continue;
@@ -215,6 +245,7 @@ impl Watch {
     fn classify(&self, event: &Event, changes: &mut Changes) {
         match event {
             Event::DamageNotify(_) => changes.drawn = true,
+            Event::XinputRawMotion(_) => changes.pointer = true,
             Event::PropertyNotify(e) => {
                 if e.window == self.root {
                     if self.atoms.describes_root(e.atom) {

@@ -516,5 +516,14 @@ fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_an
                 break;
             }
         }
+
+        // The pointer moving alone draws nothing (Xvfb reports no damage for it), yet a frame follows.
+        daemon.act("desk", json!({"type": "move", "x": 100, "y": 90}));
+        loop {
+            let (meta, _) = next_frame(&mut viewer).await;
+            if meta["pointer"] == json!({"x": 100, "y": 90}) {
+                break;
+            }
+        }
     });
 }

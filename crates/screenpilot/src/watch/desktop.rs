@@ -1,5 +1,6 @@
-//! A desktop session's live view: frames captured when X DAMAGE says the screen changed (never by
-//! polling), shared by all its web viewers.
+//! A desktop session's live view: frames captured when X DAMAGE says the screen changed or XInput
+//! says the pointer moved (never by polling), shared by all its web viewers. The pointer needs its own
+//! signal: Xvfb draws it in software without reporting damage.
 //!
 //! Viewers want the screen as it is now, not every frame in between: the feed keeps only the latest
 //! frame, and a slow viewer simply skips to it. Capturing is rate limited ([`FRAME`]): a change after
@@ -43,11 +44,12 @@ impl DesktopFeed {
     /// Start capturing `desktop` (the task ends once no viewer holds the feed).
     pub fn start(desktop: Arc<Desktop>) -> Arc<DesktopFeed> {
         let damage = desktop.damage_updates();
+        let pointer = desktop.pointer_updates();
         let feed = Arc::new(DesktopFeed {
             desktop,
             latest: watch::channel(None).0,
         });
-        tokio::spawn(capture_changes(Arc::downgrade(&feed), damage));
+        tokio::spawn(capture_changes(Arc::downgrade(&feed), damage, pointer));
         feed
     }
 
@@ -72,27 +74,39 @@ impl DesktopFeed {
     }
 }
 
-/// Capture once now, then again on every damage, at most once per [`FRAME`], until the feed is
-/// dropped or the desktop closed.
-async fn capture_changes(feed: Weak<DesktopFeed>, mut damage: watch::Receiver<u64>) {
+/// Capture once now, then again on every damage or pointer move, at most once per [`FRAME`], until
+/// the feed is dropped or the desktop closed.
+async fn capture_changes(
+    feed: Weak<DesktopFeed>,
+    mut damage: watch::Receiver<u64>,
+    mut pointer: watch::Receiver<u64>,
+) {
     let mut next;
     match feed.upgrade() {
         Some(feed) => {
             damage.borrow_and_update();
+            pointer.borrow_and_update();
             feed.capture().await;
             next = Instant::now() + FRAME;
         }
         None => return,
     }
+    // A display without XInput 2 has no pointer signal; its frames follow damage alone.
+    let mut follow_pointer = true;
     loop {
-        if damage.changed().await.is_err() {
-            return;
+        tokio::select! {
+            changed = damage.changed() => if changed.is_err() { return },
+            changed = pointer.changed(), if follow_pointer => if changed.is_err() {
+                follow_pointer = false;
+                continue;
+            },
         }
         tokio::time::sleep_until(next).await;
         let Some(feed) = feed.upgrade() else {
             return;
         };
         damage.borrow_and_update();
+        pointer.borrow_and_update();
         feed.capture().await;
         next = Instant::now() + FRAME;
     }
