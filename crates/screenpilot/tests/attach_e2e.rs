@@ -131,6 +131,29 @@ fn a_paste_reaches_the_program_as_a_paste() {
 }
 
 #[test]
+fn ctrl_bracket_shows_what_comes_next_and_twice_sends_it_to_the_program() {
+    let d = Daemon::new();
+    let reporter = fixture("input_reporter.py");
+    d.sp_json(&["spawn", "--sid", "target", "--", "python3", &reporter]);
+    d.wait_regex("target", "^READY$");
+    attach(&d, "viewer", "80x24", &["target"]);
+    d.wait_regex("viewer", "^READY$");
+    d.sp_json(&["keys", "viewer", "C-]"]);
+    d.wait_regex("viewer", r"d detach \(the program keeps running\)");
+    d.sp_json(&["keys", "viewer", "C-]"]);
+    d.wait_regex("target", r"^KEYS '\\x1d'$");
+    // The hint is gone once the screen is painted again; what follows goes on as usual.
+    d.sp_json(&["keys", "viewer", "z"]);
+    d.wait_regex("target", r"^KEYS 'z'$");
+    d.wait_regex("viewer", r"^KEYS 'z'$");
+    let screen = d.screen("viewer");
+    assert!(!screen.contains("detach"), "{screen}");
+    assert_eq!(lines(&screen), lines(&d.screen("target")));
+    d.sp_json(&["keys", "viewer", "C-]", "d"]);
+    assert_eq!(ended(&d, "viewer").0, 0);
+}
+
+#[test]
 fn read_only_sends_nothing_and_still_shows_everything() {
     let d = Daemon::new();
     d.spawn_bash("target");

@@ -195,6 +195,13 @@ async fn attached(
                 if typed.detach {
                     return Ok(Leave::Detached);
                 }
+                if chord.armed() && !view.hinted {
+                    view.hint(*size);
+                } else if !chord.armed() && view.hinted {
+                    // The hint covered part of the screen: paint it all again.
+                    view.hinted = false;
+                    reattach(client, args, call, *size, view).await?;
+                }
             }
             _ = signals.winch.recv() => {
                 let now = terminal_size()?;
@@ -207,9 +214,7 @@ async fn attached(
                     let _ = resize_session(client, &args.sid, now).await;
                 }
                 // A new attachment paints everything for the new size.
-                let _ = client.cancel(call.id()).await;
-                *call = start_attach(client, args, now).await?;
-                view.attachment = None;
+                reattach(client, args, call, now, view).await?;
             }
             _ = signals.term.recv() => return Ok(Leave::Signalled("SIGTERM")),
             _ = signals.hangup.recv() => return Ok(Leave::Signalled("SIGHUP")),
@@ -217,6 +222,24 @@ async fn attached(
         }
     }
 }
+
+/// End the attachment and start a new one, which paints everything afresh.
+async fn reattach(
+    client: &Client,
+    args: &AttachArgs,
+    call: &mut Call,
+    size: (u16, u16),
+    view: &mut View,
+) -> Result<(), OpError> {
+    let _ = client.cancel(call.id()).await;
+    *call = start_attach(client, args, size).await?;
+    view.attachment = None;
+    Ok(())
+}
+
+/// The line shown on the person's last row while Ctrl-] waits for its second key.
+const HINT: &str =
+    " screenpilot: d detach (the program keeps running) | Ctrl-] sends Ctrl-] | other keys go on ";
 
 /// What the person's terminal shows: the paints, and where the view starts on the screen.
 #[derive(Default)]
@@ -227,6 +250,8 @@ struct View {
     written: Option<(u64, u64)>,
     /// The attachment now painting, once its first paint came.
     attachment: Option<u64>,
+    /// The chord's hint covers the last row.
+    hinted: bool,
 }
 
 impl View {
@@ -247,6 +272,18 @@ impl View {
         }
         self.attachment = Some(frame.attachment);
         written
+    }
+
+    /// Show [`HINT`] on the last row, in reverse video, leaving the cursor and pen as they were.
+    fn hint(&mut self, (cols, rows): (u16, u16)) {
+        let text: String = HINT.chars().take(cols as usize).collect();
+        let line = format!(
+            "\x1b7\x1b[{rows};1H\x1b[0;7m{text:<width$}\x1b8",
+            width = cols as usize
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+        self.hinted = true;
     }
 
     /// End the attachment for a person who left, and wait (bounded) for its answer: by then `list`

@@ -28,6 +28,11 @@ pub struct Chord {
 }
 
 impl Chord {
+    /// Ctrl-] was the last key: the next one decides.
+    pub fn armed(&self) -> bool {
+        self.armed.is_some()
+    }
+
     pub fn feed(&mut self, mut bytes: &[u8]) -> Input {
         let mut input = Input::default();
         while !bytes.is_empty() {
