@@ -410,3 +410,15 @@ fn attach_without_a_terminal_says_it_needs_one() {
     assert!(stderr.contains("needs a terminal"), "{stderr}");
     assert!(viewers(&d, "target").is_empty());
 }
+
+#[test]
+fn attaching_to_a_desktop_points_to_watch() {
+    let d = Daemon::new();
+    let started = d.sp_json(&["desktop", "start", "--sid", "desk", "--wm", "none"]);
+    assert_eq!(started["kind"], "desktop", "{started}");
+    attach(&d, "viewer", "80x24", &["desk"]);
+    let (status, screen) = ended(&d, "viewer");
+    assert_eq!(status, 2, "{screen}");
+    assert!(screen.contains("desk is a desktop"), "{screen}");
+    assert!(screen.contains("watch shows desktops"), "{screen}");
+}

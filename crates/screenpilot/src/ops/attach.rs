@@ -150,6 +150,15 @@ impl Operation for Attach {
                 ));
             }
         }
+        if ctx.desktops.contains(&p.sid) {
+            return Err(OpError::invalid(
+                "sid",
+                format!(
+                    "{} is a desktop: attach shows terminal sessions (screenpilot watch shows desktops)",
+                    p.sid
+                ),
+            ));
+        }
         let session = ctx.registry.get(&p.sid)?;
         let _viewer = session.add_viewer("attach", p.read_only);
         let shown = Shown::register();
