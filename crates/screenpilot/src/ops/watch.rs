@@ -7,11 +7,6 @@ use serde::{Deserialize, Serialize};
 use super::common::{Context, OpError, Progress};
 use super::operation::{Operation, Profile, Report, View};
 use crate::loopback_http::loopback_addr;
-use crate::watch::Running;
-
-/// The daemon's watch server, when one runs.
-#[derive(Default)]
-pub struct WatchServer(tokio::sync::Mutex<Option<Running>>);
 
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -20,11 +20,12 @@
 
 mod assets;
 mod desktop;
+mod running;
 mod terminal;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 use axum::extract::ws::{
@@ -47,6 +48,7 @@ use crate::loopback_http::{self, bearer_token, same_secret};
 use crate::ops::display::{find_target, Target};
 use crate::ops::{Computer, ComputerParams, Context, ErrorCode, OpError, Operation, Progress};
 use desktop::DesktopFeed;
+pub use running::{Running, WatchServer};
 use terminal::TerminalFeed;
 
 /// The WebSocket subprotocol the page speaks.
@@ -61,35 +63,6 @@ pub const CONTROL_TOKEN_FILE: &str = "watch-control.token";
 
 /// Largest message a page may send (a paste).
 const MAX_INPUT_MESSAGE: usize = 1 << 20;
-
-/// A running watch server.
-pub struct Running {
-    pub addr: SocketAddr,
-    pub view_token: String,
-    pub control_token: String,
-    pub view_token_file: PathBuf,
-    pub control_token_file: PathBuf,
-    stop: CancellationToken,
-}
-
-impl Running {
-    /// The page's URL, with the token in the fragment (which the browser never sends anywhere).
-    pub fn url(&self, control: bool) -> String {
-        let token = if control {
-            &self.control_token
-        } else {
-            &self.view_token
-        };
-        format!("http://{}/#token={token}", self.addr)
-    }
-
-    /// Stop serving: the listener closes and every open page is disconnected.
-    pub fn stop(&self) {
-        self.stop.cancel();
-        let _ = std::fs::remove_file(&self.view_token_file);
-        let _ = std::fs::remove_file(&self.control_token_file);
-    }
-}
 
 /// What the page may do with a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
