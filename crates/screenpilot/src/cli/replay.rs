@@ -117,12 +117,6 @@ async fn play(
     out: &mut impl Write,
 ) -> Result<i32, OpError> {
     let idle_limit = replay.idle_limit.or(header.idle_time_limit);
-    let written = |e: std::io::Error| {
-        OpError::new(
-            ErrorCode::IoError,
-            format!("replay: writing to the terminal: {e}"),
-        )
-    };
     // Ctrl-C is caught from here on (before anything is shown), so stopping always gives the
     // terminal its modes back.
     let mut ctrl_c = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
@@ -134,7 +128,10 @@ async fn play(
         })?;
     // The terminal cannot be resized from here; xterm (with its window operations allowed) takes
     // this request, other terminals ignore it and show the recording at their own size.
-    write!(out, "\x1b[8;{};{}t", header.rows, header.cols).map_err(written)?;
+    let resize = |cols, rows| format!("\x1b[8;{rows};{cols}t").into_bytes();
+    if !put(out, &resize(header.cols, header.rows))? {
+        return Ok(0);
+    }
     let start = tokio::time::Instant::now();
     let mut clock = 0.0f64;
     let mut previous = 0.0f64;
@@ -156,25 +153,51 @@ async fn play(
         clock += pause / replay.speed;
         let due = start + Duration::from_secs_f64(clock);
         if due > tokio::time::Instant::now() {
-            out.flush().map_err(written)?;
+            if !put(out, b"")? {
+                return Ok(0);
+            }
             tokio::select! {
                 _ = tokio::time::sleep_until(due) => {}
                 _ = ctrl_c.recv() => return Ok(130),
             }
         }
         match event.code.as_str() {
-            "o" => out.write_all(event.data.as_bytes()).map_err(written)?,
+            "o" => {
+                if !put(out, event.data.as_bytes())? {
+                    return Ok(0);
+                }
+            }
             "r" => {
                 let (cols, rows) = parse_size(&event.data)
                     .ok_or_else(|| bad_line(&replay.file, number, "a resize is \"COLSxROWS\""))?;
-                write!(out, "\x1b[8;{rows};{cols}t").map_err(written)?;
+                if !put(out, &resize(u64::from(cols), u64::from(rows)))? {
+                    return Ok(0);
+                }
             }
             // Input, markers and the exit status change nothing on the screen.
             _ => {}
         }
     }
-    out.flush().map_err(written)?;
+    put(out, b"")?;
     Ok(0)
+}
+
+/// Write `bytes` to the terminal, and flush when given none. `Ok(false)` when the reader has gone
+/// (`replay demo.cast | head`): playback ends quietly then, as any filter's does.
+fn put(out: &mut impl Write, bytes: &[u8]) -> Result<bool, OpError> {
+    let written = if bytes.is_empty() {
+        out.flush()
+    } else {
+        out.write_all(bytes)
+    };
+    match written {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(OpError::new(
+            ErrorCode::IoError,
+            format!("replay: writing to the terminal: {e}"),
+        )),
+    }
 }
 
 fn bad_line(path: &Path, number: usize, message: &str) -> OpError {
