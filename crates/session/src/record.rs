@@ -272,6 +272,23 @@ mod tests {
     }
 
     #[test]
+    fn the_opening_of_a_late_recording_draws_the_screen_and_leaves_wrapping_on() {
+        let size = Size::new(20, 4);
+        let mut source = Screen::new(size, 100);
+        source.feed(b"\x1b[?1049h\x1b[H\x1b[1;31mred\x1b[0m on the alternate screen");
+        let mut player = Screen::new(size, 100);
+        player.feed(&opening(&source));
+        assert!(player.alt_screen());
+        assert_eq!(player.text(), source.text());
+        assert_eq!(player.cursor(), source.cursor());
+        // What the program writes next lands the same way on both, wrapping included.
+        let next = b"\r\n0123456789012345678901234";
+        source.feed(next);
+        player.feed(next);
+        assert_eq!(player.text(), source.text());
+    }
+
+    #[test]
     fn input_is_recorded_only_when_asked() {
         let dir = scratch("input");
         let target = recording(&dir, true);
