@@ -106,13 +106,13 @@ impl ServerHandler for Screenpilot {
         let op = match ops::find(&request.name) {
             Ok(op) if served => op,
             Ok(op) => {
-                let error = OpError::new(
-                    ErrorCode::UnknownOperation,
-                    format!(
-                        "{}: not served here (screenpilot mcp --tools leaves it out)",
-                        op.name
-                    ),
-                );
+                let why = if op.tool {
+                    "not served here (screenpilot mcp --tools leaves it out)"
+                } else {
+                    "not a tool: it serves the screenpilot CLI (a person's terminal)"
+                };
+                let error =
+                    OpError::new(ErrorCode::UnknownOperation, format!("{}: {why}", op.name));
                 return Ok(present::tool_result(None, Err(error)).into());
             }
             Err(error) => return Ok(present::tool_result(None, Err(error)).into()),
