@@ -21,6 +21,7 @@
 mod assets;
 mod desktop;
 mod running;
+mod socket;
 mod terminal;
 
 use std::collections::HashMap;
@@ -36,9 +37,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::Deserialize;
+
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc};
+
 use tokio_util::sync::CancellationToken;
 
 use screenpilot_desktop::Desktop;
@@ -46,9 +47,10 @@ use screenpilot_session::Session;
 
 use crate::loopback_http::{self, bearer_token, same_secret};
 use crate::ops::display::{find_target, Target};
-use crate::ops::{Computer, ComputerParams, Context, ErrorCode, OpError, Operation, Progress};
+use crate::ops::{Context, OpError};
 use desktop::DesktopFeed;
 pub use running::{Running, WatchServer};
+use socket::{send_json, Access};
 use terminal::TerminalFeed;
 
 /// The WebSocket subprotocol the page speaks.
@@ -63,13 +65,6 @@ pub const CONTROL_TOKEN_FILE: &str = "watch-control.token";
 
 /// Largest message a page may send (a paste).
 const MAX_INPUT_MESSAGE: usize = 1 << 20;
-
-/// What the page may do with a token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
-    View,
-    Control,
-}
 
 struct Server {
     ctx: Context,
@@ -357,283 +352,16 @@ async fn session_socket(
                 .into_response()
         }
     };
+    let stop = server.stop.clone();
     match target {
         Target::Terminal(session) => {
-            ws.on_upgrade(move |socket| watch_terminal(server, socket, session, access))
+            let feed = server.terminal_feed(session);
+            ws.on_upgrade(move |socket| terminal::serve_viewer(socket, feed, access, stop))
         }
         Target::Desktop(desktop) => {
-            ws.on_upgrade(move |socket| watch_desktop(server, socket, desktop, access))
-        }
-    }
-}
-
-async fn send_json(socket: &mut WebSocket, value: &Value) -> Result<(), axum::Error> {
-    socket.send(Message::text(value.to_string())).await
-}
-
-/// Tell a read-only page that its input went nowhere.
-async fn refuse_input(socket: &mut WebSocket) -> Result<(), axum::Error> {
-    send_json(
-        socket,
-        &json!({"type": "refused", "message": "read-only: this page may look but not type or click; open the URL of `screenpilot watch --control` to take control"}),
-    )
-    .await
-}
-
-async fn watch_terminal(
-    server: Arc<Server>,
-    mut socket: WebSocket,
-    session: Arc<Session>,
-    access: Access,
-) {
-    let _viewer = session.add_viewer("watch", access == Access::View);
-    let feed = server.terminal_feed(session.clone());
-    let hello = json!({
-        "type": "hello",
-        "sid": session.sid.to_string(),
-        "kind": session.kind(),
-        "control": access == Access::Control,
-    });
-    if send_json(&mut socket, &hello).await.is_err() {
-        return;
-    }
-    let mut shown = None;
-    let mut alive = None;
-    let (mut paint, mut paints) = feed.join();
-    loop {
-        if shown != Some(paint.size) {
-            let size = json!({"type": "size", "cols": paint.size.cols, "rows": paint.size.rows});
-            if send_json(&mut socket, &size).await.is_err() {
-                return;
-            }
-            shown = Some(paint.size);
-        }
-        if !paint.bytes.is_empty()
-            && socket
-                .send(Message::binary(paint.bytes.clone()))
-                .await
-                .is_err()
-        {
-            return;
-        }
-        let now_alive = session.alive();
-        if alive != Some(now_alive) {
-            let status = json!({"type": "status", "alive": now_alive, "exit_code": session.info().exit_code});
-            if send_json(&mut socket, &status).await.is_err() {
-                return;
-            }
-            alive = Some(now_alive);
-        }
-        paint = loop {
-            tokio::select! {
-                next = paints.recv() => match next {
-                    Ok(next) => break next,
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        // Too far behind to catch up on differences: start again from a full paint.
-                        let (full, again) = feed.join();
-                        paints = again;
-                        break full;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                incoming = socket.recv() => match incoming {
-                    Some(Ok(Message::Binary(bytes))) => {
-                        if !take_terminal_input(&mut socket, &session, access, bytes.to_vec()).await {
-                            return;
-                        }
-                    }
-                    Some(Ok(Message::Text(text))) => {
-                        if !take_terminal_input(&mut socket, &session, access, text.as_bytes().to_vec()).await {
-                            return;
-                        }
-                    }
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
-                    Some(Ok(_)) => {}
-                },
-                _ = server.stop.cancelled() => return,
-            }
-        };
-    }
-}
-
-/// Write a page's keys, paste or mouse report to the program (as the page's terminal encoded them,
-/// in the modes the program set); false when the page is gone.
-async fn take_terminal_input(
-    socket: &mut WebSocket,
-    session: &Session,
-    access: Access,
-    bytes: Vec<u8>,
-) -> bool {
-    if access != Access::Control {
-        return refuse_input(socket).await.is_ok();
-    }
-    if let Err(e) = session.write(&[bytes]).await {
-        let error = json!({"type": "error", "message": OpError::from(e).message});
-        return send_json(socket, &error).await.is_ok();
-    }
-    true
-}
-
-/// Input from a page on a desktop, in screen pixels.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-enum DesktopInput {
-    /// A click (`count` 2: a double click) with `button` "left", "middle" or "right".
-    Click {
-        x: u32,
-        y: u32,
-        #[serde(default)]
-        button: Option<String>,
-        #[serde(default)]
-        count: Option<u8>,
-    },
-    /// Wheel clicks: positive `dy` scrolls down, positive `dx` right.
-    Scroll {
-        x: u32,
-        y: u32,
-        #[serde(default)]
-        dx: i32,
-        #[serde(default)]
-        dy: i32,
-    },
-    /// A key chord, as `computer`'s keypress names it: "ctrl+c", "Return", "ArrowLeft".
-    Key { keys: String },
-    /// Text typed as it is.
-    Text { text: String },
-}
-
-impl DesktopInput {
-    /// The `computer` action that does this.
-    fn action(self) -> Value {
-        match self {
-            DesktopInput::Click {
-                x,
-                y,
-                count: Some(2),
-                ..
-            } => {
-                json!({"type": "double_click", "x": x, "y": y})
-            }
-            DesktopInput::Click { x, y, button, .. } => {
-                json!({"type": "click", "x": x, "y": y, "button": button.unwrap_or_else(|| "left".into())})
-            }
-            DesktopInput::Scroll { x, y, dx, dy } => {
-                json!({"type": "scroll", "x": x, "y": y, "scroll_x": dx, "scroll_y": dy})
-            }
-            DesktopInput::Key { keys } => json!({"type": "keypress", "keys": [keys]}),
-            DesktopInput::Text { text } => json!({"type": "type", "text": text}),
-        }
-    }
-}
-
-async fn watch_desktop(
-    server: Arc<Server>,
-    mut socket: WebSocket,
-    desktop: Arc<Desktop>,
-    access: Access,
-) {
-    let _viewer = desktop.add_viewer("watch", access == Access::View);
-    let feed = server.desktop_feed(desktop.clone());
-    let (width, height) = desktop.size();
-    let hello = json!({
-        "type": "hello",
-        "sid": desktop.sid,
-        "kind": "desktop",
-        "width": width,
-        "height": height,
-        "control": access == Access::Control,
-    });
-    if send_json(&mut socket, &hello).await.is_err() {
-        return;
-    }
-    // Actions run one batch at a time, in the order given, without holding up the frames.
-    let (actions, queue) = mpsc::unbounded_channel::<Value>();
-    let runner = tokio::spawn(run_actions(server.ctx.clone(), desktop.sid.clone(), queue));
-    let _stop_runner = AbortOnDrop(runner.abort_handle());
-    let mut frames = feed.join();
-    loop {
-        tokio::select! {
-            changed = frames.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                let picture = frames.borrow_and_update().clone();
-                if let Some(picture) = picture {
-                    let meta = json!({
-                        "type": "frame",
-                        "width": picture.width,
-                        "height": picture.height,
-                        "pointer": picture.pointer,
-                    });
-                    if send_json(&mut socket, &meta).await.is_err()
-                        || socket.send(Message::binary(picture.png.clone())).await.is_err()
-                    {
-                        return;
-                    }
-                }
-            }
-            incoming = socket.recv() => match incoming {
-                Some(Ok(Message::Text(text))) => {
-                    if access != Access::Control {
-                        if refuse_input(&mut socket).await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    match serde_json::from_str::<DesktopInput>(text.as_str()) {
-                        Ok(input) => {
-                            let _ = actions.send(input.action());
-                        }
-                        Err(e) => {
-                            let error = json!({"type": "error", "message": format!("input: {e}")});
-                            if send_json(&mut socket, &error).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-                Some(Ok(Message::Binary(_))) => {
-                    if access != Access::Control && refuse_input(&mut socket).await.is_err() {
-                        return;
-                    }
-                }
-                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
-                Some(Ok(_)) => {}
-            },
-            _ = server.stop.cancelled() => return,
-        }
-    }
-}
-
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Run the page's actions through `computer` (the same code a model's clicks and keys take), each
-/// batch of those queued meanwhile in one call, full size: the page's pixels are the screen's.
-async fn run_actions(ctx: Context, sid: String, mut queue: mpsc::UnboundedReceiver<Value>) {
-    while let Some(first) = queue.recv().await {
-        let mut batch = vec![first];
-        while let Ok(more) = queue.try_recv() {
-            batch.push(more);
-        }
-        let params = ComputerParams {
-            sid: sid.clone(),
-            action: None,
-            actions: Some(batch),
-            step_timeout_ms: None,
-            max_long_edge: None,
-            max_pixels: None,
-            full_size: true,
-        };
-        if let Err(e) = Computer::run(&ctx, params, &Progress::default()).await {
-            if e.code == ErrorCode::UnknownSession {
-                return;
-            }
+            let feed = server.desktop_feed(desktop);
+            let ctx = server.ctx.clone();
+            ws.on_upgrade(move |socket| desktop::serve_viewer(socket, ctx, feed, access, stop))
         }
     }
 }
@@ -656,46 +384,6 @@ mod tests {
         );
         assert_eq!(protocol_token(&headers), None);
         assert_eq!(protocol_token(&HeaderMap::new()), None);
-    }
-
-    fn action(input: Value) -> Value {
-        serde_json::from_value::<DesktopInput>(input.clone())
-            .unwrap_or_else(|e| panic!("{input}: {e}"))
-            .action()
-    }
-
-    #[test]
-    fn page_input_becomes_the_computer_action_that_does_it() {
-        assert_eq!(
-            action(json!({"type": "click", "x": 5, "y": 6})),
-            json!({"type": "click", "x": 5, "y": 6, "button": "left"})
-        );
-        assert_eq!(
-            action(json!({"type": "click", "x": 5, "y": 6, "button": "right"})),
-            json!({"type": "click", "x": 5, "y": 6, "button": "right"})
-        );
-        assert_eq!(
-            action(json!({"type": "click", "x": 5, "y": 6, "count": 2})),
-            json!({"type": "double_click", "x": 5, "y": 6})
-        );
-        assert_eq!(
-            action(json!({"type": "scroll", "x": 1, "y": 2, "dy": 3})),
-            json!({"type": "scroll", "x": 1, "y": 2, "scroll_x": 0, "scroll_y": 3})
-        );
-        assert_eq!(
-            action(json!({"type": "key", "keys": "ctrl+c"})),
-            json!({"type": "keypress", "keys": ["ctrl+c"]})
-        );
-        assert_eq!(
-            action(json!({"type": "text", "text": "hi"})),
-            json!({"type": "type", "text": "hi"})
-        );
-        // Anything else is refused, not guessed at.
-        assert!(serde_json::from_value::<DesktopInput>(json!({"type": "drag", "x": 1})).is_err());
-        assert!(
-            serde_json::from_value::<DesktopInput>(json!({"type": "click", "x": -1, "y": 0}))
-                .is_err()
-        );
     }
 
     #[test]

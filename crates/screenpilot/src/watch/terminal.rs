@@ -7,16 +7,24 @@
 //!
 //! Painting is rate limited, not delayed: an update after a quiet spell is painted at once; while
 //! output keeps coming, at most one paint per [`FRAME`].
+//!
+//! [`serve_viewer`] is one page's side: the paints out, and (in control) the page's input in.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocket};
+use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use screenpilot_screen::{CellGrid, InputModes, Painter, Size, Viewport};
 use screenpilot_session::Session;
+
+use super::socket::{refuse_input, send_json, Access};
+use crate::ops::OpError;
 
 /// The shortest time between two paints while output keeps coming (60 per second).
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -115,4 +123,100 @@ async fn paint_updates(feed: Weak<TerminalFeed>, mut updates: tokio::sync::watch
         feed.paint();
         next = Instant::now() + FRAME;
     }
+}
+
+/// One page's view of a terminal: the full paint, then every paint after it; the page's input goes
+/// to the program when it is in control.
+pub async fn serve_viewer(
+    mut socket: WebSocket,
+    feed: Arc<TerminalFeed>,
+    access: Access,
+    stop: CancellationToken,
+) {
+    let session = feed.session.clone();
+    let _viewer = session.add_viewer("watch", access == Access::View);
+    let hello = json!({
+        "type": "hello",
+        "sid": session.sid.to_string(),
+        "kind": session.kind(),
+        "control": access == Access::Control,
+    });
+    if send_json(&mut socket, &hello).await.is_err() {
+        return;
+    }
+    let mut shown = None;
+    let mut alive = None;
+    let (mut paint, mut paints) = feed.join();
+    loop {
+        if shown != Some(paint.size) {
+            let size = json!({"type": "size", "cols": paint.size.cols, "rows": paint.size.rows});
+            if send_json(&mut socket, &size).await.is_err() {
+                return;
+            }
+            shown = Some(paint.size);
+        }
+        if !paint.bytes.is_empty()
+            && socket
+                .send(Message::binary(paint.bytes.clone()))
+                .await
+                .is_err()
+        {
+            return;
+        }
+        let now_alive = session.alive();
+        if alive != Some(now_alive) {
+            let status = json!({"type": "status", "alive": now_alive, "exit_code": session.info().exit_code});
+            if send_json(&mut socket, &status).await.is_err() {
+                return;
+            }
+            alive = Some(now_alive);
+        }
+        paint = loop {
+            tokio::select! {
+                next = paints.recv() => match next {
+                    Ok(next) => break next,
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        // Too far behind to catch up on differences: start again from a full paint.
+                        let (full, again) = feed.join();
+                        paints = again;
+                        break full;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                incoming = socket.recv() => match incoming {
+                    Some(Ok(Message::Binary(bytes))) => {
+                        if !take_terminal_input(&mut socket, &session, access, bytes.to_vec()).await {
+                            return;
+                        }
+                    }
+                    Some(Ok(Message::Text(text))) => {
+                        if !take_terminal_input(&mut socket, &session, access, text.as_bytes().to_vec()).await {
+                            return;
+                        }
+                    }
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                    Some(Ok(_)) => {}
+                },
+                _ = stop.cancelled() => return,
+            }
+        };
+    }
+}
+
+/// Write a page's keys, paste or mouse report to the program (as the page's terminal encoded them,
+/// in the modes the program set); false when the page is gone.
+async fn take_terminal_input(
+    socket: &mut WebSocket,
+    session: &Session,
+    access: Access,
+    bytes: Vec<u8>,
+) -> bool {
+    if access != Access::Control {
+        return refuse_input(socket).await.is_ok();
+    }
+    if let Err(e) = session.write(&[bytes]).await {
+        let error = json!({"type": "error", "message": OpError::from(e).message});
+        return send_json(socket, &error).await.is_ok();
+    }
+    true
 }
