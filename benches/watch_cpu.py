@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What live viewers cost the server: CPU of `screenpilot watch` (daemon + watch process) side by side
 with `asciinema stream --local` (one process), while a program prints 1 MB/s and 0 or 5 viewers
-watch it. Target for screenpilot: < 10% of one core with 5 viewers.
+watch it (by default 0, 1 and 5 viewers). Target for screenpilot: < 10% of one core with 5 viewers.
 
 Viewers are light websocket clients that behave like each page does: they open the same websocket
 the page opens (same path, token and subprotocol) and read every message as fast as it comes, but
@@ -17,7 +17,7 @@ CPU is user + system time from /proc/PID/stat over a window of --seconds (after 
 divided by the window: 100% is one core.
 
 Run (after `cargo build --release`):
-  .venv/bin/python benches/watch_cpu.py [--seconds 20] [--rate 1000000] [--viewers 5] [--only ...]
+  .venv/bin/python benches/watch_cpu.py [--seconds 20] [--rate 1000000] [--viewers 0,1,5] [--tabs] [--only ...]
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--rate", type=int, default=1_000_000, help="bytes per second the program prints")
-    parser.add_argument("--viewers", type=int, default=5)
+    parser.add_argument("--viewers", default="0,1,5", help="viewer counts to measure, comma-separated")
     parser.add_argument("--only", choices=["screenpilot", "asciinema"])
     parser.add_argument("--tabs", action="store_true", help="viewers are headless chromium tabs on the page")
     args = parser.parse_args()
@@ -132,7 +132,7 @@ def main() -> None:
     browser = Browser() if args.tabs else None
     try:
         for kind in kinds:
-            for viewers in (0, args.viewers):
+            for viewers in [int(v) for v in args.viewers.split(",")]:
                 results.append(measure(kind, viewers, args.seconds, args.rate, browser))
                 print(json.dumps(results[-1]), file=sys.stderr)
     finally:
