@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Take the README's picture of the watch page (docs/watch.png): a private daemon with htop in a
+"""Take the README's picture of the watch page (docs/watch-page.png): a private daemon with htop in a
 terminal session and a desktop (vim in an xterm, a zenity dialog over it), the page opened in headless
 chromium, and the page captured over DevTools once both views are live and painted.
 
@@ -52,7 +52,7 @@ BOTH_LIVE = r"""new Promise((resolve, reject) => {
 
 
 def main() -> None:
-    out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "watch.png"))
+    out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "watch-page.png"))
     scratch = tempfile.mkdtemp(prefix="sp-watch-shot-")
     os.chmod(scratch, 0o700)
     project = os.path.join(scratch, "project")
