@@ -87,30 +87,41 @@ impl Scanner {
         budget: u64,
     ) -> Piece {
         let cols = cols.max(1);
-        let mut scanner = self;
+        let Scanner { mut state, mut alt } = self;
         let mut events = base;
-        let mut cut = Piece {
-            len: 0,
-            bound: 0,
-            clears: false,
-            scanner,
-        };
+        // A piece of `len` bytes is within the budget while `len < allowed`
+        // (`events + len / cols + 1 <= budget`); kept up to date as `events` grows.
+        let allowed = |events: u64| budget.saturating_sub(events).saturating_mul(cols);
+        let mut within = allowed(events);
+        // The last place to cut (between two sequences) seen: its length, rows and screen.
+        let mut cut = (0usize, events, alt);
         for (i, &byte) in bytes.iter().enumerate() {
-            if scanner.state == State::Ground {
-                // A place to cut: between two sequences.
-                let bound = events + i as u64 / cols + 1;
-                if bound > budget && cut.len > 0 {
-                    return cut;
+            if state == State::Ground {
+                if i as u64 >= within && cut.0 > 0 {
+                    let (len, events, alt) = cut;
+                    return Piece {
+                        len,
+                        bound: events + len as u64 / cols + 1,
+                        clears: false,
+                        scanner: Scanner {
+                            state: State::Ground,
+                            alt,
+                        },
+                    };
                 }
-                cut = Piece {
-                    len: i,
-                    bound,
-                    clears: false,
-                    scanner,
-                };
+                cut = (i, events, alt);
+                match byte {
+                    0x1b => state = State::Escape,
+                    b'\n' | 0x0b | 0x0c => {
+                        events += 1;
+                        within = allowed(events);
+                    }
+                    _ => {}
+                }
+                continue;
             }
             let mut clears = false;
-            scanner.state = match scanner.state {
+            state = match state {
                 State::Escape if byte == 0x1b => {
                     events += 1;
                     State::Escape
@@ -129,7 +140,7 @@ impl Scanner {
                     events += 1;
                     if byte == b'c' {
                         clears = true;
-                        scanner.alt = false;
+                        alt = false;
                     }
                     State::Ground
                 }
@@ -159,36 +170,45 @@ impl Scanner {
                             b'S' | b'J' | b'M' => events += rows,
                             b'b' => events += u64::from(csi.first.max(1)) / cols + 1,
                             b'h' | b'l' if csi.question && !csi.other && csi.alt_screen => {
-                                scanner.alt = byte == b'h';
+                                alt = byte == b'h';
                             }
                             _ => {}
                         }
-                        clears = byte == b'J' && csi.first == 3 && plain && !scanner.alt;
+                        clears = byte == b'J' && csi.first == 3 && plain && !alt;
                         State::Ground
                     }
                     _ => State::Csi(csi),
                 },
             };
+            within = allowed(events);
             if clears {
                 let len = i + 1;
                 return Piece {
                     len,
                     bound: events + len as u64 / cols + 1,
                     clears: true,
-                    scanner,
+                    scanner: Scanner { state, alt },
                 };
             }
         }
         let len = bytes.len();
-        let bound = events + len as u64 / cols + 1;
-        if bound > budget && cut.len > 0 {
-            return cut;
+        if len as u64 >= within && cut.0 > 0 {
+            let (len, events, alt) = cut;
+            return Piece {
+                len,
+                bound: events + len as u64 / cols + 1,
+                clears: false,
+                scanner: Scanner {
+                    state: State::Ground,
+                    alt,
+                },
+            };
         }
         Piece {
             len,
-            bound,
+            bound: events + len as u64 / cols + 1,
             clears: false,
-            scanner,
+            scanner: Scanner { state, alt },
         }
     }
 }
