@@ -136,7 +136,7 @@ pub struct Attach;
 
 impl Operation for Attach {
     const NAME: &'static str = "attach";
-    const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences) until the person leaves (attach_shown with leave, or cancel); answers {sid, ended, exit_code, signal, closed, detached}.";
+    const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {attachment, seq, paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences; no more than 2 beyond the last seq acknowledged with attach_shown) until the person leaves (attach_shown with leave, or cancel); answers {sid, ended, exit_code, signal, closed, detached}.";
     const TOOL: bool = false;
     type Params = AttachParams;
     type Output = Detached;
@@ -279,7 +279,7 @@ pub struct AttachShown;
 
 impl Operation for AttachShown {
     const NAME: &'static str = "attach_shown";
-    const DESCRIPTION: &'static str = "For `screenpilot attach`, not for models: the person's terminal has taken the attachment's paints up to `seq`, so more may come. Returns {attached}.";
+    const DESCRIPTION: &'static str = "For `screenpilot attach`, not for models: the person's terminal has taken the attachment's paints up to `seq`, so more may come; with `leave`, the person left and the attachment ends. Returns {attached}.";
     const TOOL: bool = false;
     type Params = ShownParams;
     type Output = Acknowledged;
