@@ -113,7 +113,11 @@ class Asciinema:
             env=env, start_new_session=True,
         )
         # It says `::: Live streaming at http://...` once its server listens.
-        read_until(self.proc, self.proc.stdout, r"Live streaming at http://127\.0\.0\.1", 30)
+        try:
+            read_until(self.proc, self.proc.stdout, r"Live streaming at http://127\.0\.0\.1", 30)
+        except BaseException:
+            self.close()
+            raise
         self.url = f"http://127.0.0.1:{port}/" + (f"#{hash_params}" if hash_params else "")
         self.ws_url = f"ws://127.0.0.1:{port}/ws"
         self.server_pids = [self.proc.pid]
@@ -144,6 +148,14 @@ class Screenpilot:
         os.chmod(self.dir, 0o700)
         self.env = dict(os.environ, SCREENPILOT_DIR=self.dir)
         self.sid = sid
+        try:
+            self._start(argv)
+        except BaseException:
+            self.close()  # no daemon left behind
+            raise
+
+    def _start(self, argv: list[str]) -> None:
+        sid = self.sid
         self.sp("spawn", "--sid", sid, "--size", f"{COLS}x{ROWS}", "--", *argv)
         # The program runs: READY shows (a flood scrolls it away at once, so one of its lines will do).
         self.sp("wait", sid, "--regex", r"READY|^\d{8} ", "--timeout-ms", "20000")
