@@ -161,21 +161,18 @@ async fn play(
                 _ = ctrl_c.recv() => return Ok(130),
             }
         }
-        match event.code.as_str() {
-            "o" => {
-                if !put(out, event.data.as_bytes())? {
-                    return Ok(0);
-                }
-            }
+        let bytes = match event.code.as_str() {
+            "o" => event.data.into_bytes(),
             "r" => {
                 let (cols, rows) = parse_size(&event.data)
                     .ok_or_else(|| bad_line(&replay.file, number, "a resize is \"COLSxROWS\""))?;
-                if !put(out, &resize(u64::from(cols), u64::from(rows)))? {
-                    return Ok(0);
-                }
+                resize(u64::from(cols), u64::from(rows))
             }
             // Input, markers and the exit status change nothing on the screen.
-            _ => {}
+            _ => continue,
+        };
+        if !put(out, &bytes)? {
+            return Ok(0);
         }
     }
     put(out, b"")?;
