@@ -317,17 +317,20 @@
       this.img.draggable = false;
       this.showSize(info.width, info.height);
       this.pending = null;
-      this.img.addEventListener("click", (e) => this.click(e, "left"));
-      this.img.addEventListener("auxclick", (e) => {
+      this.loading = 0; // frames started
+      this.shown = 0; // the newest frame shown
+      // Listeners sit on the panel, not the image: each frame is a new image, swapped in once decoded.
+      this.body.addEventListener("click", (e) => this.click(e, "left"));
+      this.body.addEventListener("auxclick", (e) => {
         if (e.button === 1) this.click(e, "middle");
       });
-      this.img.addEventListener("contextmenu", (e) => {
+      this.body.addEventListener("contextmenu", (e) => {
         if (this.inControl) {
           e.preventDefault();
           this.click(e, "right");
         }
       });
-      this.img.addEventListener("wheel", (e) => {
+      this.body.addEventListener("wheel", (e) => {
         if (!this.inControl) return;
         e.preventDefault();
         const p = this.point(e);
@@ -349,27 +352,40 @@
       if (msg.type === "frame") this.pending = msg;
     }
 
+    // A frame is decoded in an image of its own and swapped in whole, so the panel never shows a
+    // half-loaded or empty image between two frames; a frame decoded after a newer one is dropped.
     data(buffer) {
       const meta = this.pending || {};
       this.pending = null;
+      const seq = ++this.loading;
       const url = URL.createObjectURL(new Blob([buffer], { type: "image/png" }));
-      const old = this.url;
-      this.url = url;
-      this.img.onload = () => {
-        if (old) URL.revokeObjectURL(old);
+      const next = el("img", "frame");
+      next.alt = this.img.alt;
+      next.draggable = false;
+      next.onerror = () => URL.revokeObjectURL(url);
+      next.onload = () => {
+        if (this.closed || seq < this.shown) {
+          URL.revokeObjectURL(url);
+          return;
+        }
+        this.shown = seq;
+        if (meta.width) {
+          next.dataset.width = String(meta.width);
+          next.dataset.height = String(meta.height);
+          this.showSize(meta.width, meta.height);
+        }
+        if (meta.pointer) {
+          this.section.dataset.pointerX = String(meta.pointer.x);
+          this.section.dataset.pointerY = String(meta.pointer.y);
+        }
+        this.img.replaceWith(next);
+        this.img = next;
+        if (this.url) URL.revokeObjectURL(this.url);
+        this.url = url;
         this.frames += 1;
         this.section.dataset.frames = String(this.frames);
       };
-      this.img.src = url;
-      if (meta.width) {
-        this.img.dataset.width = String(meta.width);
-        this.img.dataset.height = String(meta.height);
-        this.showSize(meta.width, meta.height);
-      }
-      if (meta.pointer) {
-        this.section.dataset.pointerX = String(meta.pointer.x);
-        this.section.dataset.pointerY = String(meta.pointer.y);
-      }
+      next.src = url;
     }
 
     // A page pixel to a screen pixel: the frame is the screen at full size, shown scaled to fit.
