@@ -82,7 +82,18 @@ Example: {\"sid\": \"vim\", \"action\": \"start\", \"path\": \"vim.cast\"}.";
     }
 
     async fn run(ctx: &Context, p: RecordParams, _: &Progress) -> Result<Recorded, OpError> {
-        let session = ctx.registry.get(&p.sid)?;
+        let session = match ctx.registry.get(&p.sid) {
+            Err(SessionError::UnknownSession(_)) if super::desktop::info(ctx, &p.sid).is_some() => {
+                return Err(OpError::invalid(
+                    "sid",
+                    format!(
+                        "'{}' is a desktop; recordings (asciicast) are of terminal sessions",
+                        p.sid
+                    ),
+                ))
+            }
+            other => other?,
+        };
         match p.action {
             RecordAction::Start => {
                 let path = p.path.ok_or_else(|| {
