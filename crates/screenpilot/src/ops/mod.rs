@@ -45,13 +45,13 @@ pub use input::{SendKeysParams, TextParams};
 pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
 pub use mouse::MouseParams;
 pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
-pub use textual::TextualRunParams;
-pub use watch::{WatchOutput, WatchParams};
 pub use record::{RecordAction, RecordParams};
+pub use textual::TextualRunParams;
 pub use waits::{
     ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
     WaitVisualChangeParams,
 };
+pub use watch::{WatchOutput, WatchParams};
 
 /// The list of operations: dispatch ([`execute`]) and the published list ([`OPERATIONS`]) are both
 /// generated from it, so neither can miss one. Adding an operation is one file and one line here.
@@ -83,9 +83,9 @@ operations! {
     lifecycle::Alive,
     lifecycle::Close,
     lifecycle::Resize,
+    record::Record,
     input::SendKeys,
     input::SendLine,
-    record::Record,
     input::Type,
     mouse::Mouse,
     observe::Snapshot,
