@@ -5,8 +5,8 @@
 //! typed parameters, [`request()`] completes them for the caller, and [`present()`] and [`progress()`]
 //! show what came back, read into the operation's output type.
 
-pub mod attach;
 mod args;
+pub mod attach;
 mod attach_input;
 mod plan;
 mod present;

@@ -46,7 +46,12 @@ mod tests {
         let all = names("terminal,textual,desktop");
         let tools = OPERATIONS.iter().filter(|op| op.tool).count();
         assert_eq!(all.len(), tools, "{all:?}");
-        assert!(!all.contains(&"attach") && !all.contains(&"write_raw"), "{all:?}");
+        assert!(
+            !all.contains(&"attach")
+                && !all.contains(&"attach_shown")
+                && !all.contains(&"write_raw"),
+            "{all:?}"
+        );
         for profile in Profile::ALL {
             let served = names(profile.name());
             assert!(
@@ -69,7 +74,8 @@ mod tests {
                 "wait_ready",
                 "wait_exit",
                 "desktop_start",
-                "computer"
+                "computer",
+                "watch"
             ]
         );
         assert!(!names("terminal").contains(&"computer"));
