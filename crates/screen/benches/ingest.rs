@@ -3,13 +3,16 @@
 //! copies every row that scrolls into the history out as text (see `crates/screen/src/history.rs`);
 //! the `seq` stream, short lines, is where that costs the most per byte.
 //!
-//! Run: cargo bench -p screenpilot-screen --bench ingest
+//! Run: cargo bench -p screenpilot-screen --bench ingest (first prints an interleaved comparison,
+//! fresh and with the history already full, then criterion's runs)
 
 use alacritty_terminal::event::VoidListener;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Config, Term};
 use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::time::Instant;
+
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use screenpilot_screen::{Screen, Size};
 
 const COLS: u16 = 120;
@@ -126,5 +129,71 @@ fn ingest(c: &mut Criterion) {
     group.finish();
 }
 
+fn raw_alacritty() -> (Term<VoidListener>, Processor<StdSyncHandler>) {
+    (
+        Term::new(Config::default(), &Dims, VoidListener),
+        Processor::new(),
+    )
+}
+
+/// Feed `chunks` to raw alacritty and to screenpilot in turns, `rounds` times each, starting either
+/// fresh or with the history already full (the steady state of a long-running program); the medians
+/// and their ratio. Taking turns keeps the ratio honest on a machine whose load changes.
+fn interleaved(chunks: &[&[u8]], full: bool, rounds: usize) -> (f64, f64) {
+    let mut raw_ms = Vec::new();
+    let mut ours_ms = Vec::new();
+    for _ in 0..rounds {
+        let (mut term, mut parser) = raw_alacritty();
+        let mut screen = Screen::new(Size::new(COLS, ROWS), 10_000);
+        if full {
+            for chunk in chunks {
+                parser.advance(&mut term, chunk);
+                screen.feed(chunk);
+            }
+        }
+        let start = Instant::now();
+        for chunk in chunks {
+            parser.advance(&mut term, chunk);
+        }
+        raw_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        for chunk in chunks {
+            screen.feed(chunk);
+        }
+        ours_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        drop((term, screen));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(raw_ms), median(ours_ms))
+}
+
+/// Printed before criterion's own runs: screenpilot's speed as a share of raw alacritty's.
+fn print_interleaved() {
+    println!("interleaved medians of 15 rounds, 4 KiB reads into {COLS}x{ROWS}, 10,000 lines of history:");
+    for (name, stream) in [
+        ("plain", plain_stream()),
+        ("seq", seq_stream()),
+        ("escape_heavy", escape_heavy_stream()),
+    ] {
+        let chunks: Vec<&[u8]> = stream.chunks(4096).collect();
+        for full in [false, true] {
+            let (raw, ours) = interleaved(&chunks, full, 15);
+            println!(
+                "  {name:<12} {:<6} raw alacritty {raw:7.2} ms  screenpilot {ours:7.2} ms  speed {:5.1}% of raw",
+                if full { "full" } else { "fresh" },
+                raw / ours * 100.0
+            );
+        }
+    }
+}
+
 criterion_group!(benches, ingest);
-criterion_main!(benches);
+
+fn main() {
+    print_interleaved();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -14,7 +14,6 @@
 use std::collections::VecDeque;
 
 use alacritty_terminal::grid::Row;
-use alacritty_terminal::index::Column;
 use alacritty_terminal::term::cell::{Cell as TermCell, Flags};
 
 /// Rows per block. A block's text is one allocation, sized exactly once the block is full.
@@ -176,33 +175,35 @@ impl History {
 /// Write `row` into `out` as the history keeps it (see the module docs). Returns whether the row was
 /// soft-wrapped. `cols` is the terminal's width.
 pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bool {
-    let cols = cols.min(row.len());
-    if cols == 0 {
+    let cells = &row[..];
+    let cells = &cells[..cols.min(cells.len())];
+    let Some(last) = cells.last() else {
         return false;
-    }
-    let wrapped = row[Column(cols - 1)].flags.contains(Flags::WRAPLINE);
+    };
+    let wrapped = last.flags.contains(Flags::WRAPLINE);
     let spacer = Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER;
-    let mut end = cols;
-    if !wrapped {
-        // Trailing blanks are dropped, as every reader would drop them.
-        while end > 0 {
-            let cell = &row[Column(end - 1)];
-            let blank = cell.flags.intersects(spacer)
-                || (matches!(cell.c, ' ' | '\t' | '\0') && cell.zerowidth().is_none());
-            if !blank {
-                break;
-            }
-            end -= 1;
-        }
-    }
-    for col in 0..end {
-        let cell = &row[Column(col)];
+    // Trailing blanks are dropped, as every reader would drop them; a soft-wrapped row keeps them.
+    let end = if wrapped {
+        cells.len()
+    } else {
+        cells
+            .iter()
+            .rposition(|cell| {
+                let blank = matches!(cell.c, ' ' | '\t' | '\0')
+                    && (cell.extra.is_none() || cell.zerowidth().is_none());
+                !(blank || cell.flags.intersects(spacer))
+            })
+            .map_or(0, |i| i + 1)
+    };
+    for cell in &cells[..end] {
         if cell.flags.intersects(spacer) {
             continue;
         }
         out.push(crate::emulator::visible_char(cell.c));
-        if let Some(marks) = cell.zerowidth() {
-            out.extend(marks.iter());
+        if cell.extra.is_some() {
+            if let Some(marks) = cell.zerowidth() {
+                out.extend(marks.iter());
+            }
         }
     }
     wrapped

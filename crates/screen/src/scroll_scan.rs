@@ -44,6 +44,17 @@ struct Csi {
 }
 
 impl Csi {
+    /// Take one byte of the parameters (or private markers, intermediates).
+    fn read(&mut self, byte: u8) {
+        match byte {
+            b'0'..=b'9' => self.param = (self.param * 10 + u32::from(byte - b'0')).min(65_535),
+            b';' | b':' => self.end_param(),
+            b'?' => self.question = true,
+            0x20..=0x2f | 0x3c..=0x3e => self.other = true,
+            _ => {}
+        }
+    }
+
     fn end_param(&mut self) {
         if self.count == 0 {
             self.first = self.param;
@@ -95,121 +106,130 @@ impl Scanner {
         let mut within = allowed(events);
         // The last place to cut (between two sequences) seen: its length, rows and screen.
         let mut cut = (0usize, events, alt);
-        for (i, &byte) in bytes.iter().enumerate() {
-            if state == State::Ground {
-                if i as u64 >= within && cut.0 > 0 {
-                    let (len, events, alt) = cut;
-                    return Piece {
-                        len,
-                        bound: events + len as u64 / cols + 1,
-                        clears: false,
-                        scanner: Scanner {
-                            state: State::Ground,
-                            alt,
-                        },
-                    };
-                }
-                cut = (i, events, alt);
-                match byte {
-                    0x1b => state = State::Escape,
-                    b'\n' | 0x0b | 0x0c => {
-                        events += 1;
-                        within = allowed(events);
+        let piece = |len: usize, events: u64, clears: bool, state: State, alt: bool| Piece {
+            len,
+            bound: events + len as u64 / cols + 1,
+            clears,
+            scanner: Scanner { state, alt },
+        };
+        let mut i = 0;
+        while i < bytes.len() {
+            let byte = bytes[i];
+            match state {
+                State::Ground => {
+                    if i as u64 >= within && cut.0 > 0 {
+                        return piece(cut.0, cut.1, false, State::Ground, cut.2);
                     }
-                    _ => {}
-                }
-                continue;
-            }
-            let mut clears = false;
-            state = match state {
-                State::Escape if byte == 0x1b => {
-                    events += 1;
-                    State::Escape
-                }
-                _ if byte == 0x1b => State::Escape,
-                // Line feeds run wherever they are, even inside an escape sequence.
-                state if matches!(byte, b'\n' | 0x0b | 0x0c) => {
-                    events += 1;
-                    state
-                }
-                State::Ground => State::Ground,
-                State::Escape if byte == b'[' => State::Csi(Csi::default()),
-                State::Escape => {
-                    // ESC D / ESC E index one line; anything else is counted as that too. ESC c resets
-                    // the terminal: both screens' history goes, and the primary screen is shown.
-                    events += 1;
-                    if byte == b'c' {
-                        clears = true;
-                        alt = false;
-                    }
-                    State::Ground
-                }
-                State::Csi(mut csi) => match byte {
-                    b'0'..=b'9' => {
-                        csi.param = (csi.param * 10 + u32::from(byte - b'0')).min(65_535);
-                        State::Csi(csi)
-                    }
-                    b';' | b':' => {
-                        csi.end_param();
-                        State::Csi(csi)
-                    }
-                    b'?' => {
-                        csi.question = true;
-                        State::Csi(csi)
-                    }
-                    0x20..=0x2f | 0x3c..=0x3e => {
-                        csi.other = true;
-                        State::Csi(csi)
-                    }
-                    0x40..=0x7e => {
-                        csi.end_param();
-                        let plain = !csi.question && !csi.other;
-                        match byte {
-                            // Scroll up, erase in display (2 J scrolls the screen into history),
-                            // delete lines (at the top row alacritty scrolls the history too).
-                            b'S' | b'J' | b'M' => events += rows,
-                            b'b' => events += u64::from(csi.first.max(1)) / cols + 1,
-                            b'h' | b'l' if csi.question && !csi.other && csi.alt_screen => {
-                                alt = byte == b'h';
-                            }
-                            _ => {}
+                    cut = (i, events, alt);
+                    // Plain text up to the next line feed or escape: every place in it is a place to
+                    // cut; the last one within the budget ends the piece.
+                    let run = bytes[i..]
+                        .iter()
+                        .position(|&b| matches!(b, 0x1b | b'\n' | 0x0b | 0x0c))
+                        .map_or(bytes.len(), |n| i + n);
+                    if run as u64 >= within {
+                        let last = within.saturating_sub(1) as usize;
+                        if last > i {
+                            return piece(last, events, false, State::Ground, alt);
                         }
-                        clears = byte == b'J' && csi.first == 3 && plain && !alt;
-                        State::Ground
+                        if i > 0 {
+                            return piece(i, events, false, State::Ground, alt);
+                        }
+                        // Nothing fits: the piece holds at least this much.
+                    } else {
+                        cut = (run, events, alt);
                     }
-                    _ => State::Csi(csi),
-                },
-            };
-            within = allowed(events);
-            if clears {
-                let len = i + 1;
-                return Piece {
-                    len,
-                    bound: events + len as u64 / cols + 1,
-                    clears: true,
-                    scanner: Scanner { state, alt },
-                };
+                    i = run;
+                    match bytes.get(i) {
+                        None => break,
+                        Some(0x1b) => state = State::Escape,
+                        Some(_) => {
+                            events += 1;
+                            within = allowed(events);
+                        }
+                    }
+                    i += 1;
+                }
+                State::Escape => {
+                    i += 1;
+                    state = match byte {
+                        0x1b => {
+                            events += 1;
+                            State::Escape
+                        }
+                        // Line feeds run wherever they are, even inside an escape sequence.
+                        b'\n' | 0x0b | 0x0c => {
+                            events += 1;
+                            State::Escape
+                        }
+                        b'[' => State::Csi(Csi::default()),
+                        _ => {
+                            // ESC D / ESC E index one line; anything else is counted as that too.
+                            // ESC c resets the terminal: both screens' history goes, and the
+                            // primary screen is shown.
+                            events += 1;
+                            if byte == b'c' {
+                                return piece(i, events, true, State::Ground, false);
+                            }
+                            State::Ground
+                        }
+                    };
+                    within = allowed(events);
+                }
+                State::Csi(mut csi) => {
+                    // Skip to what ends or interrupts the sequence; read its parameters only when it
+                    // is one that matters here.
+                    let stop = bytes[i..]
+                        .iter()
+                        .position(|&b| matches!(b, 0x40..=0x7e | 0x1b | b'\n' | 0x0b | 0x0c))
+                        .map(|n| i + n);
+                    let end = stop.unwrap_or(bytes.len());
+                    let stopper = stop.map(|k| bytes[k]);
+                    if stopper.is_none_or(|b| {
+                        !(0x40..=0x7e).contains(&b)
+                            || matches!(b, b'S' | b'J' | b'M' | b'b' | b'h' | b'l')
+                    }) {
+                        for &b in &bytes[i..end] {
+                            csi.read(b);
+                        }
+                    }
+                    i = end + 1;
+                    state = match stopper {
+                        None => State::Csi(csi),
+                        Some(0x1b) => State::Escape,
+                        // Line feeds run wherever they are, even inside an escape sequence.
+                        Some(b'\n' | 0x0b | 0x0c) => {
+                            events += 1;
+                            State::Csi(csi)
+                        }
+                        Some(last) => {
+                            csi.end_param();
+                            let plain = !csi.question && !csi.other;
+                            match last {
+                                // Scroll up, erase in display (2 J scrolls the screen into history),
+                                // delete lines (at the top row alacritty scrolls the history too).
+                                b'S' | b'J' | b'M' => events += rows,
+                                b'b' => events += u64::from(csi.first.max(1)) / cols + 1,
+                                b'h' | b'l' if csi.question && !csi.other && csi.alt_screen => {
+                                    alt = last == b'h';
+                                }
+                                _ => {}
+                            }
+                            if last == b'J' && csi.first == 3 && plain && !alt {
+                                return piece(i, events, true, State::Ground, alt);
+                            }
+                            State::Ground
+                        }
+                    };
+                    within = allowed(events);
+                }
             }
         }
         let len = bytes.len();
         if len as u64 >= within && cut.0 > 0 {
-            let (len, events, alt) = cut;
-            return Piece {
-                len,
-                bound: events + len as u64 / cols + 1,
-                clears: false,
-                scanner: Scanner {
-                    state: State::Ground,
-                    alt,
-                },
-            };
+            return piece(cut.0, cut.1, false, State::Ground, cut.2);
         }
-        Piece {
-            len,
-            bound: events + len as u64 / cols + 1,
-            clears: false,
-            scanner: Scanner { state, alt },
-        }
+        piece(len, events, false, state, alt)
     }
 }
 
