@@ -152,7 +152,10 @@ fn a_scrollback_wait_finds_a_line_of_a_flood_in_the_history() {
     d.wait_regex("sh", "^flood-done$");
     let out = found.finish();
     let answer = common::parse_json(&out);
-    assert!(out.status.success(), "the scrollback wait did not match: {answer}");
+    assert!(
+        out.status.success(),
+        "the scrollback wait did not match: {answer}"
+    );
     assert_eq!(answer["matched"], true, "{answer}");
     // The other wait is still pending (it has not matched anything): stopping it is its only end.
     never.kill();

@@ -228,10 +228,10 @@ fn out_of_file_descriptors_the_daemon_refuses_new_clients_and_keeps_serving() {
         let mut conn = UnixStream::connect(&socket).expect("connect");
         conn.set_read_timeout(Some(Duration::from_millis(LONG_MS)))
             .unwrap();
-        send(
-            &mut conn,
-            json!({"id": 1, "op": "alive", "params": {"sid": "c"}}),
-        );
+        // A refused client may find the connection already closed when it writes (the refusal is
+        // sent as soon as it connects): the refusal is still there to read.
+        let request = json!({"id": 1, "op": "alive", "params": {"sid": "c"}});
+        let _ = conn.write_all(format!("{request}\n").as_bytes());
         let mut answer = String::new();
         BufReader::new(&conn).read_line(&mut answer).unwrap();
         let answer: Value = serde_json::from_str(answer.trim()).unwrap();
