@@ -183,18 +183,17 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bo
     let wrapped = last.flags.contains(Flags::WRAPLINE);
     let spacer = Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER;
     // Trailing blanks are dropped, as every reader would drop them; a soft-wrapped row keeps them.
+    // Most of a short row is plain spaces: find the last cell that is anything else, then drop what
+    // still shows as a blank (a tab's cell, an empty one).
     let end = if wrapped {
         cells.len()
     } else {
         cells
             .iter()
-            .rposition(|cell| {
-                let blank = matches!(cell.c, ' ' | '\t' | '\0')
-                    && (cell.extra.is_none() || cell.zerowidth().is_none());
-                !(blank || cell.flags.intersects(spacer))
-            })
+            .rposition(|cell| cell.c != ' ' || cell.extra.is_some())
             .map_or(0, |i| i + 1)
     };
+    let start = out.len();
     for cell in &cells[..end] {
         if cell.flags.intersects(spacer) {
             continue;
@@ -205,6 +204,10 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bo
                 out.extend(marks.iter());
             }
         }
+    }
+    if !wrapped {
+        let kept = out[start..].trim_end_matches(' ').len();
+        out.truncate(start + kept);
     }
     wrapped
 }
