@@ -360,6 +360,7 @@ fn check_seed(seed: u64) {
             }
             continue;
         }
+        // HISTORY_DEBUG=1 says where the two histories part, for a failing seed.
         if std::env::var_os("HISTORY_DEBUG").is_some() {
             let (a, b) = (
                 ours.scrollback_text(usize::MAX),
@@ -389,6 +390,8 @@ fn check_seed(seed: u64) {
     }
 }
 
+/// 120 seeds; `HISTORY_SEEDS=1..2000 cargo test -p screenpilot-screen random_streams` runs more (seeds
+/// 1 to 1500 passed when this was written).
 #[test]
 fn random_streams_read_back_the_same_history() {
     let seeds = std::env::var("HISTORY_SEEDS")
