@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::color::{Color, Rgb};
 use crate::geometry::Size;
 use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
-use crate::history::{row_text, History};
+use crate::history::{row_text, visible_char, History};
 use crate::modes::{InputModes, MouseEncoding, MouseTracking};
 use crate::osc_limit::OscLimit;
 use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
@@ -797,15 +797,6 @@ impl Screen {
             palette_overrides,
             title: self.title.clone(),
         }
-    }
-}
-
-/// What a cell shows. alacritty_terminal keeps a tab's `\t` in the cell where the tab started (for
-/// copying); on screen that cell is blank, and text with a `\t` in it would no longer line up.
-pub(crate) fn visible_char(c: char) -> char {
-    match c {
-        '\0' | '\t' => ' ',
-        c => c,
     }
 }
 

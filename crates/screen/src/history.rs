@@ -198,7 +198,7 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bo
         if cell.flags.intersects(spacer) {
             continue;
         }
-        out.push(crate::emulator::visible_char(cell.c));
+        out.push(visible_char(cell.c));
         if cell.extra.is_some() {
             if let Some(marks) = cell.zerowidth() {
                 out.extend(marks.iter());
@@ -210,6 +210,15 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bo
         out.truncate(start + kept);
     }
     wrapped
+}
+
+/// What a cell shows. alacritty_terminal keeps a tab's `\t` in the cell where the tab started (for
+/// copying); on screen that cell is blank, and text with a `\t` in it would no longer line up.
+pub(crate) fn visible_char(c: char) -> char {
+    match c {
+        '\0' | '\t' => ' ',
+        c => c,
+    }
 }
 
 #[cfg(test)]

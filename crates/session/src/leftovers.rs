@@ -29,6 +29,8 @@ use std::time::Duration;
 use rustix::process::{Pid, PidfdFlags, Signal};
 use tokio::io::unix::AsyncFd;
 
+use crate::process::stat;
+
 /// What identifies a session's processes to a daemon that did not start them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -249,29 +251,6 @@ async fn all_exit(fds: Vec<OwnedFd>, limit: Duration) {
         }
     })
     .await;
-}
-
-/// The fields of /proc/PID/stat this module reads.
-struct Stat {
-    zombie: bool,
-    session: i32,
-    start_time: u64,
-}
-
-fn stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
-    Some(Stat {
-        zombie: matches!(*fields.first()?, "Z" | "X" | "x"),
-        session: fields.get(3)?.parse().ok()?,
-        start_time: fields.get(19)?.parse().ok()?,
-    })
-}
-
-/// When process `pid` started (clock ticks since boot), zombie or not.
-pub(crate) fn proc_start_time(pid: i32) -> Option<u64> {
-    Some(stat(pid)?.start_time)
 }
 
 fn boot_id() -> Option<String> {

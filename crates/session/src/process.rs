@@ -163,7 +163,7 @@ fn noted_start_times() -> &'static Mutex<std::collections::VecDeque<(i32, u64)>>
 }
 
 fn note_start_time(pid: i32) {
-    let Some(started) = crate::leftovers::proc_start_time(pid) else {
+    let Some(started) = proc_start_time(pid) else {
         return;
     };
     let mut noted = noted_start_times()
@@ -186,7 +186,7 @@ pub fn start_time(pid: i32) -> Option<u64> {
         .rev()
         .find(|(noted, _)| *noted == pid)
         .map(|(_, started)| *started);
-    noted.or_else(|| crate::leftovers::proc_start_time(pid))
+    noted.or_else(|| proc_start_time(pid))
 }
 
 /// The pty's controlling side, made non-blocking and registered with the async runtime.
@@ -310,4 +310,27 @@ pub async fn end_session(leader: i32, grace: Duration) {
             return;
         }
     }
+}
+
+/// The fields of /proc/PID/stat that leftovers and start times are read from.
+pub(crate) struct Stat {
+    pub zombie: bool,
+    pub session: i32,
+    pub start_time: u64,
+}
+
+pub(crate) fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    Some(Stat {
+        zombie: matches!(*fields.first()?, "Z" | "X" | "x"),
+        session: fields.get(3)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// When process `pid` started (clock ticks since boot), zombie or not.
+pub(crate) fn proc_start_time(pid: i32) -> Option<u64> {
+    Some(stat(pid)?.start_time)
 }
