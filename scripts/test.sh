@@ -19,6 +19,9 @@ install_deps() {
   for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
+  # npm only fetches the Node 22, pi, Inspector and asciinema-player packages below; any npm will do,
+  # so Debian's is installed only when the machine has none (a Node from elsewhere keeps its own).
+  command -v npm >/dev/null || missing+=(npm)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
       say "apt-get install ${missing[*]}"
