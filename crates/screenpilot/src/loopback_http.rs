@@ -47,6 +47,19 @@ pub fn loopback_addr(text: &str, field: &'static str) -> Result<SocketAddr, OpEr
     Ok(addr)
 }
 
+/// Listen on `addr` (checked by [`loopback_addr`]); answers the listener and the address it got (port
+/// 0 picks a free one). `field` names the argument in errors.
+pub async fn listen(
+    addr: SocketAddr,
+    field: &'static str,
+) -> Result<(tokio::net::TcpListener, SocketAddr), OpError> {
+    let refused =
+        |e: std::io::Error| OpError::invalid(field, format!("cannot listen on {addr}: {e}"));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(refused)?;
+    let bound = listener.local_addr().map_err(refused)?;
+    Ok((listener, bound))
+}
+
 /// Read a token the caller keeps in a file (warning on stderr when others can read it).
 pub fn read_token(file: &Path) -> Result<String, OpError> {
     if let Some(warning) = exposed_token_warning(file) {

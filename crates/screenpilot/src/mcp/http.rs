@@ -44,12 +44,7 @@ pub async fn serve(
         LocalSessionManager::default().into(),
         config,
     );
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| OpError::invalid("http", format!("cannot listen on {addr}: {e}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| OpError::invalid("http", format!("cannot listen on {addr}: {e}")))?;
+    let (listener, bound) = loopback_http::listen(addr, "http").await?;
     let gate = Gate {
         server: "mcp",
         token,

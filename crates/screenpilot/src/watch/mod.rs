@@ -79,12 +79,7 @@ struct Server {
 /// Listen on `addr` (loopback) and serve the sessions of `ctx` until [`Running::stop`]; the tokens are
 /// written to `dir`.
 pub async fn start(ctx: Context, addr: SocketAddr, dir: &Path) -> Result<Running, OpError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| OpError::invalid("http", format!("cannot listen on {addr}: {e}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| OpError::invalid("http", format!("cannot listen on {addr}: {e}")))?;
+    let (listener, bound) = loopback_http::listen(addr, "http").await?;
     let view_token = loopback_http::new_token()?;
     let control_token = loopback_http::new_token()?;
     let view_token_file = loopback_http::write_token(dir, VIEW_TOKEN_FILE, &view_token)?;
