@@ -52,7 +52,11 @@ fn played_by_web_player(dir: &Path, cast: &Path) -> String {
          <div id=player></div><script>{js}</script><script>\
          const player = AsciinemaPlayer.create({{data: {data}}}, document.getElementById('player'),\
            {{autoPlay: true, speed: 100, idleTimeLimit: 0.1}});\
-         player.addEventListener('ended', () => {{ document.title = 'ENDED'; }});\
+         player.addEventListener('ended', () => {{\
+           const shown = () => document.querySelector('.ap-line span')\
+             ? (document.title = 'ENDED') : requestAnimationFrame(shown);\
+           requestAnimationFrame(shown);\
+         }});\
          </script></body></html>",
         css = read("asciinema-player.css"),
         js = read("asciinema-player.js").replace("</script", "<\\/script"),
@@ -61,7 +65,8 @@ fn played_by_web_player(dir: &Path, cast: &Path) -> String {
     let html = dir.join("player.html");
     std::fs::write(&html, page).unwrap();
     // Virtual time runs the player's timers as fast as the page can go, and stops when the budget
-    // is spent; the page's title says whether playback reached its end.
+    // is spent; the page's title says whether playback reached its end and the player drew its
+    // terminal after it (it draws on an animation frame: the DOM was seen empty at 'ended' once).
     let out = std::process::Command::new("chromium")
         .args([
             "--headless",
