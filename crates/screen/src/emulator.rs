@@ -764,6 +764,18 @@ impl Screen {
         hasher.digest()
     }
 
+    /// True when no visible cell is drawn in reverse or on a background of its own: then nothing on
+    /// the screen can read as selected or focused ([`crate::highlights`] finds nothing), and a reader
+    /// wanting only highlights need not copy the cells. Cheap: no cell is copied.
+    pub fn plain_backdrop(&self) -> bool {
+        let grid = self.term.grid();
+        (0..self.term.screen_lines() as i32).all(|line| {
+            grid[Line(line)][..].iter().all(|cell| {
+                !cell.flags.contains(Flags::INVERSE) && convert_color(cell.bg) == Color::Default
+            })
+        })
+    }
+
     /// The whole visible screen as cells.
     pub fn cells(&self) -> CellGrid {
         let grid = self.term.grid();

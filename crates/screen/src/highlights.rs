@@ -267,4 +267,34 @@ mod tests {
             vec![(4, 4, "picked".to_owned(), HighlightKind::Background)]
         );
     }
+
+    #[test]
+    fn a_plain_backdrop_has_no_highlights() {
+        // Screens without reverse or background colours, and screens with them: the cheap check
+        // (Screen::plain_backdrop) must never say "nothing to find" where highlights finds something.
+        let screens: Vec<Vec<u8>> = vec![
+            b"bash-5.2$ ls\r\nfile \x1b[1mbold\x1b[0m \x1b[4munder\x1b[0m \x1b[31mred\x1b[0m"
+                .to_vec(),
+            b"\x1b[7mreversed\x1b[0m plain".to_vec(),
+            b"menu\r\n\x1b[44m item \x1b[0m".to_vec(),
+            crate::test_screens::dialog_menu(),
+            crate::test_screens::search_hits(),
+            crate::test_screens::process_list(),
+        ];
+        for bytes in screens {
+            let mut screen = crate::Screen::new(crate::Size::new(40, 14), 0);
+            screen.feed(&bytes);
+            let grid = screen.cells();
+            let found = highlights(&grid, &Regions::of(&grid));
+            if screen.plain_backdrop() {
+                assert!(found.is_empty(), "{found:?}");
+            }
+        }
+        let mut plain = crate::Screen::new(crate::Size::new(40, 5), 0);
+        plain.feed(b"\x1b[1;32mgreen bold\x1b[0m text");
+        assert!(plain.plain_backdrop());
+        let mut menu = crate::Screen::new(crate::Size::new(40, 14), 0);
+        menu.feed(&crate::test_screens::dialog_menu());
+        assert!(!menu.plain_backdrop());
+    }
 }

@@ -338,8 +338,11 @@ impl Session {
     pub fn read(&self, options: ReadOptions) -> ScreenState {
         self.touch();
         let exit = self.exit_info();
-        let wants_grid = options.cells || options.styled || options.highlights;
         let (mut state, grid) = self.with_screen(|screen| {
+            // Highlights need the cells only where something is drawn in reverse or on a colour.
+            let plain =
+                options.highlights && !options.styled && !options.cells && screen.plain_backdrop();
+            let wants_grid = options.cells || options.styled || (options.highlights && !plain);
             let hash = hash_hex(screen.hash());
             let size = screen.size();
             let state = ScreenState {
@@ -357,7 +360,7 @@ impl Session {
                 rows: size.rows,
                 scrollback: options.scrollback.map(|n| screen.scrollback_text(n)),
                 styled: None,
-                highlights: None,
+                highlights: plain.then(Vec::new),
                 cells: None,
             };
             (state, wants_grid.then(|| screen.cells()))
