@@ -11,12 +11,18 @@
 //! viewer's terminal, and is wrapped in a synchronized update (mode 2026) so no half-drawn frame shows.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use crate::color::{Color, Rgb};
 use crate::geometry::{CellPos, Size};
 use crate::grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
 use crate::modes::{InputModes, MouseEncoding, MouseTracking};
 use crate::palette::{BACKGROUND_INDEX, FOREGROUND_INDEX};
+
+/// The shortest time between two paints for one viewer while output keeps coming (60 a second): a
+/// rate limit, not a delay; a change after a quiet spell is painted at once. Attach and the watch
+/// page both pace their paints by it.
+pub const PAINT_INTERVAL: Duration = Duration::from_millis(16);
 
 /// Which part of the screen a viewer's terminal shows: a window of the viewer's size whose top-left
 /// corner is the screen cell `origin`.
@@ -159,6 +165,15 @@ impl Painter {
             return Vec::new();
         }
         format!("\x1b[?2026h{out}\x1b[?2026l").into_bytes()
+    }
+
+    /// A full paint of what was painted last, for a viewer joining now (the paints after it then
+    /// apply to it as to everyone else); with the viewport it was painted through. None before the
+    /// first paint.
+    pub fn repaint_last(&self) -> Option<(Viewport, Vec<u8>)> {
+        let last = self.last.as_ref()?;
+        let bytes = Painter::new().paint(&last.grid, &last.modes, last.viewport);
+        Some((last.viewport, bytes))
     }
 
     /// The bytes that give the viewer back its own settings when it stops watching: input modes off,
@@ -629,5 +644,22 @@ mod tests {
                 assert_looks_same(&mut source, &mut viewer);
             }
         }
+    }
+
+    #[test]
+    fn a_repaint_of_the_last_paint_joins_a_viewer_to_the_same_stream() {
+        let size = Size::new(30, 6);
+        let mut source = Screen::new(size, 0);
+        let mut painter = Painter::new();
+        assert!(painter.repaint_last().is_none());
+        source.feed(b"\x1b[1;33mfirst\x1b[0m");
+        painter.paint(&source.cells(), &source.modes(), Viewport::whole(size));
+        let (view, full) = painter.repaint_last().unwrap();
+        assert_eq!(view, Viewport::whole(size));
+        let mut late = Screen::new(size, 0);
+        late.feed(&full);
+        source.feed(b" second");
+        late.feed(&painter.paint(&source.cells(), &source.modes(), view));
+        assert_same(&source, &late);
     }
 }

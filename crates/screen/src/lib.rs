@@ -26,7 +26,7 @@ pub mod styled;
 #[cfg(test)]
 mod test_screens;
 
-pub use ansi::{Painter, Viewport};
+pub use ansi::{Painter, Viewport, PAINT_INTERVAL};
 pub use color::{Color, Rgb};
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};

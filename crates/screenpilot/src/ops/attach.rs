@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
-use std::time::Duration;
 
 use base64::Engine;
 use schemars::JsonSchema;
@@ -20,16 +19,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use screenpilot_screen::ansi::{Painter, Viewport};
+use screenpilot_screen::ansi::{Painter, Viewport, PAINT_INTERVAL};
 use screenpilot_screen::Size;
 use screenpilot_session::Session;
 
 use super::common::{Context, OpError, Progress};
 use super::operation::{Operation, Report};
-
-/// The shortest time between two paints while output keeps coming: about one frame of a 60 Hz
-/// display. A rate limit, not a wait: the first change after a quiet spell is painted at once.
-const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 
 /// Paints sent but not yet shown on the person's terminal, at most; past it, the attachment waits
 /// (and what changes meanwhile goes into the next paint).
@@ -194,7 +189,7 @@ impl Operation for Attach {
             // person's terminal (meanwhile only the end matters). `None`: the session is gone.
             let ready = async {
                 updates.changed().await.ok()?;
-                tokio::time::sleep_until(painted + FRAME_INTERVAL).await;
+                tokio::time::sleep_until(painted + PAINT_INTERVAL).await;
                 while taken.borrow_and_update().shown + IN_FLIGHT <= sent && !over(&session) {
                     tokio::select! {
                         changed = taken.changed() => changed.ok()?,

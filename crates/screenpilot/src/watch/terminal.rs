@@ -6,12 +6,11 @@
 //! never misses or repeats one. A viewer that falls behind the broadcast starts again from a full paint.
 //!
 //! Painting is rate limited, not delayed: an update after a quiet spell is painted at once; while
-//! output keeps coming, at most one paint per [`FRAME`].
+//! output keeps coming, at most one paint per [`PAINT_INTERVAL`].
 //!
 //! [`serve_viewer`] is one page's side: the paints out, and (in control) the page's input in.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::ws::{Message, WebSocket};
@@ -20,14 +19,11 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use screenpilot_screen::{CellGrid, InputModes, Painter, Size, Viewport};
+use screenpilot_screen::{Painter, Size, Viewport, PAINT_INTERVAL};
 use screenpilot_session::Session;
 
 use super::socket::{refuse_input, send_json, Access};
 use crate::ops::OpError;
-
-/// The shortest time between two paints while output keeps coming (60 per second).
-pub const FRAME: Duration = Duration::from_millis(16);
 
 /// Paints a viewer may fall behind by before it is repainted whole.
 const BACKLOG: usize = 256;
@@ -39,16 +35,11 @@ pub struct Paint {
     pub bytes: Bytes,
 }
 
-struct Painted {
-    painter: Painter,
-    grid: CellGrid,
-    modes: InputModes,
-}
-
 /// The shared painter of one session.
 pub struct TerminalFeed {
     pub session: Arc<Session>,
-    painted: Mutex<Painted>,
+    /// Holds what was painted last: a joining viewer starts from a full paint of it.
+    painter: Mutex<Painter>,
     paints: broadcast::Sender<Arc<Paint>>,
 }
 
@@ -61,28 +52,29 @@ impl TerminalFeed {
         painter.paint(&grid, &modes, Viewport::whole(grid.size));
         let feed = Arc::new(TerminalFeed {
             session,
-            painted: Mutex::new(Painted {
-                painter,
-                grid,
-                modes,
-            }),
+            painter: Mutex::new(painter),
             paints: broadcast::channel(BACKLOG).0,
         });
         tokio::spawn(paint_updates(Arc::downgrade(&feed), updates));
         feed
     }
 
-    fn painted(&self) -> MutexGuard<'_, Painted> {
-        self.painted.lock().unwrap_or_else(|p| p.into_inner())
+    fn painter(&self) -> MutexGuard<'_, Painter> {
+        self.painter.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Join as a viewer: a full paint of what was last painted, and the paints after it.
     pub fn join(&self) -> (Arc<Paint>, broadcast::Receiver<Arc<Paint>>) {
-        let painted = self.painted();
-        let size = painted.grid.size;
-        let bytes = Painter::new().paint(&painted.grid, &painted.modes, Viewport::whole(size));
+        let painter = self.painter();
+        // The feed painted once when it started, so there is always a last paint.
+        let (view, bytes) = painter.repaint_last().unwrap_or_else(|| {
+            (
+                Viewport::whole(self.session.with_screen(|s| s.size())),
+                Vec::new(),
+            )
+        });
         let full = Arc::new(Paint {
-            size,
+            size: view.size,
             bytes: bytes.into(),
         });
         // Subscribed under the lock: no paint falls between the full one and the first received.
@@ -92,11 +84,10 @@ impl TerminalFeed {
     /// Paint the session's screen now, and send the difference to every viewer.
     fn paint(&self) {
         let (grid, modes) = self.session.with_screen(|s| (s.cells(), s.modes()));
-        let mut painted = self.painted();
         let size = grid.size;
-        let bytes = painted.painter.paint(&grid, &modes, Viewport::whole(size));
-        painted.grid = grid;
-        painted.modes = modes;
+        // Sent under the painter's lock, like a joining viewer subscribes: none misses a paint.
+        let mut painter = self.painter();
+        let bytes = painter.paint(&grid, &modes, Viewport::whole(size));
         if !bytes.is_empty() {
             // No receivers is fine: viewers come and go.
             let _ = self.paints.send(Arc::new(Paint {
@@ -107,7 +98,7 @@ impl TerminalFeed {
     }
 }
 
-/// Paint on every update of the session, at most once per [`FRAME`], until the feed is dropped or
+/// Paint on every update of the session, at most once per [`PAINT_INTERVAL`], until the feed is dropped or
 /// the session is gone.
 async fn paint_updates(feed: Weak<TerminalFeed>, mut updates: tokio::sync::watch::Receiver<u64>) {
     let mut next = Instant::now();
@@ -121,7 +112,7 @@ async fn paint_updates(feed: Weak<TerminalFeed>, mut updates: tokio::sync::watch
         };
         updates.borrow_and_update();
         feed.paint();
-        next = Instant::now() + FRAME;
+        next = Instant::now() + PAINT_INTERVAL;
     }
 }
 
