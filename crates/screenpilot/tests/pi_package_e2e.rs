@@ -7,12 +7,12 @@
 //! `@earendil-works/pi-coding-agent@1.6`, or `SCREENPILOT_TEST_NODE_PREFIX`), `.venv` (Textual), Xvfb.
 //! A missing pi is a failure, never a skip.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::repo;
 
 /// Run one scenario of `packages/pi/test/e2e.py`; its JSON summary.
 fn scenario(name: &str) -> serde_json::Value {

@@ -17,10 +17,7 @@ use common::Daemon;
 
 /// The venv's Python, which must have websocket-client: a missing one is a failure, never a skip.
 fn python() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = std::env::var_os("SCREENPILOT_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../.venv/bin/python"));
+    let python = common::venv_python();
     let ready = Command::new(&python)
         .args(["-c", "import websocket"])
         .output()

@@ -23,6 +23,18 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_screenpilot")
 }
 
+/// The repository's root (for its `.venv`, README.md, packages/).
+pub fn repo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The test venv's Python (scripts/test.sh makes it), or `SCREENPILOT_TEST_PYTHON`.
+pub fn venv_python() -> std::path::PathBuf {
+    std::env::var_os("SCREENPILOT_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"))
+}
+
 /// A fixture program's absolute path.
 pub fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
