@@ -31,6 +31,18 @@ pub struct Settled {
     pub settled: bool,
 }
 
+/// Wait until the screen has not changed for `settle.quiet` (at most `settle.limit`), without
+/// waiting for it to change first: a `wait` with no duration.
+pub async fn until_still(
+    updates: watch::Receiver<u64>,
+    fingerprint: impl Fn() -> u64,
+    settle_for: Settle,
+) -> Settled {
+    // A fingerprint that is not the current one: the loop starts at "changed" and waits for quiet.
+    let before = !fingerprint();
+    settle(updates, fingerprint, before, settle_for).await
+}
+
 /// Wait until `fingerprint()` differs from `before` and then stays the same for `settle.quiet`.
 /// `updates` wakes the loop on every change the screen announces; when its sender is gone (the
 /// program ended) nothing can change any more, which counts as quiet.

@@ -16,12 +16,12 @@ use screenpilot_desktop::{Desktop, DesktopError, Point};
 use super::actions::{Action, Px};
 use super::answer::{Picture, ScreenWait, Step};
 use super::keys::{keysym_of, Key};
-use super::timing::{BLIND_MAX, BLIND_QUIET, DESKTOP_SETTLE, WAIT_BLIND, WAIT_LIMIT, WAIT_QUIET};
+use super::timing::{BLIND_MAX, BLIND_QUIET, DESKTOP_SETTLE, UNTIL_STILL, WAIT_BLIND};
 use crate::ops::button::Button;
 use crate::ops::common::OpError;
 use crate::ops::display::{capture, scale_for, Pixel};
 use crate::ops::model_size::ModelSize;
-use crate::ops::settle::{settle, Settle};
+use crate::ops::settle::{settle, until_still};
 
 fn point(px: Px) -> Point {
     Point { x: px.x, y: px.y }
@@ -201,8 +201,8 @@ pub(super) async fn perform(
     })
 }
 
-/// A `wait` with no duration: until nothing has been drawn for [`WAIT_QUIET`], at most
-/// [`WAIT_LIMIT`]; a plain sleep where drawing cannot be watched.
+/// A `wait` with no duration: until nothing has been drawn for a while ([`UNTIL_STILL`]); a plain
+/// sleep where drawing cannot be watched.
 async fn wait_until_still(desktop: &Desktop) -> ScreenWait {
     if !desktop.watches_damage() {
         tokio::time::sleep(WAIT_BLIND).await;
@@ -213,19 +213,7 @@ async fn wait_until_still(desktop: &Desktop) -> ScreenWait {
     }
     let updates = desktop.damage_updates();
     let probe = updates.clone();
-    // A generation that has passed: the loop starts at "changed" and waits for quiet only.
-    let passed = updates.borrow().wrapping_sub(1);
-    let outcome = settle(
-        updates,
-        move || *probe.borrow(),
-        passed,
-        Settle {
-            reaction: Duration::ZERO,
-            quiet: WAIT_QUIET,
-            limit: WAIT_LIMIT,
-        },
-    )
-    .await;
+    let outcome = until_still(updates, move || *probe.borrow(), UNTIL_STILL).await;
     ScreenWait {
         reacted: None,
         settled: outcome.settled,

@@ -14,9 +14,9 @@ use screenpilot_session::{Session, SessionError};
 use super::actions::{Action, Px};
 use super::answer::{Picture, ScreenWait, Step};
 use super::keys::terminal_tokens;
-use super::timing::{TERMINAL_SETTLE, WAIT_LIMIT, WAIT_QUIET};
+use super::timing::{TERMINAL_SETTLE, UNTIL_STILL};
 use crate::ops::common::{ErrorCode, OpError};
-use crate::ops::settle::{settle, Settle};
+use crate::ops::settle::{settle, until_still};
 
 fn layout(session: &Session) -> Layout {
     let size = session.with_screen(|s| s.size());
@@ -208,22 +208,10 @@ pub(super) async fn perform(session: &Session, action: &Action) -> Result<Step, 
     })
 }
 
-/// A `wait` with no duration: until the screen has not changed for [`WAIT_QUIET`], at most
-/// [`WAIT_LIMIT`].
+/// A `wait` with no duration: until the screen has not changed for a while ([`UNTIL_STILL`]).
 async fn wait_until_still(session: &Session) -> ScreenWait {
-    let now = session.with_screen(|s| s.visual_hash());
-    // A fingerprint that is not the current one: the loop starts at "changed" and waits for quiet.
-    let outcome = settle(
-        session.subscribe(),
-        || session.with_screen(|s| s.visual_hash()),
-        !now,
-        Settle {
-            reaction: std::time::Duration::ZERO,
-            quiet: WAIT_QUIET,
-            limit: WAIT_LIMIT,
-        },
-    )
-    .await;
+    let fingerprint = || session.with_screen(|s| s.visual_hash());
+    let outcome = until_still(session.subscribe(), fingerprint, UNTIL_STILL).await;
     ScreenWait {
         reacted: None,
         settled: outcome.settled,

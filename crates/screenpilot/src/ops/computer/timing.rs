@@ -39,11 +39,13 @@ pub(super) const DESKTOP_SETTLE: Settle = Settle {
     limit: Duration::from_millis(2000),
 };
 
-/// A `wait` without a duration: until the screen has been still this long (an app that is busy
-/// draws within it, see the reaction window above)...
-pub(super) const WAIT_QUIET: Duration = Duration::from_millis(400);
-/// ...but no longer than this.
-pub(super) const WAIT_LIMIT: Duration = Duration::from_millis(2000);
+/// A `wait` without a duration: until the screen has been still 400 ms (an app that is busy draws
+/// within it, see the reaction window above), but no longer than 2 s.
+pub(super) const UNTIL_STILL: Settle = Settle {
+    reaction: Duration::ZERO,
+    quiet: Duration::from_millis(400),
+    limit: Duration::from_millis(2000),
+};
 /// A `wait` without a duration on a desktop whose drawing cannot be watched: a plain sleep.
 pub(super) const WAIT_BLIND: Duration = Duration::from_millis(2000);
 
