@@ -135,7 +135,10 @@ pub async fn run(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(serve(stream, ctx.clone(), state.clone()));
+                    // Every descriptor a connection needs is taken here, in the one task that also
+                    // refuses connections: none can take the reserve between its release and use.
+                    let hang_up = hang_up_watch(&stream);
+                    tokio::spawn(serve(stream, hang_up, ctx.clone(), state.clone()));
                 }
                 Err(e) if out_of_descriptors(&e) => refuse_one(&listener, &mut reserve).await,
                 // A connection that failed between connect and accept (ECONNABORTED): nothing to do.
@@ -229,15 +232,15 @@ fn peer_allowed(stream: &UnixStream) -> bool {
 /// A client may half-close (shut down its write side) right after its last request: every request
 /// read is still run and answered, and the connection closes once the last answer is out. Only the
 /// peer hanging up entirely (or a slow reader overflowing its queue) stops what it started.
-async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
+async fn serve(
+    stream: UnixStream,
+    hang_up: Option<AsyncFd<OwnedFd>>,
+    ctx: Context,
+    state: Arc<DaemonState>,
+) {
     if !peer_allowed(&stream) {
         return;
     }
-    let hang_up = match stream.as_fd().try_clone_to_owned() {
-        // SAFETY: an OwnedFd is open for as long as it is owned, and always returns the same fd.
-        Ok(fd) => unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok(),
-        Err(_) => None,
-    };
     let (read, write) = stream.into_split();
     let (outbox, rx) = Outbox::new();
     let overflow = outbox.overflow.clone();
@@ -308,6 +311,15 @@ async fn serve(stream: UnixStream, ctx: Context, state: Arc<DaemonState>) {
         handle.abort();
     }
     writer.abort();
+}
+
+/// A second descriptor of the connection, registered for write readiness alone, for
+/// [`peer_hung_up`]; its own registration leaves the stream's readiness to the writer. `None` when
+/// the process is out of descriptors (the connection is then served without early hang-up).
+fn hang_up_watch(stream: &UnixStream) -> Option<AsyncFd<OwnedFd>> {
+    let fd = stream.as_fd().try_clone_to_owned().ok()?;
+    // SAFETY: an OwnedFd is open for as long as it is owned, and always returns the same fd.
+    unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok()
 }
 
 /// Resolves when the peer has closed its end entirely (not merely shut down its writing side). A
@@ -404,6 +416,11 @@ fn out_of_descriptors(e: &std::io::Error) -> bool {
 /// Out of descriptors: free the reserve, accept the waiting client, tell it why it is refused, close
 /// it, and take the reserve back. Without a reserve, wait a moment (the one timer here) rather than
 /// spin on an accept that fails at once.
+///
+/// Accept fails with EMFILE even when nobody is waiting (readiness left over from the last accept),
+/// so the freed reserve is offered to one accept attempt only: when nobody is waiting, that attempt
+/// clears the stale readiness and the reserve is taken back at once, never left free for another
+/// task to take while this one waits for the next client.
 async fn refuse_one(listener: &UnixListener, reserve: &mut Reserve) {
     if reserve.0.take().is_none() {
         eprintln!(
@@ -413,7 +430,12 @@ async fn refuse_one(listener: &UnixListener, reserve: &mut Reserve) {
         *reserve = Reserve::open();
         return;
     }
-    if let Ok((mut stream, _)) = listener.accept().await {
+    let attempt = std::future::poll_fn(|cx| match listener.poll_accept(cx) {
+        std::task::Poll::Ready(accepted) => std::task::Poll::Ready(Some(accepted)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await;
+    if let Some(Ok((mut stream, _))) = attempt {
         let error = OpError::new(
             ErrorCode::LimitExceeded,
             "the screenpilot daemon is out of file descriptors (too many open connections or sessions); close some clients and try again",
@@ -424,8 +446,8 @@ async fn refuse_one(listener: &UnixListener, reserve: &mut Reserve) {
             let _ = stream.try_write(&line);
         }
         let _ = stream.shutdown().await;
+        eprintln!("screenpilot daemon: out of file descriptors; refused a connection");
     }
-    eprintln!("screenpilot daemon: out of file descriptors; refused a connection");
     *reserve = Reserve::open();
 }
 
