@@ -121,6 +121,12 @@ const WINDOW_EXTRA_ROWS: usize = 100;
 /// Rows of margin between what a piece of input is counted to push and alacritty's window.
 const SLACK: u64 = 8;
 
+/// The rows `0..rows`, from `start` (or the last row) down to 0, then the rest.
+fn first_at(rows: usize, start: u64) -> impl Iterator<Item = usize> {
+    let top = usize::try_from(start.saturating_add(1)).map_or(rows, |top| top.min(rows));
+    (0..top).rev().chain(top..rows)
+}
+
 /// How many rows of history alacritty keeps for a screen of `size`.
 fn window_limit(size: Size, scrollback: usize) -> usize {
     (usize::from(size.rows) + WINDOW_EXTRA_ROWS).min(scrollback)
@@ -366,7 +372,7 @@ impl Screen {
             self.term.resize(TermDims(size));
             self.window.resync = true;
             self.window.limit = window_limit(size, self.scrollback);
-            if self.collect() && self.parser.sync_bytes_count() == 0 {
+            if self.collect(u64::MAX) && self.parser.sync_bytes_count() == 0 {
                 self.window.pending = 0;
             }
         } else {
@@ -401,7 +407,7 @@ impl Screen {
         run(self);
         // Until the rows are copied (maybe later, if the alternate screen is on now).
         self.window.overflow |= needed > limit;
-        let copied = self.collect();
+        let copied = self.collect(bound);
         self.window.pending = if !copied || self.parser.sync_bytes_count() > 0 {
             bound
         } else {
@@ -428,9 +434,11 @@ impl Screen {
     ///
     /// The newest row already copied is known by the address of its cells, which alacritty never moves
     /// while it rotates rows through history: the rows below it are new. When more rows may have
-    /// scrolled than alacritty kept (`overflow`), that row may have gone round and come back.
+    /// scrolled than alacritty kept (`overflow`), that row may have gone round and come back. `bound`
+    /// is at most a few rows more than scrolled since (see [`crate::scroll_scan`]): the search for
+    /// that row starts there, and usually ends a few rows later.
     /// Returns false when the rows could not be copied yet.
-    fn collect(&mut self) -> bool {
+    fn collect(&mut self, bound: u64) -> bool {
         if self.alt_screen() {
             // The primary screen is out of reach; its rows (and any clear of them) wait there until
             // it is shown again.
@@ -467,7 +475,7 @@ impl Screen {
         } else {
             match window.newest {
                 None => rows,
-                Some(id) => match (0..rows).find(|&j| row_id(j) == id) {
+                Some(id) => match first_at(rows, bound).find(|&j| row_id(j) == id) {
                     Some(j) => j,
                     // Not found: alacritty's rows were rearranged; take them all again.
                     None => {
@@ -480,9 +488,11 @@ impl Screen {
         window.resync = false;
         window.overflow = false;
         let before = history.len();
-        for line in (0..new.min(self.scrollback)).rev() {
-            history.push(|out| row_text(&grid[Line(-(line as i32) - 1)], cols, out));
-        }
+        // Oldest first: the row `count` lines up the history is the oldest new one.
+        let count = new.min(self.scrollback);
+        history.extend(count, |i, out| {
+            row_text(&grid[Line(i as i32 - count as i32)], cols, out)
+        });
         window.newest = (rows > 0).then(|| row_id(0));
         window.rows = rows;
         self.scroll_bound += new as u64;
@@ -901,6 +911,15 @@ mod tests {
 
     fn screen() -> Screen {
         Screen::new(Size::new(20, 5), 100)
+    }
+
+    #[test]
+    fn the_search_for_the_newest_copied_row_visits_every_row_once_from_its_start() {
+        let order: Vec<usize> = first_at(6, 2).collect();
+        assert_eq!(order, [2, 1, 0, 3, 4, 5]);
+        assert_eq!(first_at(3, u64::MAX).collect::<Vec<_>>(), [2, 1, 0]);
+        assert_eq!(first_at(3, 0).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(first_at(0, 5).count(), 0);
     }
 
     #[test]

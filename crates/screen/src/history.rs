@@ -16,6 +16,8 @@ use std::collections::VecDeque;
 use alacritty_terminal::grid::Row;
 use alacritty_terminal::term::cell::{Cell as TermCell, Flags};
 
+use crate::occupied::occupied;
+
 /// Rows per block. A block's text is one allocation, sized exactly once the block is full.
 const BLOCK_ROWS: usize = 256;
 /// In a block's `ends`: the row was soft-wrapped into the next one.
@@ -77,48 +79,57 @@ impl History {
         self.blocks[1 + i / BLOCK_ROWS].row(i % BLOCK_ROWS)
     }
 
-    /// Append the row `text` writes into the string it is given; `text` says whether the row was
-    /// soft-wrapped. The oldest row goes when the limit is passed.
-    pub(crate) fn push(&mut self, text: impl FnOnce(&mut String) -> bool) {
-        if self.limit == 0 {
-            return;
-        }
-        if self
-            .blocks
-            .back()
-            .is_none_or(|b| b.ends.len() == BLOCK_ROWS)
-        {
-            if let Some(full) = self.blocks.back_mut() {
-                full.text.shrink_to_fit();
+    /// Append `count` rows, oldest first: `row(i, out)` writes row `i` into `out` and says whether
+    /// it was soft-wrapped. The oldest rows go once the limit is passed (rows that would go at once
+    /// are never written).
+    pub(crate) fn extend(&mut self, count: usize, mut row: impl FnMut(usize, &mut String) -> bool) {
+        let mut i = count.saturating_sub(self.limit);
+        while i < count {
+            if self
+                .blocks
+                .back()
+                .is_none_or(|b| b.ends.len() == BLOCK_ROWS)
+            {
+                if let Some(full) = self.blocks.back_mut() {
+                    full.text.shrink_to_fit();
+                }
+                self.blocks.push_back(Block {
+                    text: String::new(),
+                    ends: Vec::with_capacity(BLOCK_ROWS),
+                });
             }
-            self.blocks.push_back(Block {
-                text: String::new(),
-                ends: Vec::with_capacity(BLOCK_ROWS),
-            });
+            let Some(block) = self.blocks.back_mut() else {
+                return;
+            };
+            let until = count.min(i + BLOCK_ROWS - block.ends.len());
+            for i in i..until {
+                let wrapped = row(i, &mut block.text);
+                let end = block.text.len() as u32 | if wrapped { WRAPPED } else { 0 };
+                block.ends.push(end);
+            }
+            self.len += until - i;
+            i = until;
         }
-        let Some(block) = self.blocks.back_mut() else {
-            return;
-        };
-        let wrapped = text(&mut block.text);
-        block
-            .ends
-            .push(block.text.len() as u32 | if wrapped { WRAPPED } else { 0 });
-        self.len += 1;
-        if self.len > self.limit {
-            self.drop_oldest();
-        }
+        self.drop_oldest(self.len.saturating_sub(self.limit));
     }
 
-    fn drop_oldest(&mut self) {
-        self.len -= 1;
-        self.skip += 1;
-        if self
-            .blocks
-            .front()
-            .is_some_and(|b| self.skip == b.ends.len())
-        {
+    /// Forget the oldest `n` rows; their blocks are freed once every row of them is gone.
+    fn drop_oldest(&mut self, n: usize) {
+        let mut n = n.min(self.len);
+        while n > 0 {
+            let Some(front) = self.blocks.front() else {
+                break;
+            };
+            let left = front.ends.len() - self.skip;
+            if n < left {
+                self.skip += n;
+                self.len -= n;
+                break;
+            }
             self.blocks.pop_front();
             self.skip = 0;
+            self.len -= left;
+            n -= left;
         }
     }
 
@@ -177,37 +188,38 @@ impl History {
 pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bool {
     let cells = &row[..];
     let cells = &cells[..cols.min(cells.len())];
-    let Some(last) = cells.last() else {
-        return false;
-    };
-    let wrapped = last.flags.contains(Flags::WRAPLINE);
+    // Past the cells written since the row was last cleared, all are the blank it was cleared with:
+    // they show as blanks and never carry a soft wrap, so a short row is read only as far as it was
+    // written (its last cell, a cache line of its own, is not touched).
+    let written = occupied(row).map_or(cells.len(), |n| n.min(cells.len()));
+    let wrapped = written == cells.len()
+        && cells
+            .last()
+            .is_some_and(|last| last.flags.contains(Flags::WRAPLINE));
     let spacer = Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER;
     // Trailing blanks are dropped, as every reader would drop them; a soft-wrapped row keeps them.
-    // Most of a short row is plain spaces: find the last cell that is anything else, then drop what
-    // still shows as a blank (a tab's cell, an empty one).
+    // A blank is anything that shows as a space: a space, a tab's cell, an empty one, the spacer of a
+    // wide character that did not fit.
     let end = if wrapped {
         cells.len()
     } else {
-        cells
+        cells[..written]
             .iter()
-            .rposition(|cell| cell.c != ' ' || cell.extra.is_some())
+            .rposition(|cell| {
+                visible_char(cell.c) != ' '
+                    || cell.zerowidth().is_some_and(|marks| !marks.is_empty())
+            })
             .map_or(0, |i| i + 1)
     };
-    let start = out.len();
+    out.reserve(end);
     for cell in &cells[..end] {
         if cell.flags.intersects(spacer) {
             continue;
         }
         out.push(visible_char(cell.c));
-        if cell.extra.is_some() {
-            if let Some(marks) = cell.zerowidth() {
-                out.extend(marks.iter());
-            }
+        if let Some(marks) = cell.zerowidth() {
+            out.extend(marks.iter());
         }
-    }
-    if !wrapped {
-        let kept = out[start..].trim_end_matches(' ').len();
-        out.truncate(start + kept);
     }
     wrapped
 }
@@ -230,7 +242,7 @@ mod tests {
     use super::*;
 
     fn push(h: &mut History, text: &str, wrapped: bool) {
-        h.push(|out| {
+        h.extend(1, |_, out| {
             out.push_str(text);
             wrapped
         });

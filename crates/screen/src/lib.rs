@@ -15,6 +15,7 @@ mod history;
 pub mod keys;
 pub mod modes;
 pub mod mouse;
+mod occupied;
 pub mod osc_limit;
 pub mod palette;
 pub mod regions;
