@@ -25,7 +25,8 @@ const WRAPPED: u32 = 1 << 31;
 
 #[derive(Default)]
 struct Block {
-    text: String,
+    /// UTF-8 text: only [`row_text`] writes it, character by character.
+    text: Vec<u8>,
     /// For each row, where its text ends in `text`, with [`WRAPPED`] set for a soft-wrapped row.
     ends: Vec<u32>,
 }
@@ -38,10 +39,9 @@ impl Block {
             (self.ends[i - 1] & !WRAPPED) as usize
         };
         let end = self.ends[i];
-        (
-            &self.text[start..(end & !WRAPPED) as usize],
-            end & WRAPPED != 0,
-        )
+        let text = &self.text[start..(end & !WRAPPED) as usize];
+        // Always UTF-8: rows are written whole, as characters.
+        (std::str::from_utf8(text).unwrap_or(""), end & WRAPPED != 0)
     }
 }
 
@@ -82,7 +82,11 @@ impl History {
     /// Append `count` rows, oldest first: `row(i, out)` writes row `i` into `out` and says whether
     /// it was soft-wrapped. The oldest rows go once the limit is passed (rows that would go at once
     /// are never written).
-    pub(crate) fn extend(&mut self, count: usize, mut row: impl FnMut(usize, &mut String) -> bool) {
+    pub(crate) fn extend(
+        &mut self,
+        count: usize,
+        mut row: impl FnMut(usize, &mut Vec<u8>) -> bool,
+    ) {
         let mut i = count.saturating_sub(self.limit);
         while i < count {
             if self
@@ -90,11 +94,14 @@ impl History {
                 .back()
                 .is_none_or(|b| b.ends.len() == BLOCK_ROWS)
             {
-                if let Some(full) = self.blocks.back_mut() {
+                // A program's output is much alike from block to block: the next block starts with
+                // room for what the last one held, instead of growing to it a doubling at a time.
+                let room = self.blocks.back_mut().map_or(0, |full| {
                     full.text.shrink_to_fit();
-                }
+                    full.text.len()
+                });
                 self.blocks.push_back(Block {
-                    text: String::new(),
+                    text: Vec::with_capacity(room),
                     ends: Vec::with_capacity(BLOCK_ROWS),
                 });
             }
@@ -185,7 +192,7 @@ impl History {
 
 /// Write `row` into `out` as the history keeps it (see the module docs). Returns whether the row was
 /// soft-wrapped. `cols` is the terminal's width.
-pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bool {
+pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut Vec<u8>) -> bool {
     let cells = &row[..];
     let cells = &cells[..cols.min(cells.len())];
     // Past the cells written since the row was last cleared, all are the blank it was cleared with:
@@ -211,14 +218,25 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut String) -> bo
             })
             .map_or(0, |i| i + 1)
     };
-    out.reserve(end);
-    for cell in &cells[..end] {
+    let shown = &cells[..end];
+    // Most rows are plain ASCII: copied in one go.
+    if shown
+        .iter()
+        .all(|cell| cell.c.is_ascii() && cell.extra.is_none() && !cell.flags.intersects(spacer))
+    {
+        out.extend(shown.iter().map(|cell| visible_char(cell.c) as u8));
+        return wrapped;
+    }
+    let mut utf8 = [0; 4];
+    let mut push =
+        |out: &mut Vec<u8>, c: char| out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+    for cell in shown {
         if cell.flags.intersects(spacer) {
             continue;
         }
-        out.push(visible_char(cell.c));
-        if let Some(marks) = cell.zerowidth() {
-            out.extend(marks.iter());
+        push(out, visible_char(cell.c));
+        for &mark in cell.zerowidth().unwrap_or_default() {
+            push(out, mark);
         }
     }
     wrapped
@@ -243,7 +261,7 @@ mod tests {
 
     fn push(h: &mut History, text: &str, wrapped: bool) {
         h.extend(1, |_, out| {
-            out.push_str(text);
+            out.extend_from_slice(text.as_bytes());
             wrapped
         });
     }

@@ -112,6 +112,7 @@ impl Scanner {
             clears,
             scanner: Scanner { state, alt },
         };
+        let mut feeds_in_a_row = 0;
         let mut i = 0;
         while i < bytes.len() {
             let byte = bytes[i];
@@ -121,6 +122,19 @@ impl Scanner {
                         return piece(cut.0, cut.1, false, State::Ground, cut.2);
                     }
                     cut = (i, events, alt);
+                    // A flood of short lines (several line feeds since the last escape): take plain
+                    // text in stretches that fit, counting their line feeds at once.
+                    if feeds_in_a_row >= FLOOD_FEEDS {
+                        let (len, feeds) = fitting_stretch(&bytes[i..], i, events, allowed);
+                        feeds_in_a_row = 0;
+                        if len > 0 {
+                            i += len;
+                            events += feeds;
+                            within = allowed(events);
+                            cut = (i, events, alt);
+                            continue;
+                        }
+                    }
                     // Plain text up to the next line feed or escape: every place in it is a place to
                     // cut; the last one within the budget ends the piece.
                     let run = bytes[i..]
@@ -142,10 +156,14 @@ impl Scanner {
                     i = run;
                     match bytes.get(i) {
                         None => break,
-                        Some(0x1b) => state = State::Escape,
+                        Some(0x1b) => {
+                            state = State::Escape;
+                            feeds_in_a_row = 0;
+                        }
                         Some(_) => {
                             events += 1;
                             within = allowed(events);
+                            feeds_in_a_row += 1;
                         }
                     }
                     i += 1;
@@ -231,6 +249,37 @@ impl Scanner {
         }
         piece(len, events, false, state, alt)
     }
+}
+
+/// Line feeds in a row, with no escape between, after which plain text is taken in blocks.
+const FLOOD_FEEDS: u32 = 8;
+/// Plain text taken at once in a flood of short lines; the last block that does not fit is read
+/// line by line.
+const BLOCK: usize = 64;
+
+/// How much plain text at the start of `rest` (which starts `at` bytes into the piece) can be taken
+/// in whole blocks: no escape in it, and, with its line feeds counted, each block's end still within
+/// what the budget allows. Its length and line feeds.
+fn fitting_stretch(
+    rest: &[u8],
+    at: usize,
+    events: u64,
+    allowed: impl Fn(u64) -> u64,
+) -> (usize, u64) {
+    let plain = memchr::memchr(0x1b, rest).unwrap_or(rest.len());
+    let (mut len, mut feeds) = (0, 0);
+    for block in rest[..plain].chunks_exact(BLOCK) {
+        let more = block
+            .iter()
+            .filter(|&&b| matches!(b, b'\n' | 0x0b | 0x0c))
+            .count() as u64;
+        if ((at + len + BLOCK) as u64) >= allowed(events + feeds + more) {
+            break;
+        }
+        len += BLOCK;
+        feeds += more;
+    }
+    (len, feeds)
 }
 
 #[cfg(test)]
