@@ -7,7 +7,6 @@
 //! fresh and with the history already full, then criterion's runs)
 
 use alacritty_terminal::event::VoidListener;
-use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Config, Term};
 use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
 use std::time::Instant;
@@ -15,8 +14,9 @@ use std::time::Instant;
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use screenpilot_screen::{Screen, Size};
 
-const COLS: u16 = 120;
-const ROWS: u16 = 40;
+#[path = "support/dims.rs"]
+mod dims;
+use dims::{Dims, COLS, ROWS};
 
 /// About 1 MiB of ordinary text lines, like a build log.
 fn plain_stream() -> Vec<u8> {
@@ -72,20 +72,6 @@ fn escape_heavy_stream() -> Vec<u8> {
         frame += 1;
     }
     out
-}
-
-struct Dims;
-
-impl Dimensions for Dims {
-    fn total_lines(&self) -> usize {
-        ROWS as usize
-    }
-    fn screen_lines(&self) -> usize {
-        ROWS as usize
-    }
-    fn columns(&self) -> usize {
-        COLS as usize
-    }
 }
 
 fn ingest(c: &mut Criterion) {

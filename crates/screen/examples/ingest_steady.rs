@@ -9,28 +9,14 @@
 //! ```
 
 use alacritty_terminal::event::VoidListener;
-use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Config, Term};
 use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
 use screenpilot_screen::{Screen, Size};
 use std::time::Instant;
 
-const COLS: u16 = 120;
-const ROWS: u16 = 40;
-
-struct Dims;
-
-impl Dimensions for Dims {
-    fn total_lines(&self) -> usize {
-        ROWS as usize
-    }
-    fn screen_lines(&self) -> usize {
-        ROWS as usize
-    }
-    fn columns(&self) -> usize {
-        COLS as usize
-    }
-}
+#[path = "../benches/support/dims.rs"]
+mod dims;
+use dims::{Dims, COLS, ROWS};
 
 fn main() {
     let mut args = std::env::args().skip(1);

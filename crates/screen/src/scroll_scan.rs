@@ -311,7 +311,9 @@ mod tests {
 
     #[test]
     fn a_flood_of_short_lines_is_cut_where_the_budget_ends_as_line_by_line() {
-        let flood: Vec<u8> = (1..3000).flat_map(|i| format!("{i}\r\n").into_bytes()).collect();
+        let flood: Vec<u8> = (1..3000)
+            .flat_map(|i| format!("{i}\r\n").into_bytes())
+            .collect();
         for (cols, budget) in [(120, 132), (80, 30), (20, 500), (200, 9)] {
             let mut rest = &flood[..];
             while !rest.is_empty() {
@@ -319,11 +321,18 @@ mod tests {
                 let (run, next) = rest.split_at(piece.len);
                 let feeds = run.iter().filter(|&&b| b == b'\n').count() as u64;
                 // What the piece really pushes is within its bound, and the bound within the budget.
-                assert!(feeds + run.len() as u64 / cols < piece.bound, "{cols} {budget}");
+                assert!(
+                    feeds + run.len() as u64 / cols < piece.bound,
+                    "{cols} {budget}"
+                );
                 assert!(piece.bound <= budget, "{cols} {budget}: {}", piece.bound);
                 // As long as it can be: one more line would not fit, unless the input ended.
                 if !next.is_empty() {
-                    assert!(piece.bound + 2 >= budget, "{cols} {budget}: {}", piece.bound);
+                    assert!(
+                        piece.bound + 2 >= budget,
+                        "{cols} {budget}: {}",
+                        piece.bound
+                    );
                 }
                 rest = next;
             }
