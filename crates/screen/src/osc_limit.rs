@@ -48,18 +48,28 @@ impl OscLimit {
 
     /// `bytes` with the part of any OSC string past the cap removed. Borrows when nothing is dropped.
     pub(crate) fn filter<'a>(&mut self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        // The common case: no escape at all and not inside an OSC string.
-        if self.state == State::Other && !bytes.contains(&0x1b) {
-            return Cow::Borrowed(bytes);
-        }
         let mut kept: Option<Vec<u8>> = None;
-        for (i, &byte) in bytes.iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.state == State::Other {
+                // Nothing changes until the next escape: skip to it at once.
+                let next = memchr::memchr(0x1b, &bytes[i..]).map_or(bytes.len(), |n| i + n);
+                if let Some(out) = &mut kept {
+                    out.extend_from_slice(&bytes[i..next]);
+                }
+                i = next;
+                if i == bytes.len() {
+                    break;
+                }
+            }
+            let byte = bytes[i];
             let keep = self.step(byte);
             match (&mut kept, keep) {
                 (Some(out), true) => out.push(byte),
                 (None, false) => kept = Some(bytes[..i].to_vec()),
                 _ => {}
             }
+            i += 1;
         }
         match kept {
             Some(out) => Cow::Owned(out),
@@ -115,6 +125,38 @@ mod tests {
             &[b"a\x1b]2;0123", b"456789abc", b"def\x07after"],
         );
         assert_eq!(out, b"a\x1b]2;012345\x07after");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 300,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Skipping to the next escape gives what stepping over every byte gives, however the input
+        /// is cut into reads.
+        #[test]
+        fn skipping_ahead_keeps_the_same_bytes_as_a_byte_at_a_time(
+            input in proptest::collection::vec(
+                proptest::sample::select(vec![0x1b, b']', 0x07, 0x18, b'x', b'\\', 0x9d]),
+                0..300,
+            ),
+            cuts in proptest::collection::vec(0usize..300, 0..6),
+        ) {
+            let mut reference = OscLimit::new(8);
+            let expected: Vec<u8> = input.iter().copied().filter(|&b| reference.step(b)).collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(input.len())).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain([input.len()]) {
+                chunks.push(&input[from..cut]);
+                from = cut;
+            }
+            let mut limit = OscLimit::new(8);
+            proptest::prop_assert_eq!(run(&mut limit, &chunks), expected);
+        }
     }
 
     #[test]

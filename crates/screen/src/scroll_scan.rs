@@ -139,7 +139,7 @@ impl Scanner {
                     // cut; the last one within the budget ends the piece.
                     let run = bytes[i..]
                         .iter()
-                        .position(|&b| matches!(b, 0x1b | b'\n' | 0x0b | 0x0c))
+                        .position(|&b| ENDS_TEXT[usize::from(b)])
                         .map_or(bytes.len(), |n| i + n);
                     if run as u64 >= within {
                         let last = within.saturating_sub(1) as usize;
@@ -199,7 +199,7 @@ impl Scanner {
                     // is one that matters here.
                     let stop = bytes[i..]
                         .iter()
-                        .position(|&b| matches!(b, 0x40..=0x7e | 0x1b | b'\n' | 0x0b | 0x0c))
+                        .position(|&b| ENDS_CSI[usize::from(b)])
                         .map(|n| i + n);
                     let end = stop.unwrap_or(bytes.len());
                     let stopper = stop.map(|k| bytes[k]);
@@ -250,6 +250,29 @@ impl Scanner {
         piece(len, events, false, state, alt)
     }
 }
+
+/// The bytes that end a run of plain text: an escape, and the line feeds (LF, VT, FF). Looked up in a
+/// table, the cheapest test for a byte against several values.
+const ENDS_TEXT: [bool; 256] = {
+    let mut ends = [false; 256];
+    ends[0x1b] = true;
+    ends[b'\n' as usize] = true;
+    ends[0x0b] = true;
+    ends[0x0c] = true;
+    ends
+};
+
+/// The bytes that end or interrupt a CSI sequence's parameters: its final byte (0x40-0x7e), an
+/// escape, and the line feeds (which run wherever they are).
+const ENDS_CSI: [bool; 256] = {
+    let mut ends = ENDS_TEXT;
+    let mut byte = 0x40;
+    while byte <= 0x7e {
+        ends[byte] = true;
+        byte += 1;
+    }
+    ends
+};
 
 /// Line feeds in a row, with no escape between, after which plain text is taken in blocks.
 const FLOOD_FEEDS: u32 = 2;
