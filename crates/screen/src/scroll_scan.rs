@@ -291,15 +291,15 @@ fn fitting_stretch(
     events: u64,
     allowed: impl Fn(u64) -> u64,
 ) -> (usize, u64) {
-    let plain = memchr::memchr(0x1b, rest).unwrap_or(rest.len());
     let (mut len, mut feeds) = (0, 0);
-    for block in rest[..plain].chunks_exact(BLOCK) {
-        // LF, VT and FF are 0x0a-0x0c; summed as bytes (at most 64), which vectorizes.
-        let more = block
-            .iter()
-            .map(|&b| u8::from(b.wrapping_sub(b'\n') < 3))
-            .sum::<u8>();
-        let more = u64::from(more);
+    for block in rest.chunks_exact(BLOCK) {
+        // Counted as bytes (at most 64 of them), which vectorizes. LF, VT and FF are 0x0a-0x0c.
+        let count =
+            |matches: fn(u8) -> bool| block.iter().map(|&b| u8::from(matches(b))).sum::<u8>();
+        if count(|b| b == 0x1b) > 0 {
+            break;
+        }
+        let more = u64::from(count(|b| b.wrapping_sub(b'\n') < 3));
         if ((at + len + BLOCK) as u64) >= allowed(events + feeds + more) {
             break;
         }
