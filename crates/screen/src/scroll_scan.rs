@@ -157,8 +157,15 @@ impl Scanner {
                     match bytes.get(i) {
                         None => break,
                         Some(0x1b) => {
-                            state = State::Escape;
                             feeds_in_a_row = 0;
+                            // Most sequences (colours, cursor moves, erasing in a line) neither
+                            // scroll nor switch screens: skipped whole, without going through the
+                            // states one byte class at a time.
+                            if let Some(after) = quiet_csi_end(bytes, i) {
+                                i = after;
+                                continue;
+                            }
+                            state = State::Escape;
                         }
                         Some(_) => {
                             events += 1;
@@ -273,6 +280,26 @@ const ENDS_CSI: [bool; 256] = {
     }
     ends
 };
+
+/// Where a CSI sequence starting at `at` (its ESC) ends, when it is whole in `bytes` and can neither
+/// scroll, switch screens nor clear the history: parameters and intermediates (0x20-0x3f) only, then
+/// a final byte other than S, J, M, b, h and l. `None` sends the sequence through the states.
+fn quiet_csi_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at + 1) != Some(&b'[') {
+        return None;
+    }
+    let end = at
+        + 2
+        + bytes
+            .get(at + 2..)?
+            .iter()
+            .position(|&b| !(0x20..=0x3f).contains(&b))?;
+    match bytes[end] {
+        b'S' | b'J' | b'M' | b'b' | b'h' | b'l' => None,
+        0x40..=0x7e => Some(end + 1),
+        _ => None,
+    }
+}
 
 /// Line feeds in a row, with no escape between, after which plain text is taken in blocks.
 const FLOOD_FEEDS: u32 = 2;
