@@ -219,12 +219,11 @@ pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut Vec<u8>) -> b
             .map_or(0, |i| i + 1)
     };
     let shown = &cells[..end];
-    // Most rows are plain ASCII: copied in one go.
-    if shown
-        .iter()
-        .all(|cell| cell.c.is_ascii() && cell.extra.is_none() && !cell.flags.intersects(spacer))
-    {
-        out.extend(shown.iter().map(|cell| visible_char(cell.c) as u8));
+    // Most rows are printable ASCII: copied in one go.
+    if shown.iter().all(|cell| {
+        (' '..='~').contains(&cell.c) && cell.extra.is_none() && !cell.flags.intersects(spacer)
+    }) {
+        out.extend(shown.iter().map(|cell| cell.c as u8));
         return wrapped;
     }
     let mut utf8 = [0; 4];
