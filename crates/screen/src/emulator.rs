@@ -462,6 +462,7 @@ impl Screen {
         };
         let row_id = |line: usize| &grid[Line(-(line as i32) - 1)][Column(0)] as *const _ as usize;
         let grew = rows > window.rows;
+        let mut last_copied = None;
         let new = if cleared {
             history.clear();
             rows
@@ -476,7 +477,10 @@ impl Screen {
             match window.newest {
                 None => rows,
                 Some(id) => match first_at(rows, bound).find(|&j| row_id(j) == id) {
-                    Some(j) => j,
+                    Some(j) => {
+                        last_copied = Some(j);
+                        j
+                    }
                     // Not found: alacritty's rows were rearranged; take them all again.
                     None => {
                         history.truncate_newest(window.rows);
@@ -487,6 +491,12 @@ impl Screen {
         };
         window.resync = false;
         window.overflow = false;
+        // The newest row copied last time may have changed since, in one way: writing over a wide
+        // character at the start of the top screen row clears the spacer alacritty left at the end
+        // of the row above (for a wide character that did not fit there), history or not.
+        let rewritten = last_copied.is_some_and(|j| {
+            history.rewrite_newest(|out| row_text(&grid[Line(-(j as i32) - 1)], cols, out))
+        });
         let before = history.len();
         // Oldest first: the row `count` lines up the history is the oldest new one.
         let count = new.min(self.scrollback);
@@ -499,7 +509,7 @@ impl Screen {
         history.extend(count, |i, out| row_text(row(i), cols, out));
         window.newest = (rows > 0).then(|| row_id(0));
         window.rows = rows;
-        self.scroll_bound += new as u64;
+        self.scroll_bound += new as u64 + u64::from(rewritten);
         if history.len() < before + new.min(self.scrollback) {
             // Rows were replaced, not only added: a search must look at all of them again.
             self.scroll_bound += history.len() as u64 + self.term.screen_lines() as u64;

@@ -140,6 +140,26 @@ impl History {
         }
     }
 
+    /// Write the newest row again with `row` (as [`History::extend`] does) and keep that when it
+    /// differs from what was kept; says whether it did.
+    pub(crate) fn rewrite_newest(&mut self, row: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        let mut text = Vec::new();
+        let wrapped = row(&mut text);
+        let (kept, kept_wrapped) = self.row(self.len - 1);
+        if kept.as_bytes() == text.as_slice() && kept_wrapped == wrapped {
+            return false;
+        }
+        self.truncate_newest(1);
+        self.extend(1, |_, out| {
+            out.extend_from_slice(&text);
+            wrapped
+        });
+        true
+    }
+
     /// Forget the newest `n` rows.
     pub(crate) fn truncate_newest(&mut self, n: usize) {
         for _ in 0..n.min(self.len) {
@@ -192,6 +212,8 @@ impl History {
 
 /// Write `row` into `out` as the history keeps it (see the module docs). Returns whether the row was
 /// soft-wrapped. `cols` is the terminal's width.
+// Inlined into the copy loop: it runs once for every row that scrolls, often a few cells long.
+#[inline(always)]
 pub(crate) fn row_text(row: &Row<TermCell>, cols: usize, out: &mut Vec<u8>) -> bool {
     let cells = &row[..];
     let cells = &cells[..cols.min(cells.len())];

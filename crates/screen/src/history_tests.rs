@@ -116,6 +116,18 @@ fn long_wrapped_lines_wide_characters_marks_tabs_and_styles() {
 }
 
 #[test]
+fn overwriting_a_wrapped_wide_character_updates_the_row_above_already_in_history() {
+    let (mut ours, mut reference) = screens(5, 2, 100);
+    // "漢" does not fit in the fifth column: alacritty leaves a spacer there and wraps.
+    let stream = "abcd漢\r\n".as_bytes();
+    feed_both(&mut ours, &mut reference, stream, stream.len());
+    // Writing over the wide character, now at the top left, clears that spacer in the row above,
+    // which scrolled into the history already.
+    feed_both(&mut ours, &mut reference, b"\x1b[Hx", 4);
+    assert_eq!(ours.scrollback_search_text(usize::MAX), "abcd ");
+}
+
+#[test]
 fn clearing_the_history_clears_both_parts() {
     for clear in [&b"\x1b[3J"[..], b"\x1bc", b"\x1b[2J\x1b[3J"] {
         let (mut ours, mut reference) = screens(30, 5, 500);
