@@ -11,7 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Daemon, LONG_MS};
+use common::{Daemon, Stopped, LONG_MS};
 use serde_json::{json, Value};
 
 /// A raw connection to the daemon of `d` (started if needed), for what the CLI never sends.
@@ -285,24 +285,12 @@ fn cpu_ticks(pid: i32) -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
-/// Resumes a stopped process when dropped, so a failing test leaves no daemon stopped.
-struct Stopped(i32);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: a plain signal to a pid we stopped.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
-
 #[test]
 fn the_cli_gives_up_on_a_stopped_daemon_after_the_requests_timeout_plus_a_grace() {
     let d = Daemon::new();
     d.sp_json(&["spawn", "--sid", "c", "--", "cat"]);
     let pid = d.daemon_pid();
-    // SAFETY: a plain signal to the test's own daemon.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let stopped = Stopped(pid);
+    let stopped = Stopped::stop(pid);
     let ask = |args: &[&str]| {
         let started = Instant::now();
         let out = d

@@ -9,18 +9,8 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::Daemon;
+use common::{Daemon, Stopped};
 use serde_json::{json, Value};
-
-/// Resumes a stopped process when dropped, so a failing test leaves no daemon stopped.
-struct Stopped(i32);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: a plain signal to a pid we stopped.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
 
 #[test]
 fn mcp_calls_end_with_daemon_unavailable_when_the_daemon_is_stopped_and_long_waits_do_not() {
@@ -92,9 +82,7 @@ fn mcp_calls_end_with_daemon_unavailable_when_the_daemon_is_stopped_and_long_wai
 
     // A stopped daemon: the call ends with a clear error after the grace and the status check.
     let pid = d.daemon_pid();
-    // SAFETY: a plain signal to the test's own daemon.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let stopped = Stopped(pid);
+    let stopped = Stopped::stop(pid);
     let asked = Instant::now();
     send(call(3, "list", json!({})));
     let given_up = answer(3).to_string();

@@ -262,6 +262,25 @@ impl Drop for Background {
     }
 }
 
+/// A process stopped with SIGSTOP, resumed when this is dropped, so a failing test leaves nothing
+/// stopped.
+pub struct Stopped(i32);
+
+impl Stopped {
+    pub fn stop(pid: i32) -> Stopped {
+        // SAFETY: a plain signal to a process the test started.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: a plain signal to the process we stopped.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
 /// Parse stdout of a `--json` run.
 pub fn parse_json(out: &Output) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
