@@ -462,7 +462,7 @@ impl Screen {
         };
         let row_id = |line: usize| &grid[Line(-(line as i32) - 1)][Column(0)] as *const _ as usize;
         let grew = rows > window.rows;
-        let mut last_copied = None;
+        let mut rewritten = false;
         let new = if cleared {
             history.clear();
             rows
@@ -478,7 +478,12 @@ impl Screen {
                 None => rows,
                 Some(id) => match first_at(rows, bound).find(|&j| row_id(j) == id) {
                     Some(j) => {
-                        last_copied = Some(j);
+                        // That row may have changed since, in one way: writing over a wide
+                        // character at the start of the top screen row clears the spacer alacritty
+                        // left at the end of the row above (for a wide character that did not fit
+                        // there), history or not.
+                        let row = &grid[Line(-(j as i32) - 1)];
+                        rewritten = history.rewrite_newest(|out| row_text(row, cols, out));
                         j
                     }
                     // Not found: alacritty's rows were rearranged; take them all again.
@@ -491,12 +496,6 @@ impl Screen {
         };
         window.resync = false;
         window.overflow = false;
-        // The newest row copied last time may have changed since, in one way: writing over a wide
-        // character at the start of the top screen row clears the spacer alacritty left at the end
-        // of the row above (for a wide character that did not fit there), history or not.
-        let rewritten = last_copied.is_some_and(|j| {
-            history.rewrite_newest(|out| row_text(&grid[Line(-(j as i32) - 1)], cols, out))
-        });
         let before = history.len();
         // Oldest first: the row `count` lines up the history is the oldest new one.
         let count = new.min(self.scrollback);
