@@ -14,9 +14,9 @@ use std::time::Instant;
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use screenpilot_screen::{Screen, Size};
 
-#[path = "support/dims.rs"]
-mod dims;
-use dims::{Dims, COLS, ROWS};
+#[path = "support/ingest_input.rs"]
+mod ingest_input;
+use ingest_input::{seq_stream, Dims, COLS, ROWS};
 
 /// About 1 MiB of ordinary text lines, like a build log.
 fn plain_stream() -> Vec<u8> {
@@ -30,17 +30,6 @@ fn plain_stream() -> Vec<u8> {
             )
             .as_bytes(),
         );
-        i += 1;
-    }
-    out
-}
-
-/// About 1 MiB of short numbered lines, like `seq`: the most rows per byte pushed into the history.
-fn seq_stream() -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut i = 1u64;
-    while out.len() < 1 << 20 {
-        out.extend_from_slice(format!("{i}\r\n").as_bytes());
         i += 1;
     }
     out

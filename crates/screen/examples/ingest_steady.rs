@@ -14,20 +14,15 @@ use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
 use screenpilot_screen::{Screen, Size};
 use std::time::Instant;
 
-#[path = "../benches/support/dims.rs"]
-mod dims;
-use dims::{Dims, COLS, ROWS};
+#[path = "../benches/support/ingest_input.rs"]
+mod ingest_input;
+use ingest_input::{seq_stream, Dims, COLS, ROWS};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let only = args.next();
     let times: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(5);
-    let mut flood = Vec::new();
-    let mut i = 1u64;
-    while flood.len() < 1 << 20 {
-        flood.extend_from_slice(format!("{i}\r\n").as_bytes());
-        i += 1;
-    }
+    let flood = seq_stream();
     let chunks: Vec<&[u8]> = flood.chunks(4096).collect();
     let mut term = Term::new(Config::default(), &Dims, VoidListener);
     let mut parser: Processor<StdSyncHandler> = Processor::new();

@@ -25,7 +25,7 @@ const WRAPPED: u32 = 1 << 31;
 
 #[derive(Default)]
 struct Block {
-    /// UTF-8 text: only [`row_text`] writes it, character by character.
+    /// UTF-8 text: rows go in whole, as [`row_text`] writes them.
     text: Vec<u8>,
     /// For each row, where its text ends in `text`, with [`WRAPPED`] set for a soft-wrapped row.
     ends: Vec<u32>,
