@@ -40,23 +40,23 @@ fn web_player_bundle() -> PathBuf {
     path
 }
 
-/// Play CAST to its end in asciinema-player, in headless chromium (a page with the player, its CSS
-/// and the recording inline); the player's terminal text at the end, one line per row, trailing
-/// spaces and blank rows at the bottom dropped.
+/// Play CAST to its end in asciinema-player, in headless chromium driven over DevTools by
+/// `tests/play_cast_browser.py` (a page with the player, its CSS and the recording inline); the
+/// player's terminal text at the end, one line per row, trailing spaces and blank rows at the bottom
+/// dropped.
 fn played_by_web_player(dir: &Path, cast: &Path) -> String {
     let bundle = web_player_bundle();
     let read = |name: &str| std::fs::read_to_string(bundle.join(name)).unwrap();
     let recording = std::fs::read_to_string(cast).unwrap();
+    // `__played` settles two animation frames after 'ended': the player draws its terminal on an
+    // animation frame, and a frame's callbacks run in the order they were asked for.
     let page = format!(
         "<!doctype html><html><head><meta charset=utf-8><style>{css}</style></head><body>\
          <div id=player></div><script>{js}</script><script>\
          const player = AsciinemaPlayer.create({{data: {data}}}, document.getElementById('player'),\
            {{autoPlay: true, speed: 100, idleTimeLimit: 0.1}});\
-         player.addEventListener('ended', () => {{\
-           const shown = () => document.querySelector('.ap-line span')\
-             ? (document.title = 'ENDED') : requestAnimationFrame(shown);\
-           requestAnimationFrame(shown);\
-         }});\
+         window.__played = new Promise(resolve => player.addEventListener('ended', () =>\
+           requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))));\
          </script></body></html>",
         css = read("asciinema-player.css"),
         js = read("asciinema-player.js").replace("</script", "<\\/script"),
@@ -64,32 +64,19 @@ fn played_by_web_player(dir: &Path, cast: &Path) -> String {
     );
     let html = dir.join("player.html");
     std::fs::write(&html, page).unwrap();
-    // Virtual time runs the player's timers as fast as the page can go, and stops when the budget
-    // is spent; the page's title says whether playback reached its end and the player drew its
-    // terminal after it (it draws on an animation frame: the DOM was seen empty at 'ended' once).
-    let out = std::process::Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=60000",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.join("chromium").display()
-        ))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", html.display()))
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/play_cast_browser.py");
+    let out = std::process::Command::new(common::venv_python())
+        .arg(&script)
+        .arg(&html)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run chromium (scripts/test.sh installs it): {e}"));
-    let dom = String::from_utf8_lossy(&out.stdout);
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
     assert!(
-        dom.contains("<title>ENDED</title>"),
+        out.status.success(),
         "asciinema-player did not play {} to its end: {}",
         cast.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    terminal_text(&dom)
+    terminal_text(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// The text of asciinema-player's terminal in a dumped DOM: rows are `span.ap-line` with `--row: N`,
