@@ -135,36 +135,44 @@ impl Scanner {
                             continue;
                         }
                     }
-                    // Plain text up to the next line feed or escape: every place in it is a place to
-                    // cut; the last one within the budget ends the piece.
-                    let run = bytes[i..]
-                        .iter()
-                        .position(|&b| ENDS_TEXT[usize::from(b)])
-                        .map_or(bytes.len(), |n| i + n);
-                    if run as u64 >= within {
-                        let last = within.saturating_sub(1) as usize;
-                        if last > i {
-                            return piece(last, events, false, State::Ground, alt);
-                        }
-                        if i > 0 {
-                            return piece(i, events, false, State::Ground, alt);
-                        }
-                        // Nothing fits: the piece holds at least this much.
-                    } else {
-                        cut = (run, events, alt);
+                    // Plain text and sequences that change nothing counted here, up to the next
+                    // line feed or other escape: taken whole when all of it fits.
+                    let (stretch, escaped) = quiet_stretch(bytes, i);
+                    if escaped {
+                        feeds_in_a_row = 0;
                     }
-                    i = run;
+                    if (stretch as u64) < within {
+                        i = stretch;
+                        cut = (i, events, alt);
+                    } else {
+                        // Plain text up to the next line feed or escape: every place in it is a
+                        // place to cut; the last one within the budget ends the piece.
+                        let run = bytes[i..]
+                            .iter()
+                            .position(|&b| ENDS_TEXT[usize::from(b)])
+                            .map_or(bytes.len(), |n| i + n);
+                        if run as u64 >= within {
+                            let last = within.saturating_sub(1) as usize;
+                            if last > i {
+                                return piece(last, events, false, State::Ground, alt);
+                            }
+                            if i > 0 {
+                                return piece(i, events, false, State::Ground, alt);
+                            }
+                            // Nothing fits: the piece holds at least this much.
+                        } else {
+                            cut = (run, events, alt);
+                        }
+                        i = run;
+                        if let Some(after) = quiet_csi_end(bytes, i) {
+                            i = after;
+                            continue;
+                        }
+                    }
                     match bytes.get(i) {
                         None => break,
                         Some(0x1b) => {
                             feeds_in_a_row = 0;
-                            // Most sequences (colours, cursor moves, erasing in a line) neither
-                            // scroll nor switch screens: skipped whole, without going through the
-                            // states one byte class at a time.
-                            if let Some(after) = quiet_csi_end(bytes, i) {
-                                i = after;
-                                continue;
-                            }
                             state = State::Escape;
                         }
                         Some(_) => {
@@ -288,17 +296,95 @@ fn quiet_csi_end(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at + 1) != Some(&b'[') {
         return None;
     }
-    let end = at
-        + 2
-        + bytes
-            .get(at + 2..)?
-            .iter()
-            .position(|&b| !(0x20..=0x3f).contains(&b))?;
-    match bytes[end] {
+    let end = first_of(bytes, at + 2, not_parameters);
+    match *bytes.get(end)? {
         b'S' | b'J' | b'M' | b'b' | b'h' | b'l' => None,
         0x40..=0x7e => Some(end + 1),
         _ => None,
     }
+}
+
+/// How far plain text and the sequences [`quiet_csi_end`] lets through run from `at`: to the first
+/// line feed, the ESC of any other sequence, or the end. And whether a sequence was among them.
+fn quiet_stretch(bytes: &[u8], at: usize) -> (usize, bool) {
+    let mut i = at;
+    let mut escaped = false;
+    loop {
+        i = first_text_end(bytes, i);
+        if bytes.get(i) != Some(&0x1b) {
+            return (i, escaped);
+        }
+        match quiet_csi_end(bytes, i) {
+            Some(end) => {
+                i = end;
+                escaped = true;
+            }
+            None => return (i, escaped),
+        }
+    }
+}
+
+/// A byte's value in every byte of a word.
+const fn every_byte(byte: u8) -> u64 {
+    0x0101_0101_0101_0101 * byte as u64
+}
+
+/// The top bit of every byte of `word` that is not zero (exact: nothing carries between bytes).
+fn nonzero_bytes(word: u64) -> u64 {
+    let low7 = every_byte(0x7f);
+    (((word & low7) + low7) | word) & every_byte(0x80)
+}
+
+/// The top bit of every byte of `word` that is a C0 control (below 0x20).
+fn controls(word: u64) -> u64 {
+    // Seven bits plus 0x60 reach the top bit from 0x20 on; bytes from 0x80 on have it already.
+    !((((word & every_byte(0x7f)) + every_byte(0x60)) | word) & every_byte(0x80)) & every_byte(0x80)
+}
+
+/// The first byte at or after `from` that ends plain text ([`ENDS_TEXT`]: ESC, LF, VT, FF), or
+/// `bytes.len()`. Eight bytes at a time: the C0 controls among them are found at once, then each is
+/// looked up (text has few: a CR before each LF).
+fn first_text_end(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let mut marked = controls(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        while marked != 0 {
+            let k = marked.trailing_zeros() as usize / 8;
+            if ENDS_TEXT[usize::from(word[k])] {
+                return i + k;
+            }
+            marked &= marked - 1;
+        }
+        i += 8;
+    }
+    let tail = bytes.get(i..).unwrap_or_default();
+    tail.iter()
+        .position(|&b| ENDS_TEXT[usize::from(b)])
+        .map_or(bytes.len(), |n| i + n)
+}
+
+/// The top bit of every byte of `word` that cannot be in a CSI sequence's parameters or
+/// intermediates (anything outside 0x20-0x3f).
+fn not_parameters(word: u64) -> u64 {
+    nonzero_bytes((word & every_byte(0xe0)) ^ every_byte(0x20))
+}
+
+/// The first place at or after `from` whose byte `marks` (a word at a time, as [`controls`] does)
+/// marks; `bytes.len()` when there is none.
+fn first_of(bytes: &[u8], from: usize, marks: fn(u64) -> u64) -> usize {
+    let mut i = from;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let marked = marks(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        if marked != 0 {
+            return i + marked.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    // The last few bytes one at a time, each in a word of its own.
+    let tail = bytes.get(i..).unwrap_or_default();
+    tail.iter()
+        .position(|&b| marks(u64::from(b)) & 0x80 != 0)
+        .map_or(bytes.len(), |n| i + n)
 }
 
 /// Line feeds in a row, with no escape between, after which plain text is taken in blocks.
@@ -412,5 +498,39 @@ mod tests {
         let first = whole(b"\x1b[?10");
         let second = first.scanner.next_piece(b"49h", 10, 20, 0, u64::MAX);
         assert!(second.scanner.alt);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 500,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Looking a word at a time finds what looking at every byte finds, from anywhere.
+        #[test]
+        fn word_at_a_time_finds_the_same_bytes_as_byte_at_a_time(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![0x1b, b'\n', 0x0b, 0x0c, b'\r', b'[', b';', b'?', b' ', b'/', b'@', b'~', 0x7f, 0x80, 0x9b, 0xff]),
+                    proptest::num::u8::ANY,
+                ],
+                0..64,
+            ),
+            from in 0usize..70,
+        ) {
+            let from = from.min(bytes.len());
+            let scalar = |stop: fn(u8) -> bool| {
+                bytes[from..].iter().position(|&b| stop(b)).map_or(bytes.len(), |n| from + n)
+            };
+            proptest::prop_assert_eq!(
+                first_text_end(&bytes, from),
+                scalar(|b| ENDS_TEXT[usize::from(b)])
+            );
+            proptest::prop_assert_eq!(
+                first_of(&bytes, from, not_parameters),
+                scalar(|b| !(0x20..=0x3f).contains(&b))
+            );
+        }
     }
 }
