@@ -499,13 +499,9 @@ impl Screen {
         let before = history.len();
         // Oldest first: the row `count` lines up the history is the oldest new one.
         let count = new.min(self.scrollback);
-        let row = |i: usize| &grid[Line(i as i32 - count as i32)];
-        // Each row's cells are their own allocation, usually no longer in the nearest cache: one
-        // cheap pass that reads the first cell of every row lets those reads overlap, instead of each
-        // copy below waiting for its row in turn (a flood of short lines copies a row every 7 bytes).
-        let first_cells = (0..count).fold(0u32, |sum, i| sum ^ u32::from(row(i)[Column(0)].c));
-        std::hint::black_box(first_cells);
-        history.extend(count, |i, out| row_text(row(i), cols, out));
+        history.extend(count, |i, out| {
+            row_text(&grid[Line(i as i32 - count as i32)], cols, out)
+        });
         window.newest = (rows > 0).then(|| row_id(0));
         window.rows = rows;
         self.scroll_bound += new as u64 + u64::from(rewritten);
