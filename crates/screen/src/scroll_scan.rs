@@ -147,10 +147,7 @@ impl Scanner {
                     } else {
                         // Plain text up to the next line feed or escape: every place in it is a
                         // place to cut; the last one within the budget ends the piece.
-                        let run = bytes[i..]
-                            .iter()
-                            .position(|&b| ENDS_TEXT[usize::from(b)])
-                            .map_or(bytes.len(), |n| i + n);
+                        let run = first_text_end(bytes, i);
                         if run as u64 >= within {
                             let last = within.saturating_sub(1) as usize;
                             if last > i {
