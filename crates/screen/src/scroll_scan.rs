@@ -137,7 +137,9 @@ impl Scanner {
                     }
                     // Plain text and sequences that change nothing counted here, up to the next
                     // line feed or other escape: taken whole when all of it fits.
-                    let (stretch, escaped) = quiet_stretch(bytes, i);
+                    // Looked for only as far as the budget allows: past it the piece is cut.
+                    let reach = usize::try_from(within).map_or(bytes.len(), |w| w.min(bytes.len()));
+                    let (stretch, escaped) = quiet_stretch(&bytes[..reach.max(i)], i);
                     if escaped {
                         feeds_in_a_row = 0;
                     }
@@ -529,5 +531,39 @@ mod tests {
                 scalar(|b| !(0x20..=0x3f).contains(&b))
             );
         }
+    }
+
+    #[test]
+    fn quiet_sequences_in_long_text_are_never_cut_through() {
+        // Colours between words, on a narrow screen with a small budget: every piece ends between
+        // two sequences, within the budget, and the pieces add up to the input.
+        let input: Vec<u8> = (0..400)
+            .flat_map(|i| format!("\x1b[3{}mword{i} \x1b[0m", i % 8).into_bytes())
+            .collect();
+        let (cols, budget) = (4, 6);
+        let mut rest = &input[..];
+        let mut scanner = Scanner::default();
+        let mut taken = 0;
+        while !rest.is_empty() {
+            let piece = scanner.next_piece(rest, 10, cols, 0, budget);
+            assert!(piece.len > 0);
+            assert!(piece.bound <= budget, "{}", piece.bound);
+            let (run, next) = rest.split_at(piece.len);
+            // No sequence is left open at the cut.
+            assert!(
+                piece.scanner.state == State::Ground,
+                "{:?}",
+                String::from_utf8_lossy(run)
+            );
+            assert!(
+                next.is_empty() || piece.bound + 2 >= budget,
+                "{}",
+                piece.bound
+            );
+            taken += run.len();
+            scanner = piece.scanner;
+            rest = next;
+        }
+        assert_eq!(taken, input.len());
     }
 }
