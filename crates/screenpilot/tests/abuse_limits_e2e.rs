@@ -210,3 +210,39 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
         "another session's echo took {worst:?} while screenshots rendered (idle: {idle:?})"
     );
 }
+
+#[test]
+fn closing_sessions_gives_their_memory_back() {
+    let _turn = take_turn();
+    let d = Daemon::with_env(&[("SCREENPILOT_MAX_SESSIONS", "16")]);
+    d.sp_json(&["list"]);
+    let pid = d.daemon_pid();
+    let before = rss_kib(pid);
+    // Sixteen wide sessions with full histories, their programs done.
+    let sids: Vec<String> = (0..16).map(|i| format!("flood{i}")).collect();
+    for sid in &sids {
+        d.sp_json(&[
+            "spawn", "--sid", sid, "--size", "200x50", "--", "seq", "1", "200000",
+        ]);
+    }
+    for sid in &sids {
+        d.sp_json(&["wait", sid, "--exit", "--timeout-ms", "120000"]);
+    }
+    let full = rss_kib(pid);
+    for sid in &sids {
+        d.sp_json(&["close", sid]);
+    }
+    let after = rss_kib(pid);
+    eprintln!("daemon RSS: {before} KiB, {full} KiB with 16 full sessions, {after} KiB after closing them");
+    assert!(
+        full > before + 16 * 1024,
+        "16 full histories should take memory: {before} -> {full} KiB"
+    );
+    // Most of what they took is given back, not kept by the allocator for later.
+    assert!(
+        after - before < (full - before) / 3,
+        "closing every session kept {} of {} KiB",
+        after - before,
+        full - before
+    );
+}

@@ -150,6 +150,23 @@ pub struct Session {
     kind: std::sync::OnceLock<&'static str>,
     /// People watching, by a number given when they came.
     viewers: Mutex<Vec<(u64, &'static str, bool, Instant)>>,
+    /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
+    _return_memory: ReturnMemory,
+}
+
+/// Gives the memory a closed session freed back to the system. glibc keeps freed memory in its
+/// arenas for reuse, so a daemon that once held many full histories would stay that large after
+/// they were all closed; `malloc_trim` returns the whole free pages.
+struct ReturnMemory;
+
+impl Drop for ReturnMemory {
+    fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free memory held by the allocator; it takes no pointers.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -198,6 +215,7 @@ impl Session {
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
             viewers: Mutex::new(Vec::new()),
+            _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
         *lock(&session.pump) = Some(handle);
