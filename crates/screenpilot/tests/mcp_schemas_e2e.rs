@@ -213,11 +213,24 @@ fn readme_client_configs_start_a_working_server() {
     };
     let listed = run(&["tools/list", "--strict"]);
     assert_inspector_clean(&listed, "the README's Cursor config");
+    // A session in the test's daemon, which the server must see: it is not to use (and leave a
+    // daemon running in) the user's own daemon directory.
+    let marker = Command::new(BINARY)
+        .args(["spawn", "--sid", "readme-marker", "--", "cat"])
+        .env("SCREENPILOT_DIR", &dir)
+        .output()
+        .expect("spawn a marker session");
+    assert!(marker.status.success(), "{}", describe(&marker));
     let called = run(&["tools/call", "--tool-name", "list"]);
     assert!(called.status.success(), "{}", describe(&called));
     let answer: serde_json::Value = serde_json::from_slice(&called.stdout)
         .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&called)));
     assert_eq!(answer["structuredContent"]["ok"], true, "{answer}");
+    assert!(
+        answer.to_string().contains("readme-marker"),
+        "the server used another daemon than the one in {}: {answer}",
+        dir.display()
+    );
     let _ = Command::new(BINARY)
         .args(["daemon", "stop"])
         .env("SCREENPILOT_DIR", &dir)

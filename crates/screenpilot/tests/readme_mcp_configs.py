@@ -64,6 +64,10 @@ def main() -> None:
     server = cursor["mcpServers"]["screenpilot"]
     assert server["command"] == PLACEHOLDER, server
     server["command"] = binary
+    # MCP clients start stdio servers with a few variables only (HOME, PATH, ...): without this the
+    # server would use the user's own daemon directory, and leave a daemon running there.
+    assert "env" not in server, server
+    server["env"] = {"SCREENPILOT_DIR": os.environ["SCREENPILOT_DIR"]}
     with open(json_out, "w") as out:
         json.dump(cursor, out)
     summary["cursor_args"] = server["args"]
