@@ -14,18 +14,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{repo, venv_python};
+use common::{repo, venv_python, Daemon};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
-
-/// A private, empty daemon directory: listing tools starts no daemon, but nothing may touch the user's.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sp-schemas-{name}-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        panic!("cannot create {}: {e}", dir.display());
-    }
-    dir
-}
 
 fn describe(out: &Output) -> String {
     format!(
@@ -39,7 +30,9 @@ fn describe(out: &Output) -> String {
 #[test]
 fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_schemas.py");
-    let dir = scratch_dir("draft");
+    // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
+    let scratch = Daemon::new();
+    let dir = scratch.path();
     let out = Command::new(venv_python())
         .arg(&script)
         .args([
@@ -50,7 +43,7 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             "desktop",
             "textual,desktop",
         ])
-        .env("SCREENPILOT_DIR", &dir)
+        .env("SCREENPILOT_DIR", dir)
         .output()
         .unwrap_or_else(|e| {
             panic!(
@@ -58,7 +51,6 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
                 venv_python().display()
             )
         });
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         out.status.success(),
         "schema check failed: {}",
@@ -86,13 +78,14 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
 
 #[test]
 fn an_unknown_tools_profile_is_refused_naming_the_flag() {
-    let dir = scratch_dir("unknown");
+    // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
+    let scratch = Daemon::new();
+    let dir = scratch.path();
     let out = Command::new(BINARY)
         .args(["mcp", "--tools", "terminal,browser"])
-        .env("SCREENPILOT_DIR", &dir)
+        .env("SCREENPILOT_DIR", dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {BINARY}: {e}"));
-    let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{}", describe(&out));
     assert!(
@@ -148,7 +141,9 @@ fn assert_inspector_clean(out: &Output, what: &str) {
 #[test]
 fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
     let (inspector, path) = inspector();
-    let dir = scratch_dir("inspector");
+    // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
+    let scratch = Daemon::new();
+    let dir = scratch.path();
     for profile in [None, Some("textual")] {
         let mut command = Command::new(&inspector);
         command.args(["--cli", "--strict", BINARY, "mcp"]);
@@ -158,7 +153,7 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
         let out = command
             .args(["--method", "tools/list"])
             .env("PATH", &path)
-            .env("SCREENPILOT_DIR", &dir)
+            .env("SCREENPILOT_DIR", dir)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", inspector.display()));
         assert_inspector_clean(&out, &format!("{profile:?}"));
@@ -171,14 +166,15 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
             assert!(tools.len() >= 20, "{} tools", tools.len());
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The README's configs for Claude Code, Codex and Cursor / VS Code, as written there, start a server
 /// that lists its tools and answers a call.
 #[test]
 fn readme_client_configs_start_a_working_server() {
-    let dir = scratch_dir("readme");
+    // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
+    let scratch = Daemon::new();
+    let dir = scratch.path();
     let cursor_json = dir.join("cursor-mcp.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/readme_mcp_configs.py");
     let out = Command::new(venv_python())
@@ -186,7 +182,7 @@ fn readme_client_configs_start_a_working_server() {
         .arg(BINARY)
         .arg(repo().join("README.md"))
         .arg(&cursor_json)
-        .env("SCREENPILOT_DIR", &dir)
+        .env("SCREENPILOT_DIR", dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", venv_python().display()));
     assert!(out.status.success(), "README configs: {}", describe(&out));
@@ -205,7 +201,7 @@ fn readme_client_configs_start_a_working_server() {
             .args(["--server", "screenpilot", "--method"])
             .args(method)
             .env("PATH", &path)
-            .env("SCREENPILOT_DIR", &dir)
+            .env("SCREENPILOT_DIR", dir)
             // No OS keychain here; Inspector would say so on stderr.
             .env("MCP_INSPECTOR_SECRET_STORE", "memory")
             .output()
@@ -217,7 +213,7 @@ fn readme_client_configs_start_a_working_server() {
     // daemon running in) the user's own daemon directory.
     let marker = Command::new(BINARY)
         .args(["spawn", "--sid", "readme-marker", "--", "cat"])
-        .env("SCREENPILOT_DIR", &dir)
+        .env("SCREENPILOT_DIR", dir)
         .output()
         .expect("spawn a marker session");
     assert!(marker.status.success(), "{}", describe(&marker));
@@ -231,9 +227,4 @@ fn readme_client_configs_start_a_working_server() {
         "the server used another daemon than the one in {}: {answer}",
         dir.display()
     );
-    let _ = Command::new(BINARY)
-        .args(["daemon", "stop"])
-        .env("SCREENPILOT_DIR", &dir)
-        .output();
-    let _ = std::fs::remove_dir_all(&dir);
 }
