@@ -23,12 +23,17 @@ fn take_turn() -> std::sync::MutexGuard<'static, ()> {
 
 /// The daemon's resident memory in KiB, from /proc.
 fn rss_kib(pid: i32) -> u64 {
+    status_kib(pid, "VmRSS")
+}
+
+/// A size from /proc/PID/status in KiB: `VmRSS`, `RssAnon` (memory the program allocated)...
+fn status_kib(pid: i32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc status")
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 /// One round trip through another session: type a command, wait for its output.
@@ -176,6 +181,20 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
     assert_eq!(refused["error"]["field"], "font_px", "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("12000000"), "{message}");
+    // A refusal costs nothing: the screen (100,000 cells) is not copied out only to find the picture
+    // too large. Each copy used to stay with the thread that made it, about 7 MiB.
+    let pid = d.daemon_pid();
+    let before = status_kib(pid, "RssAnon");
+    for _ in 0..4 {
+        let (status, refused) =
+            d.json_status(&["call", "screenshot", r#"{"sid": "big", "font_px": 22}"#]);
+        assert_eq!(status, 2, "{refused}");
+    }
+    let grew = status_kib(pid, "RssAnon").saturating_sub(before);
+    assert!(
+        grew < 3 * 1024,
+        "four refused screenshots grew the daemon by {grew} KiB"
+    );
 
     // The largest allowed pictures, several at once: other sessions keep answering.
     let idle = echo_round_trip(&d, "other", 0);

@@ -188,7 +188,7 @@ impl Layout {
     }
 
     /// Refuse images that are empty or too large to allocate safely.
-    pub(crate) fn check_drawable(&self) -> Result<(), RenderError> {
+    pub fn check_drawable(&self) -> Result<(), RenderError> {
         if self.image.width == 0 || self.image.height == 0 {
             return Err(RenderError::Empty {
                 cols: self.size.cols,

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
 use screenpilot_screen::render::{render_png, render_svg, Layout, RenderError, RenderOptions};
-use screenpilot_screen::{CellGrid, ThemeName};
-use screenpilot_session::ReadOptions;
+use screenpilot_screen::ThemeName;
+use screenpilot_session::{ReadOptions, Session};
 
 use super::blocking::{run_bounded, Heavy};
 use super::common::{Context, ErrorCode, OpError, Progress};
@@ -95,26 +95,28 @@ impl Image {
         }
     }
 
-    /// `grid` drawn as `format`, on a blocking thread: a large picture takes a core for a while and
-    /// must not hold up the async workers that serve other sessions' input and waits.
-    async fn of_grid(
-        grid: CellGrid,
+    /// The screen of `session` drawn as `format`, on a blocking thread: a large picture takes a core
+    /// for a while and must not hold up the async workers that serve other sessions' input and waits.
+    /// A PNG too large to draw is refused before the screen is copied out.
+    async fn of_session(
+        session: &Session,
         format: ImageFormat,
         options: RenderOptions,
     ) -> Result<Image, OpError> {
+        let size = session.with_screen(|s| s.size());
+        if format == ImageFormat::Png {
+            Layout::new(size, &options)
+                .check_drawable()
+                .map_err(render_error)?;
+        }
+        let grid = session.with_screen(|s| s.cells());
         let layout = Layout::new(grid.size, &options);
         let (width, height) = (layout.image.width, layout.image.height);
         Ok(match format {
             ImageFormat::Png => {
                 let png = run_bounded(Heavy::Picture, move || render_png(&grid, &options))
                     .await?
-                    .map_err(|e| match e {
-                        // The image size follows from the font size; that is the knob to turn.
-                        RenderError::TooLarge { .. } | RenderError::InvalidFontPx { .. } => {
-                            OpError::invalid("font_px", e.to_string())
-                        }
-                        e => OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}")),
-                    })?;
+                    .map_err(render_error)?;
                 Image::png(&png, width, height)
             }
             ImageFormat::Svg => Image {
@@ -126,6 +128,16 @@ impl Image {
                 path: None,
             },
         })
+    }
+}
+
+/// A render error as the caller's: the image size follows from the font size, the knob to turn.
+fn render_error(e: RenderError) -> OpError {
+    match e {
+        RenderError::TooLarge { .. } | RenderError::InvalidFontPx { .. } => {
+            OpError::invalid("font_px", e.to_string())
+        }
+        e => OpError::new(ErrorCode::RenderFailed, format!("screenshot: {e}")),
     }
 }
 
@@ -213,8 +225,7 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
         );
         let image = match p.image {
             Some(format) => {
-                let grid = session.with_screen(|s| s.cells());
-                Some(Image::of_grid(grid, format, RenderOptions::default()).await?)
+                Some(Image::of_session(&session, format, RenderOptions::default()).await?)
             }
             None => None,
         };
@@ -294,8 +305,8 @@ Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
         options.theme = p.theme.unwrap_or_default();
         options.frame = p.frame;
         let session = ctx.registry.get(&p.sid)?;
-        let grid = session.with_screen(|s| s.cells());
-        let image = Image::of_grid(grid, p.format.unwrap_or(ImageFormat::Png), options).await?;
+        let image =
+            Image::of_session(&session, p.format.unwrap_or(ImageFormat::Png), options).await?;
         Ok(Pictured {
             sid: p.sid,
             image,
