@@ -74,6 +74,26 @@ pub fn limits_from_env() -> Result<Limits, DaemonError> {
     Ok(limits)
 }
 
+/// Allocations of this size and more get pages of their own, given back as soon as they are freed.
+const OWN_PAGES_FROM: usize = 16 << 20;
+
+/// Make big buffers (a large screenshot's pixels, its PNG and the answer carrying it) go back to
+/// the system when freed. By default glibc raises the size that gets pages of its own to the largest
+/// buffer freed so far (up to 32 MiB), and the free space it keeps with it, so later big buffers
+/// stay in its arenas for good: after four screenshots of a 1000x100 screen at the largest size the
+/// daemon kept 237 MiB it no longer used (66 MiB with these settings). Both are fixed instead: from
+/// 16 MiB a buffer has pages of its own, and up to twice that of free space is kept for reuse, so
+/// the everyday screenshots (an 80x24 or 200x50 screen's pixels take 1.5 to 8 MiB) do not page-fault
+/// fresh memory every time (a lower threshold cost a 200x50 screenshot 5 ms of its 15).
+fn return_big_buffers_at_once() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes settings of the allocator; it takes no pointers.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_PAGES_FROM as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, (2 * OWN_PAGES_FROM) as libc::c_int);
+    }
+}
+
 /// Run the daemon until `shutdown` is requested or SIGTERM/SIGINT arrives. `announce` receives one line
 /// once the socket accepts connections (or saying another daemon already runs).
 pub async fn run(
@@ -81,6 +101,7 @@ pub async fn run(
     limits: Limits,
     mut announce: impl Write,
 ) -> Result<(), DaemonError> {
+    return_big_buffers_at_once();
     paths
         .ensure_private_dir()
         .map_err(|e| DaemonError::Setup(format!("daemon directory: {e}")))?;

@@ -197,6 +197,7 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
     );
 
     // The largest allowed pictures, several at once: other sessions keep answering.
+    let anon_before = status_kib(pid, "RssAnon");
     let idle = echo_round_trip(&d, "other", 0);
     let shots: Vec<Background> = (0..6)
         .map(|i| {
@@ -227,6 +228,14 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
     assert!(
         worst < idle * 10 + Duration::from_millis(500),
         "another session's echo took {worst:?} while screenshots rendered (idle: {idle:?})"
+    );
+    // Each took about 80 MiB while it was drawn and sent (pixels, PNG, base64, the answer); once
+    // they are done the daemon does not keep that.
+    let kept = status_kib(pid, "RssAnon").saturating_sub(anon_before);
+    eprintln!("after six of the largest screenshots the daemon kept {kept} KiB more");
+    assert!(
+        kept < 72 * 1024,
+        "six of the largest screenshots left the daemon {kept} KiB larger"
     );
 }
 
