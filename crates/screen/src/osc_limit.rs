@@ -83,8 +83,7 @@ impl OscLimit {
         match (self.state, byte) {
             (_, 0x1b) => self.state = State::Escape,
             (State::Escape, b']') => self.state = State::Osc(0),
-            // vte executes C0 controls inside an escape sequence and stays in it.
-            (State::Escape, 0x00..=0x17 | 0x19 | 0x1c..=0x1f) => {}
+            (State::Escape, b) if runs_inside_escape(b) => {}
             (State::Escape, _) => self.state = State::Other,
             (State::Osc(_), 0x07 | 0x18 | 0x1a) => self.state = State::Other,
             (State::Osc(len), _) => {
@@ -99,6 +98,11 @@ impl OscLimit {
     }
 }
 
+/// The C0 controls vte executes inside an escape sequence, staying in it (CAN, SUB and ESC end it).
+fn runs_inside_escape(byte: u8) -> bool {
+    matches!(byte, 0x00..=0x17 | 0x19 | 0x1c..=0x1f)
+}
+
 /// Where stepping must resume in `bytes`, read from `from` on outside any escape: the ESC of the
 /// first `ESC ]` (an OSC string opening), else the ESC of an escape still open at the end, else the
 /// end. `]` is rare where ESC is common (colours, cursor moves), so it is what is looked for; an ESC
@@ -109,7 +113,7 @@ fn osc_or_trailing_escape(bytes: &[u8], from: usize) -> usize {
     let open_escape = |at: usize| {
         let start = bytes[from..at]
             .iter()
-            .rposition(|&b| !matches!(b, 0x00..=0x17 | 0x19 | 0x1c..=0x1f))?;
+            .rposition(|&b| !runs_inside_escape(b))?;
         (bytes[from + start] == 0x1b).then_some(from + start)
     };
     let mut at = from;
