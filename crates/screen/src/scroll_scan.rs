@@ -295,7 +295,7 @@ fn quiet_csi_end(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at + 1) != Some(&b'[') {
         return None;
     }
-    let end = first_of(bytes, at + 2, not_parameters);
+    let end = parameters_end(bytes, at + 2);
     match *bytes.get(end)? {
         b'S' | b'J' | b'M' | b'b' | b'h' | b'l' => None,
         0x40..=0x7e => Some(end + 1),
@@ -336,30 +336,7 @@ fn nonzero_bytes(word: u64) -> u64 {
 
 /// The top bit of every byte of `word` that is a C0 control (below 0x20).
 fn controls(word: u64) -> u64 {
-    // Seven bits plus 0x60 reach the top bit from 0x20 on; bytes from 0x80 on have it already.
-    !((((word & every_byte(0x7f)) + every_byte(0x60)) | word) & every_byte(0x80)) & every_byte(0x80)
-}
-
-/// The first byte at or after `from` that ends plain text ([`ENDS_TEXT`]: ESC, LF, VT, FF), or
-/// `bytes.len()`. Eight bytes at a time: the C0 controls among them are found at once, then each is
-/// looked up (text has few: a CR before each LF).
-fn first_text_end(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(word) = bytes.get(i..i + 8) {
-        let mut marked = controls(u64::from_le_bytes(word.try_into().unwrap_or_default()));
-        while marked != 0 {
-            let k = marked.trailing_zeros() as usize / 8;
-            if ENDS_TEXT[usize::from(word[k])] {
-                return i + k;
-            }
-            marked &= marked - 1;
-        }
-        i += 8;
-    }
-    let tail = bytes.get(i..).unwrap_or_default();
-    tail.iter()
-        .position(|&b| ENDS_TEXT[usize::from(b)])
-        .map_or(bytes.len(), |n| i + n)
+    !nonzero_bytes(word & every_byte(0xe0)) & every_byte(0x80)
 }
 
 /// The top bit of every byte of `word` that cannot be in a CSI sequence's parameters or
@@ -368,21 +345,41 @@ fn not_parameters(word: u64) -> u64 {
     nonzero_bytes((word & every_byte(0xe0)) ^ every_byte(0x20))
 }
 
-/// The first place at or after `from` whose byte `marks` (a word at a time, as [`controls`] does)
-/// marks; `bytes.len()` when there is none.
-fn first_of(bytes: &[u8], from: usize, marks: fn(u64) -> u64) -> usize {
+/// The first byte at or after `from` that ends plain text ([`ENDS_TEXT`]: ESC, LF, VT, FF), or
+/// `bytes.len()`. Text has few C0 controls (a CR before each LF): each one found is looked up.
+fn first_text_end(bytes: &[u8], from: usize) -> usize {
+    first_of(bytes, from, controls, |b| ENDS_TEXT[usize::from(b)])
+}
+
+/// Where the parameters and intermediates of a CSI sequence starting at `from` end, or `bytes.len()`.
+fn parameters_end(bytes: &[u8], from: usize) -> usize {
+    first_of(bytes, from, not_parameters, |b| !(0x20..=0x3f).contains(&b))
+}
+
+/// The first byte at or after `from` that `is` holds for, or `bytes.len()`. Eight bytes at a time:
+/// `candidates` marks (the top bit of a byte) at least every byte of a word that `is` may hold for,
+/// and each marked byte is then asked.
+fn first_of(
+    bytes: &[u8],
+    from: usize,
+    candidates: impl Fn(u64) -> u64,
+    is: impl Fn(u8) -> bool,
+) -> usize {
     let mut i = from;
     while let Some(word) = bytes.get(i..i + 8) {
-        let marked = marks(u64::from_le_bytes(word.try_into().unwrap_or_default()));
-        if marked != 0 {
-            return i + marked.trailing_zeros() as usize / 8;
+        let mut marked = candidates(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        while marked != 0 {
+            let k = marked.trailing_zeros() as usize / 8;
+            if is(word[k]) {
+                return i + k;
+            }
+            marked &= marked - 1;
         }
         i += 8;
     }
-    // The last few bytes one at a time, each in a word of its own.
     let tail = bytes.get(i..).unwrap_or_default();
     tail.iter()
-        .position(|&b| marks(u64::from(b)) & 0x80 != 0)
+        .position(|&b| is(b))
         .map_or(bytes.len(), |n| i + n)
 }
 
@@ -527,7 +524,7 @@ mod tests {
                 scalar(|b| ENDS_TEXT[usize::from(b)])
             );
             proptest::prop_assert_eq!(
-                first_of(&bytes, from, not_parameters),
+                parameters_end(&bytes, from),
                 scalar(|b| !(0x20..=0x3f).contains(&b))
             );
         }
