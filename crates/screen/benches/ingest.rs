@@ -6,17 +6,13 @@
 //! Run: cargo bench -p screenpilot-screen --bench ingest (first prints an interleaved comparison,
 //! fresh and with the history already full, then criterion's runs)
 
-use alacritty_terminal::event::VoidListener;
-use alacritty_terminal::term::{Config, Term};
-use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
 use std::time::Instant;
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use screenpilot_screen::{Screen, Size};
 
 #[path = "support/ingest_input.rs"]
 mod ingest_input;
-use ingest_input::{seq_stream, Dims, COLS, ROWS};
+use ingest_input::{raw_alacritty, screenpilot, seq_stream, COLS, ROWS};
 
 /// About 1 MiB of ordinary text lines, like a build log.
 fn plain_stream() -> Vec<u8> {
@@ -78,8 +74,7 @@ fn ingest(c: &mut Criterion) {
             &chunks,
             |b, chunks| {
                 b.iter(|| {
-                    let mut term = Term::new(Config::default(), &Dims, VoidListener);
-                    let mut parser: Processor<StdSyncHandler> = Processor::new();
+                    let (mut term, mut parser) = raw_alacritty();
                     for chunk in chunks {
                         parser.advance(&mut term, chunk);
                     }
@@ -92,7 +87,7 @@ fn ingest(c: &mut Criterion) {
             &chunks,
             |b, chunks| {
                 b.iter(|| {
-                    let mut screen = Screen::new(Size::new(COLS, ROWS), 10_000);
+                    let mut screen = screenpilot();
                     for chunk in chunks {
                         screen.feed(chunk);
                     }
@@ -102,13 +97,6 @@ fn ingest(c: &mut Criterion) {
         );
     }
     group.finish();
-}
-
-fn raw_alacritty() -> (Term<VoidListener>, Processor<StdSyncHandler>) {
-    (
-        Term::new(Config::default(), &Dims, VoidListener),
-        Processor::new(),
-    )
 }
 
 /// Feed `chunks` to raw alacritty and to screenpilot in turns, `rounds` times each, starting either
@@ -121,7 +109,7 @@ fn interleaved(chunks: &[&[u8]], full: bool, rounds: usize) -> (f64, f64, f64) {
     let mut ratios = Vec::new();
     for round in 0..rounds {
         let (mut term, mut parser) = raw_alacritty();
-        let mut screen = Screen::new(Size::new(COLS, ROWS), 10_000);
+        let mut screen = screenpilot();
         if full {
             for chunk in chunks {
                 parser.advance(&mut term, chunk);

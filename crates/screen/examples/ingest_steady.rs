@@ -8,15 +8,11 @@
 //! valgrind --tool=cachegrind target/release/examples/ingest_steady ours 5   # and `ours 0`: the difference / 5
 //! ```
 
-use alacritty_terminal::event::VoidListener;
-use alacritty_terminal::term::{Config, Term};
-use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
-use screenpilot_screen::{Screen, Size};
 use std::time::Instant;
 
 #[path = "../benches/support/ingest_input.rs"]
 mod ingest_input;
-use ingest_input::{seq_stream, Dims, COLS, ROWS};
+use ingest_input::{raw_alacritty, screenpilot, seq_stream};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -24,9 +20,8 @@ fn main() {
     let times: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(5);
     let flood = seq_stream();
     let chunks: Vec<&[u8]> = flood.chunks(4096).collect();
-    let mut term = Term::new(Config::default(), &Dims, VoidListener);
-    let mut parser: Processor<StdSyncHandler> = Processor::new();
-    let mut screen = Screen::new(Size::new(COLS, ROWS), 10_000);
+    let (mut term, mut parser) = raw_alacritty();
+    let mut screen = screenpilot();
     // Both histories full before anything is measured.
     for chunk in &chunks {
         parser.advance(&mut term, chunk);
