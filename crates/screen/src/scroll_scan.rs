@@ -353,12 +353,13 @@ fn first_text_end(bytes: &[u8], from: usize) -> usize {
 
 /// Where the parameters and intermediates of a CSI sequence starting at `from` end, or `bytes.len()`.
 fn parameters_end(bytes: &[u8], from: usize) -> usize {
-    first_of(bytes, from, not_parameters, |b| !(0x20..=0x3f).contains(&b))
+    // The marks are exact: every marked byte is one.
+    first_of(bytes, from, not_parameters, |_| true)
 }
 
-/// The first byte at or after `from` that `is` holds for, or `bytes.len()`. Eight bytes at a time:
-/// `candidates` marks (the top bit of a byte) at least every byte of a word that `is` may hold for,
-/// and each marked byte is then asked.
+/// The first byte at or after `from` that `candidates` marks and `is` holds for, or `bytes.len()`.
+/// Eight bytes at a time: `candidates` marks (the top bit of a byte) the bytes of a word that may be
+/// it, and each marked byte is then asked.
 fn first_of(
     bytes: &[u8],
     from: usize,
@@ -377,9 +378,10 @@ fn first_of(
         }
         i += 8;
     }
+    // The last few bytes one at a time, each in a word of its own.
     let tail = bytes.get(i..).unwrap_or_default();
     tail.iter()
-        .position(|&b| is(b))
+        .position(|&b| candidates(u64::from(b)) & 0x80 != 0 && is(b))
         .map_or(bytes.len(), |n| i + n)
 }
 
