@@ -496,7 +496,6 @@ impl Screen {
         };
         window.resync = false;
         window.overflow = false;
-        let before = history.len();
         // Oldest first: the row `count` lines up the history is the oldest new one.
         let count = new.min(self.scrollback);
         history.extend(count, |i, out| {
@@ -504,11 +503,10 @@ impl Screen {
         });
         window.newest = (rows > 0).then(|| row_id(0));
         window.rows = rows;
+        // Every row that changed is among the newest `new` (the ones copied again after a truncation
+        // included), and the newest one when it was rewritten: a search of the history looks at
+        // no more than that. The oldest rows dropping at the limit changes none of the newest.
         self.scroll_bound += new as u64 + u64::from(rewritten);
-        if history.len() < before + new.min(self.scrollback) {
-            // Rows were replaced, not only added: a search must look at all of them again.
-            self.scroll_bound += history.len() as u64 + self.term.screen_lines() as u64;
-        }
         let kept = window.limit;
         let shrink = window.current > kept || rows > kept;
         self.set_window_limit(kept);
@@ -1112,6 +1110,27 @@ mod tests {
                 bound = s.scroll_bound();
             }
         }
+    }
+
+    #[test]
+    fn a_full_history_counts_only_the_rows_pushed_not_the_whole_history() {
+        let mut s = Screen::new(Size::new(80, 24), 1000);
+        let flood: Vec<u8> = (0..20_000)
+            .flat_map(|i| format!("{i}\r\n").into_bytes())
+            .collect();
+        for chunk in flood.chunks(4096) {
+            let before = s.scroll_bound();
+            s.feed(chunk);
+            let feeds = chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            // A waiting search of the history reads the rows this says are new: a full history
+            // must not make every chunk look like a thousand new rows.
+            assert!(
+                s.scroll_bound() - before <= feeds + 24 + 8,
+                "{} for {feeds} lines",
+                s.scroll_bound() - before
+            );
+        }
+        assert_eq!(s.history_len(), 1000);
     }
 
     #[test]
