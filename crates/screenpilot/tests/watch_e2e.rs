@@ -181,6 +181,38 @@ async fn next_json(socket: &mut Socket) -> Value {
     }
 }
 
+/// How long a view must stay silent while nothing changes. A view that sent frames or paints on a
+/// timer, rather than on change, would send one within this.
+const QUIET: Duration = Duration::from_millis(700);
+
+/// Assert that nothing arrives on `socket` for [`QUIET`]: `what` is still, so the server has nothing
+/// to send. (A bounded read that expects nothing, not a sleep: it ends early, failing, on a message.)
+async fn assert_silent(socket: &mut Socket, what: &str) {
+    if let Ok(arrived) = tokio::time::timeout(QUIET, socket.next()).await {
+        let arrived = match arrived {
+            Some(Ok(Message::Binary(bytes))) => format!("{} binary bytes", bytes.len()),
+            other => format!("{other:?}"),
+        };
+        panic!("{what}, yet the view sent {arrived} within {QUIET:?}");
+    }
+}
+
+/// Wait (with the product's own wait) until `sid`'s screen has not changed for 300 ms; its text then.
+fn quiet_screen(daemon: &Daemon, sid: &str) -> String {
+    let timeout = LONG_MS.to_string();
+    let quiet = daemon.sp_json(&[
+        "wait",
+        sid,
+        "--ready",
+        "--stable-ms",
+        "300",
+        "--timeout-ms",
+        &timeout,
+    ]);
+    assert_eq!(quiet["reason"], "STABLE", "{sid} never went quiet: {quiet}");
+    daemon.screen(sid)
+}
+
 /// A terminal view's paints, fed to a fresh emulator of the size the server says, until its text
 /// satisfies `done`.
 async fn paint_until(
@@ -195,7 +227,12 @@ async fn paint_until(
                 return text;
             }
         }
-        match next(socket).await {
+        let long = Duration::from_millis(LONG_MS);
+        let Ok(Some(Ok(message))) = tokio::time::timeout(long, socket.next()).await else {
+            let shown = screen.as_mut().map(|s| s.text().to_owned());
+            panic!("the view stopped before showing what was expected; it shows:\n{shown:?}");
+        };
+        match message {
             Message::Binary(bytes) => {
                 let screen = screen
                     .as_mut()
@@ -379,16 +416,19 @@ fn a_terminal_view_starts_from_the_snapshot_and_follows_live_output_read_only() 
         assert_eq!(viewers[0]["how"], "watch", "{listed}");
         assert_eq!(viewers[0]["read_only"], true, "{listed}");
 
-        // Live output follows.
+        // Live output follows, to the screen `snapshot` reads once the program is done.
         daemon.line("sh", "echo live-$((40+2))");
-        let text = paint_until(&mut view, &mut screen, |t| {
-            t.lines().any(|l| l == "live-42")
-        })
-        .await;
-        assert_eq!(
-            text,
-            daemon.snapshot("sh")["text"].as_str().unwrap_or_default()
-        );
+        daemon.wait_regex("sh", "^live-42$");
+        let quiet = quiet_screen(&daemon, "sh");
+        paint_until(&mut view, &mut screen, |t| t == quiet).await;
+
+        // Paints are pushed on change only: once the screen is quiet and the view shows it, nothing
+        // arrives until the program draws again, and then it is painted.
+        assert_silent(&mut view, "the terminal's screen is quiet").await;
+        daemon.line("sh", "echo woken-$((40+2))");
+        daemon.wait_regex("sh", "^woken-42$");
+        let quiet = quiet_screen(&daemon, "sh");
+        paint_until(&mut view, &mut screen, |t| t == quiet).await;
 
         // A read-only page's input is refused and never reaches the program.
         view.send(Message::binary(b"echo typed-by-viewer\r".to_vec()))
@@ -522,6 +562,22 @@ fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_an
         loop {
             let (meta, _) = next_frame(&mut viewer).await;
             if meta["pointer"] == json!({"x": 100, "y": 90}) {
+                break;
+            }
+        }
+
+        // Frames are pushed on change only: once nothing has been drawn for a while, a view joining
+        // gets the current frame and then nothing, until the screen changes again.
+        quiet_screen(&daemon, "desk");
+        let mut idle = connect(&view_only, "/ws/session/desk", &view_only.token).await;
+        assert_eq!(next_json(&mut idle).await["type"], "hello");
+        let (_, still) = next_frame(&mut idle).await;
+        assert_silent(&mut idle, "the desktop is still").await;
+        daemon.act("desk", json!({"type": "type", "text": "woken\n"}));
+        daemon.wait_regex("desk", "^woken$");
+        loop {
+            let (_, frame) = next_frame(&mut idle).await;
+            if frame != still {
                 break;
             }
         }
