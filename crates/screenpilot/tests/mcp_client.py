@@ -4,8 +4,11 @@ Usage: mcp_client.py SCREENPILOT_BINARY [--transport stdio|http|both]
 
 Runs one agent-like flow over stdio and/or loopback streamable HTTP: initialize, list tools, spawn bash,
 send a line, wait for its output, snapshot, screenshot (PNG image content, decoded with the stdlib), tool
-errors, cancellation of a long wait, close. Uses $SCREENPILOT_DIR when set (else a temp dir whose daemon it
-stops at the end). Prints one JSON summary on stdout; exits non-zero on any failure.
+errors, cancellation of a long wait, close. Over stdio it then calls every other listed tool at least once
+on a real session, so every tool's structuredContent is checked against its outputSchema (the summary's
+`validated_outputs`, which tests/mcp_e2e.rs compares with `listed_tools`). Uses $SCREENPILOT_DIR when set
+(else a temp dir whose daemon it stops at the end). Prints one JSON summary on stdout; exits non-zero on
+any failure.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOOLS = {
     "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
     "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
-    "textual_run", "desktop_start", "computer", "record",
+    "textual_run", "desktop_start", "computer", "record", "watch",
 }
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -173,6 +176,7 @@ async def flow(session: ClientSession, sid: str, binary: str, env: dict, workdir
         check(tool.input_schema.get("type") == "object", f"{tool.name}: schema is not an object")
     listing = listed.model_dump_json(by_alias=True, exclude_none=True)
     facts["tools"] = len(listed.tools)
+    facts["listed_tools"] = sorted(names)
     facts["tools_list_bytes"] = len(listing.encode())
     facts["tools_list_tokens_est"] = len(listing.encode()) // 4
 
@@ -286,6 +290,76 @@ async def beyond_terminals(session: ClientSession, workdir: Path) -> dict:
     return facts
 
 
+async def every_other_tool(session: ClientSession, workdir: Path) -> dict:
+    """The tools the flows above leave out, each called on a real session the simplest way that
+    succeeds, so that its structuredContent is validated against its outputSchema too."""
+    facts: dict = {}
+    sid = "mcp-all"
+    await call_ok(session, "spawn", {"cmd": "bash --norc --noprofile", "sid": sid, "env": {"PS1": "$ "}})
+    alive = await call_ok(session, "alive", {"sid": sid})
+    check(alive.structured_content["alive"] is True, "alive: bash is not alive")
+    resized = await call_ok(session, "resize", {"sid": sid, "cols": 100, "rows": 30})
+    check((resized.structured_content["cols"], resized.structured_content["rows"]) == (100, 30), "resize: size")
+
+    cast = workdir / "every-tool.cast"
+    started = await call_ok(session, "record", {"sid": sid, "action": "start", "path": str(cast), "force": True})
+    check(started.structured_content["recording"] is True, "record start: not recording")
+
+    # type writes without Enter; send_keys ends the line; expect races two patterns.
+    await call_ok(session, "type", {"sid": sid, "text": "echo typed-$((1+1))"})
+    await call_ok(session, "send_keys", {"sid": sid, "keys": ["Enter"]})
+    raced = await call_ok(
+        session, "expect", {"sid": sid, "patterns": ["^never$", "^typed-2$"], "timeout_ms": 10000}
+    )
+    check(raced.structured_content.get("index") == 1, f"expect: {raced.structured_content.get('index')!r}")
+
+    # Baselines from a snapshot, then output: both change waits see it has already changed.
+    before = (await call_ok(session, "snapshot", {"sid": sid})).structured_content
+    await call_ok(session, "send_line", {"sid": sid, "text": "echo changed-$((3*3))"})
+    changed = await call_ok(session, "wait_change", {"sid": sid, "hash": before["hash"], "timeout_ms": 10000})
+    check(changed.structured_content["changed"] is True, "wait_change: not changed")
+    seen = await call_ok(
+        session, "wait_visual_change", {"sid": sid, "visual_hash": before["visual_hash"], "timeout_ms": 10000}
+    )
+    check(seen.structured_content["changed"] is True, "wait_visual_change: not changed")
+    ready = await call_ok(session, "wait_ready", {"sid": sid, "marker": "^changed-9$", "max_wait_ms": 10000})
+    check(ready.structured_content["reason"] == "MARKER", f"wait_ready: {ready.structured_content['reason']}")
+
+    stopped = await call_ok(session, "record", {"sid": sid, "action": "stop"})
+    check(stopped.structured_content["recording"] is False, "record stop: still recording")
+    check(cast.stat().st_size > 0, "record: the cast file is empty")
+    await call_ok(session, "close", {"sid": sid})
+
+    # mouse needs an app that turned mouse reporting on; the reporter prints what it received, quits
+    # on "q", and wait_exit sees it go.
+    reporter = "mcp-mouse"
+    await call_ok(
+        session,
+        "spawn",
+        {"argv": [sys.executable, str(FIXTURES / "input_reporter.py"), "--mouse"], "sid": reporter},
+    )
+    await call_ok(session, "wait_for", {"sid": reporter, "pattern": "^target: TARGET$", "timeout_ms": 10000})
+    await call_ok(session, "mouse", {"sid": reporter, "action": "click", "text": "TARGET"})
+    pressed = await call_ok(session, "wait_for", {"sid": reporter, "pattern": "^MOUSE press", "timeout_ms": 10000})
+    check(pressed.structured_content["matched"] is True, "mouse: the app saw no press")
+    await call_ok(session, "send_keys", {"sid": reporter, "keys": ["q"]})
+    exited = await call_ok(session, "wait_exit", {"sid": reporter, "timeout_ms": 10000})
+    check(exited.structured_content["exited"] is True, "wait_exit: the reporter did not exit")
+    check(exited.structured_content.get("exit_code") == 0, f"wait_exit: {exited.structured_content}")
+    await call_ok(session, "close", {"sid": reporter})
+
+    # watch needs a person to look at the page; starting and stopping it is the whole result here.
+    try:
+        page = await call_ok(session, "watch", {})
+        check(page.structured_content["running"] is True, "watch: not running")
+        check((page.structured_content.get("url") or "").startswith("http://127.0.0.1:"), "watch: no loopback URL")
+    finally:
+        ended = await call_ok(session, "watch", {"stop": True})
+    check(ended.structured_content["running"] is False, "watch stop: still running")
+    facts["watch_url_given"] = True
+    return facts
+
+
 async def cancel_long_wait(session: ClientSession, sid: str) -> dict:
     """Start a 60 s wait, cancel it once the server reports progress, and time how fast it ends."""
     started = anyio.Event()
@@ -335,6 +409,7 @@ async def run_stdio(binary: str, env: dict, root: Path) -> dict:
             async with ClientSession(read, write) as session:
                 facts = await flow(session, "mcp-stdio", binary, env, workdir)
                 facts["beyond_terminals"] = await beyond_terminals(session, workdir)
+                facts["every_other_tool"] = await every_other_tool(session, workdir)
     # The server exits when its stdin closes, after handing running calls' cancellation to the daemon.
     log = errlog_path.read_text()
     check(cancel_logged(log), f"stdio: no record that the daemon wait was cancelled; stderr: {log!r}")
