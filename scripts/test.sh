@@ -32,10 +32,11 @@ install_deps() {
       echo "missing Debian packages (run as root to install): ${missing[*]}" >&2
     fi
   fi
-  # A Python venv with Textual, the official MCP SDK (a real MCP client), pexpect (benchmarks) and
+  # A Python venv with Textual, the official MCP SDK (a real MCP client), jsonschema (the tool schemas
+  # and every tool's structuredContent are validated as Draft 2020-12), pexpect (benchmarks) and
   # websocket-client (the watch page's browser test talks to chromium over DevTools with it).
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, pexpect, websocket' 2>/dev/null; then
-    say "python venv (.venv) with textual, mcp, pexpect, websocket-client"
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, jsonschema, pexpect, websocket' 2>/dev/null; then
+    say "python venv (.venv) with textual, mcp, jsonschema, pexpect, websocket-client"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi
