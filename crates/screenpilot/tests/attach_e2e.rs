@@ -110,22 +110,32 @@ fn typed_text_reaches_the_program_the_agents_wait_sees_it_and_detaching_leaves_i
 #[test]
 fn a_paste_reaches_the_program_as_a_paste() {
     let d = Daemon::new();
-    d.spawn_bash("target");
+    let reporter = fixture("input_reporter.py");
+    d.sp_json(&[
+        "spawn", "--sid", "target", "--", "python3", &reporter, "--paste",
+    ]);
+    d.wait_regex("target", "^READY$");
     attach(&d, "viewer", "80x24", &["target"]);
-    d.wait_regex("viewer", PROMPT);
-    // bash asked for bracketed paste; the person's terminal was told to bracket pastes too.
+    d.wait_regex("viewer", "^READY$");
+    // The program asked for bracketed paste; the person's terminal was told to bracket pastes too.
     let modes = d.snapshot("target")["modes"].clone();
     assert_eq!(modes["bracketed_paste"], true, "{modes}");
     assert_eq!(d.snapshot("viewer")["modes"], modes);
-    // Two lines pasted into the person's terminal, then Enter: bash runs both.
-    d.sp_json(&[
-        "type",
-        "viewer",
-        "echo pasted-$((1+1))\necho pasted-$((2+1))",
-    ]);
-    d.sp_json(&["keys", "viewer", "Enter"]);
-    d.wait_regex("target", r"^pasted-2$");
-    d.wait_regex("target", r"^pasted-3$");
+    // Two lines pasted into the person's terminal, then a key: the program gets exactly the bytes
+    // that terminal sent, the paste whole between its markers (a lost marker would run the lines
+    // as typed), then the key on its own.
+    d.sp_json(&["type", "viewer", "echo pasted-1\necho pasted-2"]);
+    d.sp_json(&["keys", "viewer", "z"]);
+    d.wait_regex("target", r"^KEYS 'z'$");
+    let screen = lines(&d.screen("target"));
+    assert_eq!(
+        screen[2..],
+        [
+            r"PASTE '\x1b[200~echo pasted-1\necho pasted-2\x1b[201~'",
+            "KEYS 'z'",
+        ],
+        "{screen:#?}"
+    );
     d.sp_json(&["keys", "viewer", "C-]", "d"]);
     assert_eq!(ended(&d, "viewer").0, 0);
 }
