@@ -137,6 +137,7 @@ pub async fn run(
         paths: paths.clone(),
         started: Instant::now(),
         stop: stop_tx,
+        running: Arc::default(),
     });
 
     let _ = writeln!(
@@ -212,6 +213,27 @@ struct DaemonState {
     paths: Paths,
     started: Instant,
     stop: watch::Sender<bool>,
+    /// Operations running now, over all connections (`status` reports it): a client can see that
+    /// what it gave up on (a wait, a Textual run) was stopped, not merely that it stopped listening.
+    running: Arc<AtomicUsize>,
+}
+
+/// One operation counted in [`DaemonState::running`] for as long as it lives: it counts from before
+/// its task is spawned and stops counting when that task's future is dropped, by finishing or by
+/// being aborted (the client hung up or cancelled it).
+struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    fn start(count: &Arc<AtomicUsize>) -> Running {
+        count.fetch_add(1, Ordering::AcqRel);
+        Running(count.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Run an operation in its own task so that a panic in it becomes an error answer instead of a
@@ -221,6 +243,7 @@ async fn execute_guarded(
     op: String,
     params: Value,
     progress: ops::Progress,
+    running: Running,
 ) -> Result<Value, OpError> {
     struct AbortOnDrop(AbortHandle);
     impl Drop for AbortOnDrop {
@@ -229,7 +252,10 @@ async fn execute_guarded(
         }
     }
     let name = op.clone();
-    let task = tokio::spawn(async move { ops::execute(&ctx, &op, params, &progress).await });
+    let task = tokio::spawn(async move {
+        let _running = running;
+        ops::execute(&ctx, &op, params, &progress).await
+    });
     let _guard = AbortOnDrop(task.abort_handle());
     match task.await {
         Ok(outcome) => outcome,
@@ -507,6 +533,7 @@ fn handle(
                 "uptime_secs": state.started.elapsed().as_secs(),
                 "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
                 "max_sessions": ctx.registry.limits().max_sessions,
+                "requests_running": state.running.load(Ordering::Acquire),
             });
             tx.send(Response::done(id, Ok(result)));
         }
@@ -534,6 +561,7 @@ fn handle(
                 tx.send(Response::done(id, Err(error)));
                 return;
             }
+            let running = Running::start(&state.running);
             let task = tokio::spawn(async move {
                 let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
                 let forward_tx = tx_task.clone();
@@ -544,7 +572,8 @@ fn handle(
                     }
                 });
                 let outcome =
-                    execute_guarded(ctx, op, params, ops::Progress::new(progress_tx)).await;
+                    execute_guarded(ctx, op, params, ops::Progress::new(progress_tx), running)
+                        .await;
                 // Every progress line goes out before the final answer.
                 let _ = forward.await;
                 if let Ok(mut tasks) = tasks_task.lock() {

@@ -168,9 +168,10 @@ async fn run_daemon(
                 report(
                     status.clone(),
                     format!(
-                        "running: pid {}, {} session(s), up {} s, socket {}",
+                        "running: pid {}, {} session(s), {} request(s) running, up {} s, socket {}",
                         status["pid"],
                         status["sessions"],
+                        status["requests_running"],
                         status["uptime_secs"],
                         paths.socket.display()
                     ),

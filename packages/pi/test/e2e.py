@@ -12,9 +12,11 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
             keypress, each with a PNG) on a private desktop (DISPLAY is unset) closed when pi ends.
   terminal  the package's terminal tools on a Python REPL: spawn, wait_for, send_line, snapshot,
             screenshot (an image), list, close.
-  cancel    pi in RPC mode, aborted twice: during a wait that would last 10 minutes, and after the first
-            streamed action of a Textual run that would last 8 minutes. Both tools end at once, and the
-            daemon stops them: the Textual app and its session are gone, the REPL the wait watched lives.
+  cancel    pi in RPC mode, aborted twice: during a wait that would last 10 minutes (once the daemon
+            runs it), and after the first streamed action of a Textual run that would last 8 minutes.
+            Both tools end at once, and the daemon stops them: its count of requests running
+            (`daemon status`) falls back to 0, the Textual app and its session are gone, the REPL the
+            wait watched lives.
   mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
             checked against what the README's `pi mcp add` command writes, and used to call spawn,
             wait_for, send_line, snapshot and close, then textual_run on the counter and computer on a
@@ -214,12 +216,31 @@ def processes_running(needle):
     return found
 
 
+def until(check, what, bound=30):
+    """Ask `check` until it is true, at most `bound` seconds; it asks the daemon for a state that the
+    events pi sends cannot show (the daemon acts on a hang-up on its own time)."""
+    deadline = time.monotonic() + bound
+    while not check():
+        assert time.monotonic() < deadline, f"not within {bound} s: {what}"
+        time.sleep(0.05)
+
+
 def cancel(run):
     run.install()
+    running = lambda: run.screenpilot("daemon", "status")["requests_running"]
+
+    def wait_started(event):
+        if event.get("type") != "tool_execution_start" or event["toolName"] != "terminal_wait_for":
+            return False
+        # Abort once the daemon runs the wait, so that the count falling back shows it stopped it.
+        until(lambda: running() == 1, "the daemon runs the wait")
+        return True
+
     rpc = Rpc(run)
     try:
-        _, wait_end, wait_secs = rpc.abort_when(
-            "wait", lambda e: e.get("type") == "tool_execution_start" and e["toolName"] == "terminal_wait_for")
+        _, wait_end, wait_secs = rpc.abort_when("wait", wait_started)
+        # The daemon saw the CLI hang up and stopped the wait (without that, it would run 10 minutes).
+        until(lambda: running() == 0, "the daemon stops the wait pi aborted")
         update, textual_end, textual_secs = rpc.abort_when(
             "textual", lambda e: e.get("type") == "tool_execution_update" and e["toolName"] == "textual_run")
     finally:
@@ -239,6 +260,7 @@ def cancel(run):
     assert not processes_running(str(run.app)), processes_running(str(run.app))
     sessions = run.sessions()
     assert sid not in sessions or sessions[sid]["state"] != "running", sessions
+    until(lambda: running() == 0, "the daemon stops the Textual run pi aborted")
     # Cancelling a wait ends the wait, not the session it watched.
     assert run.screenpilot("alive", "pi-cancel")["alive"] is True
     run.screenpilot("close", "pi-cancel")
