@@ -123,9 +123,11 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 say "import cycles (no two files of the workspace import each other)"
 python3 scripts/check_cycles.py
 
-say "cargo package (every crate packs with its crates.io metadata)"
+say "cargo package (every crate packs with its crates.io metadata and builds from its .crate alone)"
 # --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
-cargo package --locked --workspace --allow-dirty --no-verify --quiet
+# Verified (each packed crate is built on its own, so a file left out of a .crate fails here): about
+# 70 s on a 2-core machine with the dependencies already built, 145 s cold, in a run of about 10 min.
+cargo package --locked --workspace --allow-dirty --quiet
 
 say "cargo test"
 # A run that executes no test is a failure, not a pass.
