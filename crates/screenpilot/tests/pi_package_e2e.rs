@@ -76,7 +76,13 @@ fn pi_package_terminal_tools_drive_a_repl() {
 }
 
 #[test]
-fn pi_abort_stops_a_wait_and_a_textual_run_in_the_daemon() {
+fn pi_computer_failures_show_the_screen_and_say_whether_input_went_out() {
+    let summary = scenario("failures");
+    assert_eq!(summary["said"]["refused"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn pi_abort_stops_a_wait_a_textual_run_and_a_computer_action_in_the_daemon() {
     let summary = scenario("cancel");
     assert_eq!(summary["sessions_left"], serde_json::json!([]));
 }

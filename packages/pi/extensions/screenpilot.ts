@@ -38,15 +38,33 @@ function findBinary(): string {
 }
 
 /**
+ * A call that ended without an answer. `sent`: the CLI was running, so the request may have reached
+ * the daemon and been done in part or whole; false when it never started (no binary, cancelled
+ * first, the binary could not be run).
+ */
+class NoAnswer extends Error {
+  sent: boolean;
+  constructor(message: string, sent: boolean) {
+    super(message);
+    this.sent = sent;
+  }
+}
+
+/**
  * Run `screenpilot --json ARGS`: its last stdout line is the answer (`{"ok": false, "error"}` on an
  * error), lines before it are `{"progress": ...}` updates, passed to `onProgress` as they come.
  * When `signal` aborts, the CLI is ended (SIGTERM) and the call rejects once it has exited; the
- * daemon sees its client hang up and stops the request.
+ * daemon sees its client hang up and stops the request. Rejects with a [`NoAnswer`].
  */
 function cli(args: string[], signal?: AbortSignal, onProgress?: (update: any) => void): Promise<any> {
-  const binary = findBinary();
+  let binary: string;
+  try {
+    binary = findBinary();
+  } catch (e: any) {
+    return Promise.reject(new NoAnswer(e.message, false));
+  }
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error("cancelled"));
+    if (signal?.aborted) return reject(new NoAnswer("cancelled before it was sent", false));
     const child = spawn(binary, ["--json", ...args], { stdio: ["ignore", "pipe", "pipe"] });
     const abort = () => child.kill("SIGTERM");
     signal?.addEventListener("abort", abort, { once: true });
@@ -74,19 +92,20 @@ function cli(args: string[], signal?: AbortSignal, onProgress?: (update: any) =>
     child.stderr.on("data", (chunk: string) => {
       if (stderr.length < 65536) stderr += chunk;
     });
+    // `error` without `close` when the binary could not be started at all: nothing was sent.
     child.on("error", (e) => {
       signal?.removeEventListener("abort", abort);
-      reject(e);
+      reject(new NoAnswer(`cannot run ${binary}: ${e.message}`, false));
     });
     child.on("close", (code, killedBy) => {
       signal?.removeEventListener("abort", abort);
-      if (signal?.aborted) return reject(new Error(`cancelled (screenpilot ${args[0]} stopped)`));
+      if (signal?.aborted) return reject(new NoAnswer(`cancelled (screenpilot ${args[0]} stopped)`, true));
       const text = (last || pending).trim();
       try {
         resolve(JSON.parse(text));
       } catch {
         const how = killedBy ? `killed by ${killedBy}` : `exit status ${code}`;
-        reject(new Error(`screenpilot ${args[0]}: ${how}: ${stderr.trim() || text}`));
+        reject(new NoAnswer(`screenpilot ${args[0]}: ${how}: ${stderr.trim() || text}`, true));
       }
     });
   });
@@ -260,35 +279,82 @@ export default async function (pi: any) {
     }
   });
 
+  /**
+   * A screenshot of `sid` to go with an unknown outcome, if one comes within a few seconds (the
+   * display may be wedged, which is why the action gave no answer): the answer, or why there is none.
+   */
+  async function lookNow(sid: string): Promise<{ answer?: any; why?: string }> {
+    const bound = AbortSignal.timeout(5000);
+    const answer = await call("computer", { sid, action: { type: "screenshot" } }, bound).catch((e: any) => ({
+      ok: false,
+      error: { message: bound.aborted ? "none came within 5 s" : e.message },
+    }));
+    return typeof answer?.png === "string" ? { answer } : { why: failed(answer) ?? "no picture in the answer" };
+  }
+
+  /**
+   * The result for a `computer` call that failed: the warning first (is the outcome unknown, or was
+   * nothing sent?), then the error, and the screenshot taken after it when there is one. The PNG is
+   * given to the model as an image and kept out of `details`.
+   */
+  function computerFailure(sid: string, type: string, answer: any, warning?: string, why?: string): Result {
+    const { png, ...rest } = answer ?? {};
+    const lines = warning ? [warning] : [];
+    const error = failed(answer);
+    if (error) lines.push(`error: ${error}`);
+    if (rest.screenshot_error) lines.push(`the screenshot failed too: ${rest.screenshot_error.message}`);
+    if (why) lines.push(`no screenshot: ${why}`);
+    const content: Content[] = [{ type: "text", text: lines.join("\n") }];
+    if (typeof png === "string") content.push({ type: "image", data: png, mimeType: "image/png" });
+    return { content, details: { sid, action: type, warning, ...rest }, isError: true };
+  }
+
   pi.registerTool({
     name: "computer",
     label: "Computer",
     description:
       "Control the desktop with mouse and keyboard; every action returns a fresh PNG screenshot. Coordinates are " +
       "pixels of the latest screenshot. action.type: screenshot, click {x, y, button}, double_click {x, y}, " +
-      "scroll {x, y, scroll_x, scroll_y}, type {text}, wait, move {x, y}, keypress {keys}, drag {path}.",
+      "scroll {x, y, scroll_x, scroll_y}, type {text}, wait, move {x, y}, keypress {keys}, drag {path}. A failed " +
+      "action's result says first whether its outcome is unknown (inspect the screenshot before retrying) or " +
+      "nothing was sent.",
     parameters: Type.Object({
       action: Type.Object({ type: Type.String() }, { additionalProperties: true, description: "The action: {type, ...fields}" }),
       session: Type.Optional(Type.String({ description: "A screenpilot session to drive instead of the default desktop" })),
     }),
     async execute(_id: string, params: any, signal?: AbortSignal): Promise<Result> {
       const sid = params.session ?? (await defaultDesktop(signal));
+      const type = String(params.action?.type ?? "action");
       let answer: any;
-      let warning: string | undefined;
       try {
         answer = await call("computer", { sid, action: params.action }, signal);
       } catch (e: any) {
-        if (signal?.aborted) throw e;
-        warning = `the outcome of ${params.action?.type} is unknown (${e.message}); inspect the screenshot before retrying`;
-        answer = await call("computer", { sid, action: { type: "screenshot" } }).catch(() => undefined);
+        if (!(e instanceof NoAnswer) || !e.sent) throw e;
+        // The action went out and no answer came back (pi's abort, or the CLI died): it may have
+        // been done in part or whole. Never retried here; the model looks first, as in pi-computer-use.
+        const { answer: shot, why } = await lookNow(sid);
+        const how = signal?.aborted ? "was cancelled after it was sent" : "gave no answer";
+        const look = shot ? "inspect the screenshot before retrying" : "take a screenshot before retrying";
+        const { png, width, height, pointer } = shot ?? {};
+        const code = signal?.aborted ? "cancelled" : "no_answer";
+        const unknown = { ok: false, sid, outcome: "unknown", error: { code, message: e.message }, png, width, height, pointer };
+        return computerFailure(sid, type, unknown, `${type} ${how}: its outcome is unknown; ${look}.`, why);
       }
-      const error = failed(answer);
-      if (error) return { content: [{ type: "text", text: error }], details: answer, isError: true };
-      const { png, ...rest } = answer ?? {};
-      const text = warning ?? `${params.action?.type} done; screenshot ${rest.width}x${rest.height}`;
-      const content: Content[] = [{ type: "text", text }];
+      if (failed(answer)) {
+        // Without `outcome` the error says itself what happened (a refused request sent nothing; a
+        // screenshot that failed after every action was done says not to repeat them).
+        const warning =
+          answer.outcome === "unknown"
+            ? `${type} failed after its input may have reached the screen: the outcome is unknown; inspect the screenshot before retrying.`
+            : answer.outcome === "not_sent"
+              ? `${type} failed before any input was sent: nothing was done${answer.png ? "; the screenshot shows the screen as it is" : ""}.`
+              : undefined;
+        return computerFailure(sid, type, answer, warning);
+      }
+      const { png, ...rest } = answer;
+      const content: Content[] = [{ type: "text", text: `${type} done; screenshot ${rest.width}x${rest.height}` }];
       if (png) content.push({ type: "image", data: png, mimeType: "image/png" });
-      return { content, details: { sid, warning, ...rest } };
+      return { content, details: { sid, ...rest } };
     },
   });
 

@@ -12,11 +12,16 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
             keypress, each with a PNG) on a private desktop (DISPLAY is unset) closed when pi ends.
   terminal  the package's terminal tools on a Python REPL: spawn, wait_for, send_line, snapshot,
             screenshot (an image), list, close.
-  cancel    pi in RPC mode, aborted twice: during a wait that would last 10 minutes (once the daemon
-            runs it), and after the first streamed action of a Textual run that would last 8 minutes.
-            Both tools end at once, and the daemon stops them: its count of requests running
-            (`daemon status`) falls back to 0, the Textual app and its session are gone, the REPL the
-            wait watched lives.
+  failures  computer on terminal sessions, failing three ways: a click the REPL cannot take (nothing
+            sent), typing into a program that reads no input (the outcome is unknown), a click off the
+            screenshot (refused). The first two carry the screen as an image under a warning that
+            says which; none has the PNG in details.
+  cancel    pi in RPC mode, aborted three times, each once the daemon runs the call: during a wait
+            that would last 10 minutes, after the first streamed action of a Textual run that would
+            last 8 minutes, and during a 60 s computer wait on the private desktop. All end at once,
+            and the daemon stops them: its count of requests running (`daemon status`) falls back to
+            0, the Textual app and its session are gone, the REPL the wait watched lives; the
+            computer result says the outcome is unknown and carries a screenshot.
   mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
             checked against what the README's `pi mcp add` command writes, and used to call spawn,
             wait_for, send_line, snapshot and close, then textual_run on the counter and computer on a
@@ -162,6 +167,39 @@ def terminal(run):
     return {"tools": names, "screen": lines[1:3]}
 
 
+def failures(run):
+    run.install()
+    done = ends(run.print_mode("failures"))
+    names = [e["toolName"] for e in done]
+    assert names == ["terminal_spawn", "terminal_wait_for", "computer", "terminal_spawn", "terminal_wait_for",
+                     "computer", "computer", "terminal_close", "terminal_close"], names
+    all_succeeded(done[i] for i in (0, 1, 3, 4, 7, 8))
+    not_sent, unknown, refused = (done[i] for i in (2, 5, 6))
+    for e in (not_sent, unknown, refused):
+        assert e["isError"], (e["toolName"], text_of(e["result"])[:300])
+        assert "png" not in e["result"]["details"], sorted(e["result"]["details"])
+    said = {}
+    # Each failure that ran carries the screen after it, as an image, under a warning saying whether
+    # its input went out.
+    for name, e, first in (
+        ("not_sent", not_sent, "click failed before any input was sent: nothing was done; the screenshot"),
+        ("unknown", unknown, "type failed after its input may have reached the screen: the outcome is unknown; "
+                             "inspect the screenshot before retrying."),
+    ):
+        text, images = text_of(e["result"]), images_of(e["result"])
+        assert text.startswith(first), text[:300]
+        assert e["result"]["details"]["outcome"] == name, e["result"]["details"]
+        assert len(images) == 1 and images[0].startswith(b"\x89PNG"), e["result"]["content"][:1]
+        said[name] = text.splitlines()
+    assert "mouse" in said["not_sent"][1], said
+    assert "has not read its input" in said["unknown"][1], said
+    # Refused before anything ran: the daemon's own error, and no picture.
+    assert not images_of(refused["result"]), refused["result"]["content"]
+    said["refused"] = text_of(refused["result"]).splitlines()
+    assert said["refused"][0].startswith("error: ") and "5000" in said["refused"][0], said["refused"]
+    return {"tools": names, "said": said}
+
+
 class Rpc:
     """pi --mode rpc: commands on stdin, events on stdout."""
 
@@ -236,6 +274,12 @@ def cancel(run):
         until(lambda: running() == 1, "the daemon runs the wait")
         return True
 
+    def computer_waits(event):
+        if event.get("type") != "tool_execution_start" or event["args"]["action"]["type"] != "wait":
+            return False
+        until(lambda: running() == 1, "the daemon runs the computer wait")
+        return True
+
     rpc = Rpc(run)
     try:
         _, wait_end, wait_secs = rpc.abort_when("wait", wait_started)
@@ -243,6 +287,9 @@ def cancel(run):
         until(lambda: running() == 0, "the daemon stops the wait pi aborted")
         update, textual_end, textual_secs = rpc.abort_when(
             "textual", lambda e: e.get("type") == "tool_execution_update" and e["toolName"] == "textual_run")
+        until(lambda: running() == 0, "the daemon stops the Textual run pi aborted")
+        _, computer_end, computer_secs = rpc.abort_when("computer", computer_waits)
+        until(lambda: running() == 0, "the daemon stops the computer wait pi aborted")
     finally:
         rpc.proc.stdin.close()
         rpc.proc.wait(timeout=60)
@@ -250,7 +297,16 @@ def cancel(run):
     assert wait_end["toolName"] == "terminal_wait_for" and wait_end["isError"], wait_end
     assert textual_end["toolName"] == "textual_run" and textual_end["isError"], textual_end
     # Both asked for minutes; an abort ends them at once.
-    assert wait_secs < 20 and textual_secs < 20, (wait_secs, textual_secs)
+    assert wait_secs < 20 and textual_secs < 20 and computer_secs < 20, (wait_secs, textual_secs, computer_secs)
+    # A computer action cancelled after it went out: its outcome is unknown, and the screen is shown.
+    assert computer_end["toolName"] == "computer" and computer_end["isError"], computer_end
+    said = text_of(computer_end["result"])
+    assert said.startswith("wait was cancelled after it was sent: its outcome is unknown; inspect the screenshot "
+                           "before retrying."), said
+    images = images_of(computer_end["result"])
+    assert len(images) == 1 and images[0].startswith(b"\x89PNG"), computer_end["result"]["content"]
+    assert computer_end["result"]["details"]["outcome"] == "unknown", computer_end["result"]["details"]
+    assert "png" not in computer_end["result"]["details"], sorted(computer_end["result"]["details"])
     assert not processes_running("call wait_for"), processes_running("call wait_for")
     # The daemon stopped the Textual run it was streaming: the app exits and its session goes.
     sid = update["partialResult"]["details"]["sid"]
@@ -260,11 +316,11 @@ def cancel(run):
     assert not processes_running(str(run.app)), processes_running(str(run.app))
     sessions = run.sessions()
     assert sid not in sessions or sessions[sid]["state"] != "running", sessions
-    until(lambda: running() == 0, "the daemon stops the Textual run pi aborted")
     # Cancelling a wait ends the wait, not the session it watched.
     assert run.screenpilot("alive", "pi-cancel")["alive"] is True
     run.screenpilot("close", "pi-cancel")
     return {"wait_aborted_after_s": round(wait_secs, 2), "textual_aborted_after_s": round(textual_secs, 2),
+            "computer_aborted_after_s": round(computer_secs, 2), "computer_said": said.splitlines()[0],
             "textual_sid": sid, "sessions_left": sorted(run.sessions())}
 
 
@@ -320,7 +376,7 @@ def main():
         if scenario == "mcp":
             summary = mcp(run, rest[0])
         else:
-            summary = {"seed": seed, "terminal": terminal, "cancel": cancel}[scenario](run)
+            summary = {"seed": seed, "terminal": terminal, "failures": failures, "cancel": cancel}[scenario](run)
     finally:
         subprocess.run([binary, "daemon", "stop"], env=run.env, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -2,7 +2,11 @@
 // with a scripted model. $PI_E2E_SCENARIO picks the script:
 //   seed      textual_run on the seed's counter app ($PI_E2E_APP), then computer on a desktop;
 //   terminal  the package's terminal tools on a Python REPL;
-//   cancel    a wait that never matches, then a long Textual run (the driver aborts both);
+//   failures  computer actions that fail on terminal sessions: a click the REPL cannot take (nothing
+//             sent), typing into a program that reads no input (outcome unknown), a click off the
+//             screenshot (refused before anything runs);
+//   cancel    a wait that never matches, a long Textual run, and a long computer wait on a private
+//             desktop (the driver aborts all three);
 //   mcp       spawn, wait_for, send_line, snapshot, close, textual_run on the counter, desktop_start,
 //             computer and close through the MCP config of the README.
 // $PI_E2E_PYTHON is the interpreter (with Textual) the apps and the REPL run under.
@@ -14,6 +18,8 @@ export default function (pi: any) {
   const python = process.env.PI_E2E_PYTHON;
   const step = (name: string, args: object) => fauxAssistantMessage([fauxToolCall(name, args)], { stopReason: "toolUse" });
   const done = fauxAssistantMessage([fauxText("done")]);
+  // A program that takes no input: raw mode (so the kernel buffers it unread), then sleeps.
+  const deaf = "import tty, time; tty.setraw(0); print('deaf', flush=True); time.sleep(600)";
   const scripts: Record<string, any[]> = {
     seed: [
       step("textual_run", {
@@ -39,19 +45,40 @@ export default function (pi: any) {
       step("terminal_close", { sid: "pi-repl" }),
       done,
     ],
-    // Two prompts, "wait" and "textual", each ended by the driver's abort. The script follows the
-    // prompt (pi may call the model once more after an abort, which must not eat the next step).
-    cancel: Array.from({ length: 10 }, () => (context: any) => {
+    failures: [
+      step("terminal_spawn", { sid: "pi-repl", argv: [python, "-q"] }),
+      step("terminal_wait_for", { sid: "pi-repl", pattern: "^>>> $" }),
+      step("computer", { session: "pi-repl", action: { type: "click", x: 5, y: 5, button: "left" } }),
+      step("terminal_spawn", { sid: "pi-deaf", argv: [python, "-c", deaf] }),
+      step("terminal_wait_for", { sid: "pi-deaf", pattern: "^deaf$" }),
+      // 80 KB of input, more than a pty holds unread: the write stalls and the daemon gives up.
+      step("computer", { session: "pi-deaf", action: { type: "type", text: "\u{1F600}".repeat(20000) } }),
+      step("computer", { session: "pi-repl", action: { type: "click", x: 5000, y: 5, button: "left" } }),
+      step("terminal_close", { sid: "pi-repl" }),
+      step("terminal_close", { sid: "pi-deaf" }),
+      done,
+    ],
+    // Three prompts, "wait", "textual" and "computer", each ended by the driver's abort. The script
+    // follows the prompt (pi may call the model once more after an abort, which must not eat the
+    // next step).
+    cancel: Array.from({ length: 14 }, () => (context: any) => {
       const messages: any[] = context.messages ?? [];
       const last = messages.map((m) => m.role).lastIndexOf("user");
       const prompt = JSON.stringify(messages[last]?.content ?? "");
       const results = messages.slice(last + 1).filter((m) => m.role === "toolResult").length;
-      const script = prompt.includes("textual")
-        ? [step("textual_run", { app, python, actions: [{ press: "tab" }, { pause: 500 }], timeout: 600000 })]
-        : [
-            step("terminal_spawn", { sid: "pi-cancel", argv: [python, "-q"] }),
-            step("terminal_wait_for", { sid: "pi-cancel", pattern: "^never$", timeout_ms: 600000 }),
-          ];
+      const scripts: Record<string, any[]> = {
+        wait: [
+          step("terminal_spawn", { sid: "pi-cancel", argv: [python, "-q"] }),
+          step("terminal_wait_for", { sid: "pi-cancel", pattern: "^never$", timeout_ms: 600000 }),
+        ],
+        textual: [step("textual_run", { app, python, actions: [{ press: "tab" }, { pause: 500 }], timeout: 600000 })],
+        // The first call starts the private desktop; the driver aborts the second once it runs.
+        computer: [
+          step("computer", { action: { type: "screenshot" } }),
+          step("computer", { action: { type: "wait", ms: 60000 } }),
+        ],
+      };
+      const script = Object.entries(scripts).find(([name]) => prompt.includes(name))?.[1] ?? [];
       return script[results] ?? done;
     }),
     mcp: [
