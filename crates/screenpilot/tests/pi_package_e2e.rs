@@ -70,6 +70,15 @@ fn pi_package_gives_pi_the_seed_tools_and_streams_each_textual_action() {
 }
 
 #[test]
+fn pi_computer_drives_the_display_in_display_and_leaves_it_running() {
+    let summary = scenario("display");
+    assert_eq!(
+        summary["screenshots"],
+        serde_json::json!([[642, 481], [642, 481]])
+    );
+}
+
+#[test]
 fn pi_package_terminal_tools_drive_a_repl() {
     let summary = scenario("terminal");
     assert_eq!(summary["screen"], serde_json::json!([">>> 6 * 7", "42"]));

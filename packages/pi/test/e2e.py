@@ -10,6 +10,9 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
   seed      `pi install` the package; textual_run on the seed's counter (tab, click #inc, pause, click
             #inc, screenshot) streams the screen after each action; computer (screenshot, click, type,
             keypress, each with a PNG) on a private desktop (DISPLAY is unset) closed when pi ends.
+  display   DISPLAY set to an Xvfb of the test's (642x481): computer's screenshots are of that display
+            at its size, a click lands in its far corner, and when pi ends it lets go of the display
+            and the X server still runs.
   terminal  the package's terminal tools on a Python REPL: spawn, wait_for, send_line, snapshot,
             screenshot (an image), list, close.
   failures  computer on terminal sessions, failing three ways: a click the REPL cannot take (nothing
@@ -165,6 +168,53 @@ def terminal(run):
     assert "pi-repl" in [s["sid"] for s in listed["structuredContent"]["sessions"]]
     assert "pi-repl" not in run.sessions()
     return {"tools": names, "screen": lines[1:3]}
+
+
+def png_size(png):
+    """Width and height from a PNG's header."""
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png[12:16] == b"IHDR", png[:16]
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def display(run):
+    run.install()
+    # An X server of the test's own, standing in for the user's desktop; it picks a free display
+    # number and writes it to fd 1 once it accepts connections.
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "642x481x24", "-nolisten", "tcp"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        number = xvfb.stdout.readline().strip()
+        assert number.isdigit(), f"Xvfb gave no display number ({number!r}, exit {xvfb.poll()})"
+        run.env["DISPLAY"] = f":{number}"
+        done = ends(run.print_mode("display"))
+        names = [e["toolName"] for e in done]
+        assert names == ["computer", "computer"], names
+        all_succeeded(done)
+        sizes = []
+        for e in done:
+            images = images_of(e["result"])
+            assert len(images) == 1, e["result"]["content"][:1]
+            details = e["result"]["details"]
+            assert details["sid"].startswith("pi-computer-") and details["kind"] == "desktop", details
+            assert (details["screen_width"], details["screen_height"]) == (642, 481), details
+            sizes.append(png_size(images[0]))
+        # The screenshots are of that display, at its size; the click landed in its far corner.
+        assert sizes == [(642, 481)] * 2, sizes
+        assert done[1]["result"]["details"]["pointer"] == {"x": 641, "y": 480}, done[1]["result"]["details"]
+        # pi let go of the display when it ended and left the X server running: it is the user's.
+        assert not [sid for sid in run.sessions() if sid.startswith("pi-computer-")], run.sessions()
+        assert xvfb.poll() is None, f"the X server exited ({xvfb.returncode}) when pi did"
+        probe = subprocess.run(["xdpyinfo", "-display", f":{number}"], capture_output=True, text=True, timeout=60)
+        assert probe.returncode == 0 and "642x481 pixels" in probe.stdout, probe.stderr[-500:]
+    finally:
+        run.env.pop("DISPLAY", None)
+        xvfb.terminate()  # SIGTERM: it removes its lock file and socket
+        try:
+            xvfb.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            xvfb.kill()
+            xvfb.wait()
+    return {"tools": names, "display": f":{number}", "screenshots": sizes}
 
 
 def failures(run):
@@ -376,7 +426,8 @@ def main():
         if scenario == "mcp":
             summary = mcp(run, rest[0])
         else:
-            summary = {"seed": seed, "terminal": terminal, "failures": failures, "cancel": cancel}[scenario](run)
+            scenarios = {"seed": seed, "terminal": terminal, "display": display, "failures": failures, "cancel": cancel}
+            summary = scenarios[scenario](run)
     finally:
         subprocess.run([binary, "daemon", "stop"], env=run.env, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
