@@ -27,8 +27,9 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
             computer result says the outcome is unknown and carries a screenshot.
   mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
             checked against what the README's `pi mcp add` command writes, and used to call spawn,
-            wait_for, send_line, snapshot and close, then textual_run on the counter and computer on a
-            desktop, as mcp__screenpilot__* tools.
+            wait_for, send_line, snapshot and close, then textual_run on the counter, and on a desktop
+            running an xterm computer screenshot, click, type and keypress (each with a PNG) and a
+            wait_for the window title the typed command set, as mcp__screenpilot__* tools.
 """
 import base64
 import json
@@ -404,7 +405,8 @@ def mcp(run, readme):
     names = [e["toolName"] for e in done]
     assert names == [f"mcp__screenpilot__{n}" for n in
                      ["spawn", "wait_for", "send_line", "wait_for", "snapshot", "close",
-                      "textual_run", "desktop_start", "computer", "close"]], names
+                      "textual_run", "desktop_start", "computer", "computer", "computer", "computer",
+                      "wait_for", "close"]], names
     all_succeeded(done)
     texts = [text_of(e["result"]) for e in done]
     assert "pi-mcp" in texts[0], texts[0]
@@ -412,8 +414,12 @@ def mcp(run, readme):
     assert "matched=true" in texts[3], texts[3]
     assert ">>> 6 * 7\n42" in texts[4], texts[4]
     assert "count: 2" in texts[6], texts[6]
-    images = images_of(done[8]["result"])
-    assert len(images) == 1 and images[0].startswith(b"\x89PNG"), done[8]["result"]["content"][:1]
+    # Each computer action (screenshot, click, type, keypress) answers with a PNG.
+    for e in done[8:12]:
+        images = images_of(e["result"])
+        assert len(images) == 1 and images[0].startswith(b"\x89PNG"), (text_of(e["result"])[:200], e["result"]["content"][:1])
+    # The typed command ran in the xterm: the title it set is what the wait matched.
+    assert "matched=true" in texts[12] and "typed-through-mcp" in texts[12], texts[12][:300]
     assert "pi-mcp" not in run.sessions() and "pi-mcp-desktop" not in run.sessions()
     return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"], "pi_mcp_list": said.group(0)}
 

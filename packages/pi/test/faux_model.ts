@@ -8,8 +8,9 @@
 //             screenshot (refused before anything runs);
 //   cancel    a wait that never matches, a long Textual run, and a long computer wait on a private
 //             desktop (the driver aborts all three);
-//   mcp       spawn, wait_for, send_line, snapshot, close, textual_run on the counter, desktop_start,
-//             computer and close through the MCP config of the README.
+//   mcp       spawn, wait_for, send_line, snapshot, close, textual_run on the counter, desktop_start
+//             (an xterm), computer screenshot, click, type and keypress, wait_for the title the
+//             typed command set, and close, through the MCP config of the README.
 // $PI_E2E_PYTHON is the interpreter (with Textual) the apps and the REPL run under.
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
@@ -19,6 +20,7 @@ export default function (pi: any) {
   const python = process.env.PI_E2E_PYTHON;
   const step = (name: string, args: object) => fauxAssistantMessage([fauxToolCall(name, args)], { stopReason: "toolUse" });
   const done = fauxAssistantMessage([fauxText("done")]);
+  const computerOn = (sid: string, action: object) => step("mcp__screenpilot__computer", { sid, action });
   // A program that takes no input: raw mode (so the kernel buffers it unread), then sleeps.
   const deaf = "import tty, time; tty.setraw(0); print('deaf', flush=True); time.sleep(600)";
   const scripts: Record<string, any[]> = {
@@ -101,8 +103,16 @@ export default function (pi: any) {
         actions: [{ press: "tab" }, { click: "#inc" }, { pause: 0.2 }, { click: "#inc" }],
         screenshot: true,
       }),
-      step("mcp__screenpilot__desktop_start", { sid: "pi-mcp-desktop" }),
-      step("mcp__screenpilot__computer", { sid: "pi-mcp-desktop", action: { type: "click", x: 100, y: 100, button: "left" } }),
+      // An xterm running bash; the typed command sets the window title, which a wait then sees.
+      step("mcp__screenpilot__desktop_start", {
+        sid: "pi-mcp-desktop",
+        argv: ["env", "PS1=$ ", "xterm", "-T", "pi-mcp", "-geometry", "80x24+0+0", "-e", "bash", "--norc", "--noprofile"],
+      }),
+      computerOn("pi-mcp-desktop", { type: "screenshot" }),
+      computerOn("pi-mcp-desktop", { type: "click", x: 100, y: 100, button: "left" }),
+      computerOn("pi-mcp-desktop", { type: "type", text: "printf '\\033]2;%s\\007' typed-through-mcp" }),
+      computerOn("pi-mcp-desktop", { type: "keypress", keys: ["Return"] }),
+      step("mcp__screenpilot__wait_for", { sid: "pi-mcp-desktop", pattern: "^typed-through-mcp$", timeout_ms: 60000 }),
       step("mcp__screenpilot__close", { sid: "pi-mcp-desktop" }),
       done,
     ],
