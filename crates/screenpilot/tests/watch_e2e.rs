@@ -451,6 +451,70 @@ fn a_terminal_view_starts_from_the_snapshot_and_follows_live_output_read_only() 
     });
 }
 
+/// `screenpilot --json textual --python PYTHON ARGS...`, which must succeed; its result (the last
+/// line: a run with actions prints one progress line per action before it).
+fn textual(daemon: &Daemon, args: &[&str]) -> Value {
+    let python = common::venv_python();
+    let mut full = vec![
+        "--json",
+        "textual",
+        "--python",
+        python.to_str().unwrap_or_default(),
+    ];
+    full.extend_from_slice(args);
+    let out = daemon.sp(&full);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result: Value = stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .unwrap_or_default();
+    assert!(
+        out.status.success() && result["ok"] == true,
+        "screenpilot {full:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    result
+}
+
+#[test]
+fn a_textual_session_is_listed_as_textual_and_its_view_shows_its_screen() {
+    let daemon = Daemon::new();
+    // The app is run from the test's directory, so nothing is written beside the fixture.
+    let app = daemon.path().join("counter.py");
+    std::fs::copy(common::fixture("textual/counter.py"), &app)
+        .unwrap_or_else(|e| panic!("copy the counter app: {e}"));
+    let app = app.to_str().unwrap_or_default();
+    let opened = textual(&daemon, &[app, "--session", "counter"]);
+    assert_eq!(opened["sid"], "counter", "{opened}");
+    let page = watch(&daemon, &[]);
+
+    runtime().block_on(async {
+        let mut list = connect(&page, "/ws/sessions", &page.token).await;
+        assert_eq!(next_json(&mut list).await["type"], "hello");
+        let sessions = next_json(&mut list).await;
+        assert_eq!(sessions["type"], "sessions", "{sessions}");
+        assert_eq!(sessions["sessions"][0]["sid"], "counter", "{sessions}");
+        assert_eq!(sessions["sessions"][0]["kind"], "textual", "{sessions}");
+
+        // Its view is a terminal view: the screen `snapshot` reads, then what changes.
+        let mut view = connect(&page, "/ws/session/counter", &page.token).await;
+        let hello = next_json(&mut view).await;
+        assert_eq!(hello["type"], "hello", "{hello}");
+        assert_eq!(hello["kind"], "textual", "{hello}");
+        let mut screen = None;
+        let quiet = quiet_screen(&daemon, "counter");
+        assert!(quiet.starts_with("count: 0"), "{quiet}");
+        paint_until(&mut view, &mut screen, |t| t == quiet).await;
+
+        let click = json!([{"click": "#inc"}]).to_string();
+        textual(&daemon, &["--session", "counter", "--actions", &click]);
+        let quiet = quiet_screen(&daemon, "counter");
+        assert!(quiet.starts_with("count: 1"), "{quiet}");
+        paint_until(&mut view, &mut screen, |t| t == quiet).await;
+    });
+}
+
 #[test]
 fn with_control_the_pages_keys_reach_the_program() {
     let daemon = Daemon::new();
