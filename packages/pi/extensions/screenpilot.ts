@@ -6,34 +6,66 @@
 // Every call runs the binary's CLI (`screenpilot --json ...`): the daemon it talks to keeps sessions
 // between calls. Pi's abort signal ends that CLI process, and the daemon stops whatever a client
 // that hung up had started (a wait, a Textual run): nothing keeps running for a call pi gave up on.
-// The binary: $SCREENPILOT_BINARY, else the one the `screenpilot` npm package installed, else
-// `screenpilot` on PATH.
+// The binary: see `findBinary`.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Type } from "typebox";
 
 type Content = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
 type Result = { content: Content[]; details: any; structuredContent?: any; isError?: boolean };
 type Update = (partial: Result) => void;
 
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The screenpilot binary, looked for in this order:
+ * 1. `$SCREENPILOT_BINARY` when it is set (a build of one's own; it must exist);
+ * 2. the binary this package depends on: the npm package `screenpilot` brings it in its per-platform
+ *    package `@screenpilot/<platform>-<arch>` (an optional dependency, which npm installs only
+ *    where it fits);
+ * 3. `screenpilot` on PATH (`cargo install`, the Python wheel, a global npm install).
+ */
 function findBinary(): string {
   const given = process.env.SCREENPILOT_BINARY;
   if (given) {
     if (!existsSync(given)) throw new Error(`SCREENPILOT_BINARY is ${given}, which does not exist`);
     return given;
   }
-  const require = createRequire(import.meta.url);
+  const platformPackage = `@screenpilot/${process.platform}-${process.arch}`;
+  const here = createRequire(import.meta.url);
+  let launcher: string | undefined;
   try {
-    return require.resolve(`@screenpilot/${process.platform}-${process.arch}/bin/screenpilot`);
+    launcher = here.resolve("screenpilot/package.json");
   } catch {}
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir && existsSync(join(dir, "screenpilot"))) return join(dir, "screenpilot");
+  // The platform package is the launcher's dependency: npm may put it beside the launcher, not here.
+  for (const from of launcher ? [createRequire(launcher), here] : [here]) {
+    try {
+      return from.resolve(`${platformPackage}/bin/screenpilot`);
+    } catch {}
   }
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir && executable(join(dir, "screenpilot"))) return join(dir, "screenpilot");
+  }
+  const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
+  const npm = launcher
+    ? `the npm package screenpilot is installed (${dirname(launcher)}) but not ${platformPackage}, which ` +
+      "holds the binary for this platform (npm leaves it out with --omit=optional, and there is none " +
+      "for platforms without a prebuilt binary)"
+    : "this package's dependency, the npm package screenpilot, which brings the binary, is not " +
+      `installed (pi installs no dependencies for a local directory: run npm install in ${packageDir})`;
   throw new Error(
-    "no screenpilot binary: install the npm package `screenpilot` (npm install -g screenpilot), " +
-      "put screenpilot on PATH, or set SCREENPILOT_BINARY",
+    `no screenpilot binary: ${npm}; there is no screenpilot on PATH, and SCREENPILOT_BINARY is not set ` +
+      "(set it to a binary built with cargo install screenpilot, or put one on PATH)",
   );
 }
 

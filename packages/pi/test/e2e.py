@@ -3,10 +3,11 @@
 pi-ai's faux provider (test/faux_model.ts). Each scenario runs in a scratch HOME with a private daemon,
 checks what pi got back, and prints one JSON summary line.
 
-    packages/pi/test/e2e.py PI NODE_BIN SCREENPILOT PYTHON SCENARIO [README]
+    packages/pi/test/e2e.py PI NODE_BIN SCREENPILOT PYTHON SCENARIO README NPM_CLI
 
 PI: the `pi` command of @earendil-works/pi-coding-agent; NODE_BIN: a directory with Node >= 22.19;
-SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
+SCREENPILOT: the binary; PYTHON: an interpreter with Textual; README: the repository's README.md;
+NPM_CLI: npm's npm-cli.js (run with that Node). SCENARIO:
   seed      `pi install` the package; textual_run on the seed's counter (tab, click #inc, pause, click
             #inc, screenshot) streams the screen after each action; computer (screenshot, click, type,
             keypress, each with a PNG) on a private desktop (DISPLAY is unset) closed when pi ends.
@@ -25,6 +26,10 @@ SCREENPILOT: the binary; PYTHON: an interpreter with Textual. SCENARIO:
             and the daemon stops them: its count of requests running (`daemon status`) falls back to
             0, the Textual app and its session are gone, the REPL the wait watched lives; the
             computer result says the outcome is unknown and carries a screenshot.
+  binary    no SCREENPILOT_BINARY: with no binary anywhere, computer says what is missing and how to get
+            it, and the terminal tools are not registered; with screenpilot on PATH it works; and
+            with the pi package npm-installed (offline, from tarballs) with its dependency
+            `screenpilot`, it runs the binary of that package's `@screenpilot/linux-x64`.
   mcp       no package: the pi MCP config JSON is read from README (after "pi (1.6, built-in MCP)"),
             checked against what the README's `pi mcp add` command writes, and used to call spawn,
             wait_for, send_line, snapshot and close, then textual_run on the counter, and on a desktop
@@ -90,11 +95,13 @@ class Run:
         subprocess.run([self.pi, "install", str(HERE.parent)], env=self.env, cwd=self.work, check=True,
                        stdout=subprocess.DEVNULL)
 
-    def print_mode(self, scenario):
-        """Run one prompt in `--mode json`; its events."""
+    def print_mode(self, scenario, stderr=None):
+        """Run one prompt in `--mode json`; its events (pi's stderr appended to `stderr` if given)."""
         out = subprocess.run(self.pi_args(scenario, "--mode", "json", "-p", "go"), env=self.env, cwd=self.work,
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, f"pi exited {out.returncode}: {out.stderr[-3000:]}"
+        if stderr is not None:
+            stderr.append(out.stderr)
         return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
     def screenpilot(self, *args):
@@ -216,6 +223,94 @@ def display(run):
             xvfb.kill()
             xvfb.wait()
     return {"tools": names, "display": f":{number}", "screenshots": sizes}
+
+
+def binary(run, npm_cli):
+    """Where the extension finds the binary, without SCREENPILOT_BINARY: nowhere (a clear error), on
+    PATH, and in the npm package `screenpilot` that the pi package depends on."""
+    node = str(Path(run.env["PATH"].split(":")[0]) / "node")
+
+    def npm(*args):
+        out = subprocess.run([node, npm_cli, *args], cwd=run.scratch, capture_output=True, text=True,
+                             env={**run.env, "npm_config_cache": str(run.scratch / "npm-cache"),
+                                  "npm_config_update_notifier": "false"})
+        assert out.returncode == 0, f"npm {args[0]} failed ({out.returncode}): {out.stderr[-3000:]}"
+        return out
+
+    del run.env["SCREENPILOT_BINARY"]
+    system = "/usr/bin:/bin"  # Xvfb and the rest the daemon runs; no screenpilot there
+    assert not shutil.which("screenpilot", path=system), "a screenpilot in /usr/bin hides what this checks"
+    node_bin = run.env["PATH"].split(":")[0]
+    run.env["PATH"] = f"{node_bin}:{system}"
+    # The package as `pi install DIR` sees it, away from any node_modules of the checkout.
+    package = run.scratch / "pi-package"
+    package.mkdir()
+    for name in ("package.json", "README.md"):
+        shutil.copy(HERE.parent / name, package / name)
+    shutil.copytree(HERE.parent / "extensions", package / "extensions")
+    subprocess.run([run.pi, "install", str(package)], env=run.env, cwd=run.work, check=True, stdout=subprocess.DEVNULL)
+
+    def shot(what):
+        stderr = []
+        done = ends(run.print_mode("binary", stderr))
+        assert [e["toolName"] for e in done] == ["computer"], (what, done)
+        return done[0], stderr[0]
+
+    # Nowhere: the tool says so and what to do; the terminal tools, listed by the binary, are missing.
+    missing, stderr = shot("no binary")
+    said = text_of(missing["result"])
+    assert missing["isError"], said
+    assert said.startswith("no screenpilot binary: this package's dependency, the npm package screenpilot, "), said
+    assert f"run npm install in {package})" in said and "SCREENPILOT_BINARY is not set" in said, said
+    assert "terminal tools not registered" in stderr, stderr[-2000:]
+
+    # On PATH.
+    on_path = run.scratch / "bin"
+    on_path.mkdir()
+    (on_path / "screenpilot").symlink_to(run.binary)
+    run.env["PATH"] = f"{node_bin}:{on_path}:{system}"
+    found, _ = shot("on PATH")
+    assert not found["isError"], text_of(found["result"])
+    assert len(images_of(found["result"])) == 1, found["result"]["content"][:1]
+    run.screenpilot("daemon", "stop")
+    run.env["PATH"] = f"{node_bin}:{system}"
+
+    # From npm: the pi package installed with its dependency, offline, from tarballs: the launcher
+    # as it is in packages/npm/screenpilot, and its platform package as packages/build.sh makes it
+    # (the binary, stripped, under bin/; build.sh itself also builds the Python wheel, which this
+    # does not need). The binary is the platform package's: the daemon the calls start runs it.
+    cargo = (HERE.parent.parent.parent / "Cargo.toml").read_text()
+    version = re.search(r'^version = "(.*)"', cargo, re.M).group(1)
+    dependency = json.loads((package / "package.json").read_text())["dependencies"]["screenpilot"]
+    assert dependency == version, f"the pi package depends on screenpilot {dependency}; the workspace is {version}"
+    launcher = HERE.parent.parent / "npm/screenpilot"
+    platform = "@screenpilot/linux-x64"
+    assert platform in json.loads((launcher / "package.json").read_text())["optionalDependencies"]
+    platform_dir = run.scratch / "platform"
+    (platform_dir / "bin").mkdir(parents=True)
+    subprocess.run(["strip", "-o", str(platform_dir / "bin/screenpilot"), run.binary], check=True)
+    (platform_dir / "package.json").write_text(json.dumps({
+        "name": platform, "version": version, "os": ["linux"], "cpu": ["x64"], "files": ["bin/screenpilot"]}))
+    dist = run.scratch / "dist"
+    dist.mkdir()
+    npm("pack", "--silent", "--pack-destination", str(dist), str(platform_dir), str(launcher), str(package))
+    prefix = run.scratch / "prefix"
+    npm("install", "--offline", "--no-audit", "--no-fund", "--prefix", str(prefix), *map(str, dist.glob("*.tgz")))
+    # npm took the launcher as the pi package's dependency, and the platform package as the launcher's.
+    tree = json.loads(npm("ls", "--all", "--json", "--prefix", str(prefix)).stdout)["dependencies"]
+    assert tree["@screenpilot/pi"]["dependencies"]["screenpilot"]["version"] == version, tree
+    assert "@screenpilot/linux-x64" in tree["screenpilot"]["dependencies"], tree
+    installed = prefix / "node_modules/@screenpilot/pi"
+    subprocess.run([run.pi, "remove", str(package)], env=run.env, cwd=run.work, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([run.pi, "install", str(installed)], env=run.env, cwd=run.work, check=True,
+                   stdout=subprocess.DEVNULL)
+    found, _ = shot("from npm")
+    assert not found["isError"], text_of(found["result"])
+    assert len(images_of(found["result"])) == 1, found["result"]["content"][:1]
+    daemon = run.screenpilot("daemon", "status")["pid"]
+    runs = os.readlink(f"/proc/{daemon}/exe")
+    assert runs == str(prefix / "node_modules/@screenpilot/linux-x64/bin/screenpilot"), runs
+    return {"missing": said, "npm_binary": runs.removeprefix(str(prefix) + "/")}
 
 
 def failures(run):
@@ -425,17 +520,19 @@ def mcp(run, readme):
 
 
 def main():
-    pi, node_bin, binary, python, scenario, *rest = sys.argv[1:]
+    pi, node_bin, screenpilot, python, scenario, readme, npm_cli = sys.argv[1:]
     scratch = Path(tempfile.mkdtemp(prefix=f"sp-pi-{scenario}-"))
-    run = Run(pi, node_bin, binary, python, scratch)
+    run = Run(pi, node_bin, screenpilot, python, scratch)
     try:
         if scenario == "mcp":
-            summary = mcp(run, rest[0])
+            summary = mcp(run, readme)
+        elif scenario == "binary":
+            summary = binary(run, npm_cli)
         else:
             scenarios = {"seed": seed, "terminal": terminal, "display": display, "failures": failures, "cancel": cancel}
             summary = scenarios[scenario](run)
     finally:
-        subprocess.run([binary, "daemon", "stop"], env=run.env, capture_output=True)
+        subprocess.run([screenpilot, "daemon", "stop"], env=run.env, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
     print(json.dumps({"ok": True, "scenario": scenario, **summary}))
 

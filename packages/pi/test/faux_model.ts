@@ -2,6 +2,7 @@
 // with a scripted model. $PI_E2E_SCENARIO picks the script:
 //   seed      textual_run on the seed's counter app ($PI_E2E_APP), then computer on a desktop;
 //   terminal  the package's terminal tools on a Python REPL;
+//   binary    one computer screenshot (the driver changes where the binary is between runs);
 //   display   computer with $DISPLAY set (the driver's Xvfb): a screenshot, a click in its far corner;
 //   failures  computer actions that fail on terminal sessions: a click the REPL cannot take (nothing
 //             sent), typing into a program that reads no input (outcome unknown), a click off the
@@ -48,6 +49,7 @@ export default function (pi: any) {
       step("terminal_close", { sid: "pi-repl" }),
       done,
     ],
+    binary: [step("computer", { action: { type: "screenshot" } }), done],
     display: [
       step("computer", { action: { type: "screenshot" } }),
       step("computer", { action: { type: "click", x: 641, y: 480, button: "left" } }),
