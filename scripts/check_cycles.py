@@ -413,6 +413,9 @@ def lookup(cur, name, rest, seen):
         return cur.file
     if name in cur.bindings:
         b = cur.bindings[name]
+        if b.segs and b.segs[0] == name and b.module is cur:
+            # `use memchr::memchr;`: the path starts at the crate of that name, not at this binding.
+            return None
         return resolve(b.module, b.segs + list(rest), seen)
     for g in cur.globs:
         target = resolve(g.module, g.segs + [name] + list(rest), seen)

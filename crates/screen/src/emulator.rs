@@ -9,12 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
-use alacritty_terminal::grid::Dimensions;
-use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::grid::{Dimensions, Grid};
+use alacritty_terminal::index::{Column, Line, Point};
 use alacritty_terminal::term::cell::{Cell as TermCell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{
-    self, Color as AnsiColor, CursorShape as AnsiCursorShape, NamedColor, Processor, StdSyncHandler,
+    self, CharsetIndex, Color as AnsiColor, CursorShape as AnsiCursorShape, NamedColor, Processor,
+    StandardCharset, StdSyncHandler,
 };
 use xxhash_rust::xxh3::Xxh3;
 
@@ -26,6 +27,8 @@ use crate::modes::{InputModes, MouseEncoding, MouseTracking};
 use crate::osc_limit::OscLimit;
 use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
 use crate::scroll_scan::Scanner;
+use crate::sequence_state::SequenceState;
+use crate::unseen_lines;
 
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.
@@ -127,6 +130,12 @@ fn first_at(rows: usize, start: u64) -> impl Iterator<Item = usize> {
     (0..top).rev().chain(top..rows)
 }
 
+/// Where the cells of row `line` are: alacritty moves rows around in its ring of rows but never their
+/// cells, so this tells a row apart wherever it went (history rows are negative lines).
+fn row_address(grid: &Grid<TermCell>, line: i32) -> usize {
+    &grid[Line(line)][Column(0)] as *const TermCell as usize
+}
+
 /// How many rows of history alacritty keeps for a screen of `size`.
 fn window_limit(size: Size, scrollback: usize) -> usize {
     (usize::from(size.rows) + WINDOW_EXTRA_ROWS).min(scrollback)
@@ -177,6 +186,11 @@ pub struct Screen {
     scroll_bound: u64,
     /// Where the byte scanner that bounds scrolling stands between chunks.
     scan: Scanner,
+    /// Whether the parser stands between sequences after the bytes fed so far.
+    sequence: SequenceState,
+    /// Lines taken into the history without alacritty running them (see [`Screen::feed_unseen`]).
+    #[cfg(test)]
+    pub(crate) unseen: usize,
     /// The history limit asked for, in lines.
     scrollback: usize,
     /// The history as text (see [`crate::history`]); alacritty keeps only the newest rows of it.
@@ -221,6 +235,9 @@ impl Screen {
             osc_limit: OscLimit::default(),
             scroll_bound: 0,
             scan: Scanner::default(),
+            sequence: SequenceState::Ground,
+            #[cfg(test)]
+            unseen: 0,
             scrollback,
             history: (scrollback > 0).then(|| History::new(scrollback)),
             window: Window {
@@ -272,6 +289,28 @@ impl Screen {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
         let bytes = self.osc_limit.filter(bytes);
         let mut rest: &[u8] = &bytes;
+        if self.history.is_some() && !self.alt_screen() {
+            let cols = self.term.columns();
+            while let Some(run) = unseen_lines::find(rest, cols, self.unseen_minimum() + 1) {
+                self.feed_pieces(&rest[..run.start]);
+                self.feed_unseen(&rest[run.start..run.end], run.lines);
+                rest = &rest[run.end..];
+            }
+        }
+        self.feed_pieces(rest);
+        if self.parser.sync_bytes_count() == 0 {
+            let alt = self.alt_screen();
+            self.scan.settle(alt);
+        }
+        self.generation += 1;
+        self.drain_outbox()
+    }
+
+    /// Run `bytes` through the emulator in pieces, each pushing no more rows into alacritty's history
+    /// than its window holds, and copy what they push into the history kept as text.
+    fn feed_pieces(&mut self, bytes: &[u8]) {
+        self.sequence = self.sequence.after(bytes);
+        let mut rest = bytes;
         while !rest.is_empty() {
             // Buffered bytes of a synchronized update may all run now, with whatever they scroll.
             let buffered = self.parser.sync_bytes_count() > 0;
@@ -310,12 +349,103 @@ impl Screen {
                 screen.parser.advance(&mut screen.term, run)
             });
         }
-        if self.parser.sync_bytes_count() == 0 {
-            let alt = self.alt_screen();
-            self.scan.settle(alt);
+    }
+
+    /// The most lines of a run of plain lines alacritty still runs: enough to leave its screen and
+    /// its window of history as they would be had it run them all.
+    fn unseen_minimum(&self) -> usize {
+        self.window.limit + self.term.screen_lines() - 1
+    }
+
+    /// Run `run`: the line feed ending a line (after its CR), then `lines` plain lines (see
+    /// [`crate::unseen_lines`]). When the terminal is certain to print each of them from column 0 of
+    /// a freshly scrolled bottom row, all but the last [`Screen::unseen_minimum`] go straight into
+    /// the history as text; the screen, alacritty's window and the history end as if alacritty had
+    /// run them all. Otherwise the run goes through alacritty like any other output.
+    fn feed_unseen(&mut self, run: &[u8], lines: usize) {
+        let rows = self.term.screen_lines();
+        let skipped = lines.saturating_sub(self.unseen_minimum());
+        if skipped == 0 || !self.prints_plain_lines_at_the_bottom() {
+            self.feed_pieces(run);
+            return;
         }
-        self.generation += 1;
-        self.drain_outbox()
+        // The line feed must scroll the whole screen into the history (no scroll region).
+        let top = row_address(self.term.grid(), 0);
+        self.feed_pieces(&run[..1]);
+        let grid = self.term.grid();
+        let scrolled = grid.history_size() > 0
+            && row_address(grid, -1) == top
+            && grid.cursor.point.line == Line(rows as i32 - 1);
+        if !scrolled {
+            self.feed_pieces(&run[1..]);
+            return;
+        }
+        // The run's next line feeds push the rest of the screen into the history before any of its
+        // lines: push it now. The screen is then blank rows cleared as scrolling clears them.
+        self.run_piece(rows as u64, |screen| {
+            for _ in 1..rows {
+                screen.parser.advance(&mut screen.term, b"\n");
+            }
+        });
+        // The skipped lines go after those rows and before what alacritty pushes next: its window,
+        // all copied already, starts afresh.
+        self.term.grid_mut().clear_history();
+        self.window.rows = 0;
+        self.window.newest = None;
+        let mut body = unseen_lines::Lines::new(&run[1..]);
+        if let Some(history) = self.history.as_mut() {
+            let mut next = 0;
+            history.extend(skipped, |i, out| {
+                // The rows a full history would drop at once are never asked for.
+                let line = body.nth(i - next).unwrap_or_default();
+                next = i + 1;
+                // As the history keeps a row: trailing blanks dropped.
+                let shown = line.iter().rposition(|&b| b != b' ').map_or(0, |n| n + 1);
+                out.extend_from_slice(&line[..shown]);
+                false
+            });
+            if next < skipped {
+                body.nth(skipped - next - 1);
+            }
+        }
+        let split = 1 + body.offset();
+        #[cfg(test)]
+        {
+            self.unseen += skipped;
+        }
+        self.scroll_bound += skipped as u64;
+        self.window.fed += (split - 1) as u64;
+        // The lines left, from the top row down, into rows as fresh as the ones they would have
+        // scrolled into.
+        self.run_piece(0, |screen| {
+            screen.parser.advance(&mut screen.term, b"\x1b[H")
+        });
+        self.feed_pieces(&run[split..]);
+    }
+
+    /// Whether the next plain line is printed from column 0 of the bottom row, as it comes: the
+    /// parser between sequences and not holding a synchronized update, the primary screen shown, the
+    /// cursor at the start of the bottom row, and ASCII in every character set (DEC line drawing
+    /// maps letters). Insert mode changes nothing on a freshly scrolled row. Whether the line feed
+    /// before the line scrolls the whole screen is seen when it runs.
+    fn prints_plain_lines_at_the_bottom(&self) -> bool {
+        let cursor = &self.term.grid().cursor;
+        let bottom = Point::new(Line(self.term.screen_lines() as i32 - 1), Column(0));
+        self.sequence == SequenceState::Ground
+            && self.window.pending == 0
+            && self.parser.sync_bytes_count() == 0
+            && self.sync_deadline().is_none()
+            && !self.alt_screen()
+            && cursor.point == bottom
+            && !cursor.input_needs_wrap
+            && [
+                CharsetIndex::G0,
+                CharsetIndex::G1,
+                CharsetIndex::G2,
+                CharsetIndex::G3,
+            ]
+            .into_iter()
+            .all(|set| cursor.charsets[set] == StandardCharset::Ascii)
     }
 
     fn drain_outbox(&mut self) -> Vec<u8> {
@@ -460,7 +590,7 @@ impl Screen {
             }
             _ => false,
         };
-        let row_id = |line: usize| &grid[Line(-(line as i32) - 1)][Column(0)] as *const _ as usize;
+        let row_id = |line: usize| row_address(grid, -(line as i32) - 1);
         let grew = rows > window.rows;
         let mut rewritten = false;
         let new = if cleared {

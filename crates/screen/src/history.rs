@@ -274,7 +274,7 @@ pub(crate) fn visible_char(c: char) -> char {
 
 #[cfg(test)]
 #[path = "history_tests.rs"]
-mod screen_tests;
+pub(crate) mod screen_tests;
 
 #[cfg(test)]
 mod tests {

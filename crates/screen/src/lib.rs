@@ -22,10 +22,12 @@ pub mod regions;
 pub mod render;
 pub mod runs;
 mod scroll_scan;
+mod sequence_state;
 pub mod style;
 pub mod styled;
 #[cfg(test)]
 mod test_screens;
+mod unseen_lines;
 
 pub use ansi::{Painter, Viewport, PAINT_INTERVAL};
 pub use color::{Color, Rgb};
