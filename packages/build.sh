@@ -2,23 +2,27 @@
 # Build the install-without-Rust packages from a built screenpilot binary:
 #   - npm: `screenpilot` (a JS launcher, bin `screenpilot`) and `@screenpilot/<os>-<arch>` (the binary,
 #     an optional dependency of the first with `os`/`cpu` set, the convention esbuild uses);
-#   - Python: a binary-only wheel `screenpilot-VERSION-py3-none-manylinux_2_N_ARCH.whl` (maturin's
-#     `bindings = "bin"` layout, built here without maturin from the binary given).
+#   - Python: a binary-only wheel `screenpilot-VERSION-py3-none-manylinux_2_N_ARCH.whl`, built by
+#     maturin from packages/python/pyproject.toml (`bindings = "bin"`).
 #
 #   packages/build.sh [BINARY] [OUTDIR]
 #
 # BINARY defaults to target/release/screenpilot (build it with `cargo build --release --locked`);
-# OUTDIR to packages/dist. The binary is stripped on the way in. Only the host's platform is built;
-# other targets (linux-arm64, ...) are the same steps on a binary built for them: one more
-# `@screenpilot/<os>-<arch>` package listed in the launcher's optionalDependencies, one more wheel.
-# Needs python3, objdump, strip and npm (for `npm pack`; $NPM names another npm command, e.g.
-# "node /path/to/npm-cli.js"). Publishing is not done here.
+# OUTDIR to packages/dist. The npm binary is BINARY, stripped on the way in. maturin builds the wheel
+# from the workspace itself, with the cargo profile BINARY was built with (so BINARY must be
+# TARGET_DIR/PROFILE/screenpilot): cargo finds everything built and at most links the binary again.
+# Only the host's platform is built; other targets (linux-arm64, ...) are the same steps on a binary
+# built for them: one more `@screenpilot/<os>-<arch>` package listed in the launcher's
+# optionalDependencies, one more wheel. Needs python3, strip, cargo, npm (for `npm pack`; $NPM names
+# another npm command, e.g. "node /path/to/npm-cli.js") and maturin ($MATURIN names another).
+# Publishing is not done here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 binary=${1:-$root/target/release/screenpilot}
 out=${2:-$here/dist}
 read -ra npm <<< "${NPM:-npm}"
+read -ra maturin <<< "${MATURIN:-maturin}"
 
 [ -x "$binary" ] || { echo "no screenpilot binary at $binary (cargo build --release --locked)" >&2; exit 1; }
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
@@ -28,9 +32,14 @@ reported=$("$binary" --version)
 case "$(uname -s)" in Linux) os=linux ;; *) echo "only Linux binaries are packaged" >&2; exit 1 ;; esac
 machine=$(uname -m)
 case "$machine" in x86_64) cpu=x64 ;; aarch64) cpu=arm64 ;; *) echo "unknown machine $machine" >&2; exit 1 ;; esac
-# The wheel's manylinux tag: the newest glibc symbol version the binary needs.
-glibc=$(objdump -T "$binary" | grep -o 'GLIBC_2\.[0-9]*' | sed 's/GLIBC_2\.//' | sort -n | tail -1)
-platform_tag="manylinux_2_${glibc}_${machine}"
+# The cargo profile whose output BINARY is (target/debug is the dev profile's directory).
+target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+case "$(cd "$(dirname "$binary")" && pwd)" in
+  "$target_dir/debug") profile=dev ;;
+  "$target_dir"/*) profile=$(basename "$(dirname "$binary")") ;;
+  *) echo "$binary is not in $target_dir/PROFILE/: maturin builds the wheel from the workspace, with BINARY's profile" >&2; exit 1 ;;
+esac
 
 rm -rf "$out"
 mkdir -p "$out/stage"
@@ -71,6 +80,13 @@ json.dump(manifest, open(path, "w"), indent=2)
 PY
 
 (cd "$out" && "${npm[@]}" pack --silent "$plat" "$main" >/dev/null)
-python3 "$here/python/build_wheel.py" "$plat/bin/screenpilot" "$version" "$platform_tag" "$out" >/dev/null
 rm -rf "$stage"
+
+# The wheel. maturin strips the binary it packs (pyproject.toml) by linking it again with
+# `-C strip=symbols`, in place: target/release/screenpilot is then the stripped one until the next
+# `cargo build --release` links it back. For the dev profile (the tests) it is packed as built, so
+# the debug binary the rest of a test run uses keeps its debug information.
+strip_wheel=true
+[ "$profile" = dev ] && strip_wheel=false
+(cd "$here/python" && "${maturin[@]}" build --quiet --locked --profile "$profile" --strip "$strip_wheel" --out "$out")
 ls -la "$out"

