@@ -367,6 +367,41 @@ fn status_of_upgrade_or_closed(addr: &str) -> bool {
 }
 
 #[test]
+fn another_address_while_the_page_runs_is_refused_saying_where_it_runs() {
+    let daemon = Daemon::new();
+    let page = watch(&daemon, &[]);
+    // Its own address, or any port on its IP, answers the running page.
+    assert_eq!(watch(&daemon, &["--http", &page.addr]).token, page.token);
+    assert_eq!(watch(&daemon, &["--http", "127.0.0.1:0"]).addr, page.addr);
+
+    // A free port other than the page's (the page holds its own).
+    let other = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.to_string())
+        .unwrap_or_else(|e| panic!("a free port: {e}"));
+    let error = daemon.sp_error(&["watch", "--http", &other]);
+    assert_eq!(error["field"], "http", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("already runs at http://{}/", page.addr))
+            && message.contains("--stop")
+            && message.contains(&other),
+        "{message}"
+    );
+    let out = daemon.sp(&["watch", "--http", &other]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("already runs at http://{}/", page.addr)),
+        "{stderr}"
+    );
+    // The page keeps running where it was; stopped first, it moves.
+    assert_eq!(watch(&daemon, &[]).token, page.token);
+    daemon.sp_json(&["watch", "--stop"]);
+    assert_eq!(watch(&daemon, &["--http", &other]).addr, other);
+}
+
+#[test]
 fn a_non_loopback_address_is_refused() {
     let daemon = Daemon::new();
     let error = daemon.sp_error(&["watch", "--http", "0.0.0.0:0"]);

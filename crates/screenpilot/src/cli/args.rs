@@ -101,8 +101,8 @@ pub enum Verb {
     /// Show every session live in a browser: prints the page's URL (loopback, with its token after #);
     /// read-only unless --control; --stop stops the page
     Watch {
-        /// Serve on this loopback IP:PORT (default: any free port on 127.0.0.1); ignored when the page
-        /// is already served.
+        /// Serve on this loopback IP:PORT (default: any free port on 127.0.0.1); refused when the page
+        /// is already served elsewhere (--stop first to move it).
         #[arg(long, value_name = "IP:PORT", conflicts_with = "stop")]
         http: Option<String>,
         /// Let the person type and click through the page, not only look.

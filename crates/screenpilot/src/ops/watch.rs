@@ -1,6 +1,8 @@
 //! `watch`: start (or find) the watch page's server in the daemon and answer its URL; `--stop` stops
 //! it. The server itself is [`crate::watch`].
 
+use std::net::SocketAddr;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +13,8 @@ use crate::loopback_http::loopback_addr;
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WatchParams {
-    /// Loopback IP:PORT to serve the page on (default 127.0.0.1:0, any free port). Ignored when the
-    /// server already runs.
+    /// Loopback IP:PORT to serve the page on (default 127.0.0.1:0, any free port). When the server
+    /// already runs on another address, refused (stop it first to move it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
     /// Answer the URL that lets the person type and click through the page, not only look.
@@ -101,6 +103,19 @@ impl Operation for Watch {
             });
         }
         let addr = loopback_addr(p.http.as_deref().unwrap_or("127.0.0.1:0"), "http")?;
+        if let (Some(running), Some(_)) = (server.as_ref(), &p.http) {
+            // One server per daemon: answering its URL for another address would send the person
+            // to a port they did not ask for.
+            if !serves(running.addr, addr) {
+                return Err(OpError::invalid(
+                    "http",
+                    format!(
+                        "the watch page already runs at http://{}/; stop it first (watch --stop) to serve it on {addr}, or leave http out for its URL",
+                        running.addr
+                    ),
+                ));
+            }
+        }
         let started = server.is_none();
         let running = match server.take() {
             Some(running) => running,
@@ -124,5 +139,29 @@ impl Operation for Watch {
         };
         *server = Some(running);
         Ok(output)
+    }
+}
+
+/// Does a server listening on `running` serve what was asked for at `asked` (port 0: any port)?
+fn serves(running: SocketAddr, asked: SocketAddr) -> bool {
+    running.ip() == asked.ip() && (asked.port() == 0 || asked.port() == running.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(text: &str) -> SocketAddr {
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn a_running_server_serves_its_own_address_or_any_port_on_its_ip() {
+        let running = addr("127.0.0.1:41233");
+        assert!(serves(running, addr("127.0.0.1:41233")));
+        assert!(serves(running, addr("127.0.0.1:0")));
+        assert!(!serves(running, addr("127.0.0.1:8765")));
+        assert!(!serves(running, addr("127.0.0.2:41233")));
+        assert!(!serves(running, addr("[::1]:0")));
     }
 }
