@@ -301,8 +301,16 @@ fn strip_rust_noise(value: &mut Value, keep_description: bool) {
             map.remove("title");
             drop_rust_integer_noise(map);
             for (key, inner) in map.iter_mut() {
-                if key != "enum" && key != "const" && key != "default" {
-                    strip_rust_noise(inner, false);
+                match (key.as_str(), inner) {
+                    ("enum" | "const" | "default", _) => {}
+                    // Maps from names to schemas: a property may be called `title` or
+                    // `description`, and only its schema is noise to strip.
+                    ("properties" | "patternProperties" | "$defs", Value::Object(named)) => {
+                        for schema in named.values_mut() {
+                            strip_rust_noise(schema, false);
+                        }
+                    }
+                    (_, inner) => strip_rust_noise(inner, false),
                 }
             }
         }
@@ -403,6 +411,49 @@ mod tests {
             if let Some(output) = &tool.output_schema {
                 let output = Value::Object((**output).clone());
                 true_subschemas(&output, format!("{}.outputSchema", op.name), &mut found);
+            }
+        }
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    /// Every object schema (at any depth) that has `properties` and requires a field defines it.
+    fn undefined_required(value: &Value, path: String, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let (Some(Value::Array(required)), Some(Value::Object(properties))) =
+                    (map.get("required"), map.get("properties"))
+                {
+                    for name in required.iter().filter_map(Value::as_str) {
+                        if !properties.contains_key(name) {
+                            found.push(format!("{path}: {name}"));
+                        }
+                    }
+                }
+                for (key, inner) in map {
+                    undefined_required(inner, format!("{path}.{key}"), found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    undefined_required(inner, format!("{path}[{i}]"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A field called `title` or `description` is a field, not schema noise: a schema that requires
+    /// it must still define it (the window list's `title` was stripped once).
+    #[test]
+    fn every_required_field_is_defined() {
+        let mut found = Vec::new();
+        for op in crate::ops::OPERATIONS {
+            let tool = tool_of(op);
+            let input = Value::Object((*tool.input_schema).clone());
+            undefined_required(&input, format!("{}.inputSchema", op.name), &mut found);
+            if let Some(output) = &tool.output_schema {
+                let output = Value::Object((**output).clone());
+                undefined_required(&output, format!("{}.outputSchema", op.name), &mut found);
             }
         }
         assert!(found.is_empty(), "{found:?}");
