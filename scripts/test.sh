@@ -130,6 +130,9 @@ say "cargo package (every crate packs with its crates.io metadata and builds fro
 # 70 s on a 2-core machine with the dependencies already built, 145 s cold, in a run of about 10 min.
 cargo package --locked --workspace --allow-dirty --quiet
 
+say "cargo build --release (the package tests pack the release binary, as it would ship)"
+cargo build --release --locked -p screenpilot
+
 say "cargo test"
 # A run that executes no test is a failure, not a pass.
 log=$(mktemp)

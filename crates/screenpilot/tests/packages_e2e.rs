@@ -6,10 +6,11 @@
 //! spawn, wait_for, close). The npm launcher's message for a platform with no binary is checked on
 //! forced platforms.
 //!
-//! The packages are built from the binary under test (the debug build `cargo test` made): the npm
-//! one from the binary itself, stripped by the script; the wheel by maturin with the dev profile, so
-//! cargo finds the crates built and only links the binary again (a release build costs minutes, and
-//! the packaging steps are the same for either). Release artifacts:
+//! The packages are built from the release binary, as they would be shipped: `scripts/test.sh` builds
+//! it before the tests, and the test runs `cargo build --release --locked -p screenpilot` again first
+//! (nothing to do when it is up to date, so a stale release binary is never packaged). The npm one is
+//! that binary, stripped by the script; the wheel is built by maturin with the release profile, so cargo
+//! finds the crates built and only links the binary again. By hand:
 //! `cargo build --release --locked && packages/build.sh`.
 //!
 //! Needs what `scripts/test.sh` installs: `.venv` (Python with `mcp`, `maturin` and `uv`) and
@@ -28,6 +29,27 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use common::{repo, venv_python};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_screenpilot");
+
+/// The release build of the binary under test, in the same target directory, built now if it is
+/// missing or stale (`scripts/test.sh` builds it before the tests, so this is quick there).
+fn release_binary() -> &'static Path {
+    static RELEASE: OnceLock<PathBuf> = OnceLock::new();
+    RELEASE.get_or_init(|| {
+        let debug = Path::new(BINARY);
+        let target = debug
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or_else(|| panic!("{BINARY} is not in TARGET/PROFILE/"));
+        run(Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--release", "--locked", "--quiet", "-p", "screenpilot"])
+            .arg("--manifest-path")
+            .arg(repo().join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", target));
+        let release = target.join("release/screenpilot");
+        assert!(release.is_file(), "no {} after cargo build --release", release.display());
+        release
+    })
+}
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// Node 22's directory (holding `node`) and npm's CLI script.
@@ -80,7 +102,7 @@ fn dist() -> &'static Path {
         let (node_bin, npm) = node();
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("packages-dist");
         run(Command::new(repo().join("packages/build.sh"))
-            .arg(BINARY)
+            .arg(release_binary())
             .arg(&out)
             .env(
                 "NPM",
@@ -293,8 +315,8 @@ fn python_wheel_runs_with_uvx_offline_and_serves_mcp() {
         "_x86_64.whl",
         "screenpilot-0.1.0-py3-none-manylinux_2_",
     );
-    // The daemon uvx's screenpilot starts is stopped with the binary under test (the same build).
-    scratch.installed = Some(PathBuf::from(BINARY));
+    // The daemon uvx's screenpilot starts is stopped with the binary the wheel holds (the same build).
+    scratch.installed = Some(release_binary().to_path_buf());
     let cache = scratch.path.join("uv-cache");
     // Offline, from the wheel file alone, with the system's Python (uv may not download one), and no
     // uv configuration of the machine's.
