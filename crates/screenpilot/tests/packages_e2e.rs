@@ -40,13 +40,26 @@ fn release_binary() -> &'static Path {
             .parent()
             .and_then(Path::parent)
             .unwrap_or_else(|| panic!("{BINARY} is not in TARGET/PROFILE/"));
-        run(Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args(["build", "--release", "--locked", "--quiet", "-p", "screenpilot"])
-            .arg("--manifest-path")
-            .arg(repo().join("Cargo.toml"))
-            .env("CARGO_TARGET_DIR", target));
+        run(
+            Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+                .args([
+                    "build",
+                    "--release",
+                    "--locked",
+                    "--quiet",
+                    "-p",
+                    "screenpilot",
+                ])
+                .arg("--manifest-path")
+                .arg(repo().join("Cargo.toml"))
+                .env("CARGO_TARGET_DIR", target),
+        );
         let release = target.join("release/screenpilot");
-        assert!(release.is_file(), "no {} after cargo build --release", release.display());
+        assert!(
+            release.is_file(),
+            "no {} after cargo build --release",
+            release.display()
+        );
         release
     })
 }
