@@ -341,6 +341,35 @@ export default async function (pi: any) {
     return { content, details: { sid, action: type, warning, ...rest }, isError: true };
   }
 
+  /** The OpenAI action surface, one flat object as pi-computer-use declares it: `type` and the fields that
+   * type uses. Further fields (Anthropic's names, `ms` for wait) go through to the daemon, which names a
+   * field that does not fit the action. */
+  const Point = Type.Object({ x: Type.Number(), y: Type.Number() });
+  const ComputerAction = Type.Object(
+    {
+      type: Type.Union(
+        ["screenshot", "click", "double_click", "scroll", "type", "wait", "move", "keypress", "drag"].map((t) =>
+          Type.Literal(t),
+        ),
+      ),
+      x: Type.Optional(Type.Number({ description: "Screenshot pixels from the left" })),
+      y: Type.Optional(Type.Number({ description: "Screenshot pixels from the top" })),
+      button: Type.Optional(
+        Type.Union(["left", "right", "wheel", "back", "forward"].map((b) => Type.Literal(b)), {
+          description: "click: left (default), right, wheel (middle), back, forward",
+        }),
+      ),
+      scroll_x: Type.Optional(Type.Number({ description: "scroll: + is right; 120 a notch" })),
+      scroll_y: Type.Optional(Type.Number({ description: "scroll: + is down; 120 a notch" })),
+      text: Type.Optional(Type.String({ description: "type: the text, verbatim" })),
+      keys: Type.Optional(
+        Type.Array(Type.String(), { description: 'keypress: one chord, e.g. ["CTRL", "S"] or ["ENTER"]' }),
+      ),
+      path: Type.Optional(Type.Array(Point, { description: "drag: the points, first to last" })),
+    },
+    { additionalProperties: true, description: "The action: {type, ...fields}" },
+  );
+
   pi.registerTool({
     name: "computer",
     label: "Computer",
@@ -351,7 +380,7 @@ export default async function (pi: any) {
       "action's result says first whether its outcome is unknown (inspect the screenshot before retrying) or " +
       "nothing was sent.",
     parameters: Type.Object({
-      action: Type.Object({ type: Type.String() }, { additionalProperties: true, description: "The action: {type, ...fields}" }),
+      action: ComputerAction,
       session: Type.Optional(Type.String({ description: "A screenpilot session to drive instead of the default desktop" })),
     }),
     async execute(_id: string, params: any, signal?: AbortSignal): Promise<Result> {
