@@ -261,6 +261,17 @@ fn resizing_a_history_alacritty_holds_whole_reflows_it_as_before() {
     feed_both(&mut ours, &mut reference, &stream, 500);
 }
 
+/// The seeds named in `var` (`FROM..TO`), or `default`.
+pub(crate) fn seeds_from_env(var: &str, default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| {
+            let (from, to) = s.split_once("..")?;
+            Some(from.parse().ok()?..to.parse().ok()?)
+        })
+        .unwrap_or(default)
+}
+
 /// A small random generator, so the property test needs no dependency and replays by seed.
 pub(crate) struct Rng(pub(crate) u64);
 
@@ -406,13 +417,7 @@ fn check_seed(seed: u64) {
 /// more (seeds 1 to 4000 pass, about 5 s).
 #[test]
 fn random_streams_read_back_the_same_history() {
-    let seeds = std::env::var("HISTORY_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (from, to) = s.split_once("..")?;
-            Some(from.parse().ok()?..to.parse().ok()?)
-        })
-        .unwrap_or(1..121u64);
+    let seeds = seeds_from_env("HISTORY_SEEDS", 1..121);
     for seed in seeds {
         check_seed(seed);
     }

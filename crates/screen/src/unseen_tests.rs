@@ -3,7 +3,7 @@
 //! leave the same cells, cursor, modes, title, history and replies, and the same state for what comes
 //! next (a character repeated by CSI b, a line printed after them).
 
-use crate::history::screen_tests::Rng;
+use crate::history::screen_tests::{seeds_from_env, Rng};
 use crate::{Screen, Size};
 
 fn compare(ours: &mut Screen, reference: &mut Screen, what: &str) {
@@ -138,91 +138,71 @@ fn a_flood_after_any_state_that_changes_how_lines_print_ends_the_same() {
     }
 }
 
+/// Sequences that change how lines print (or undo that), one picked at a time.
+const SEQUENCES: &[&[u8]] = &[
+    b"\x1b[31;44m",
+    b"\x1b[0m",
+    b"\x1b[7m",
+    b"\x1b[r",
+    b"\x1b[2;20r",
+    b"\x1b[1;9r",
+    b"\x1b(0",
+    b"\x1b(B",
+    b"\x1b)0",
+    b"\x1b)B",
+    b"\x0e",
+    b"\x0f",
+    b"\x1b*0",
+    b"\x1b*B",
+    b"\x1b[4h",
+    b"\x1b[4l",
+    b"\x1b]0;title ",
+    b"\x07",
+    b"\x1b\\",
+    b"\x1bPq",
+    b"\x1b_x",
+    b"\x18",
+    b"\x1b[?1049h",
+    b"\x1b[?1049l",
+    b"\x1b[?2026h",
+    b"\x1b[?2026l",
+    b"\x1b[20h",
+    b"\x1b[20l",
+    b"\x1b[?6h",
+    b"\x1b[?6l",
+    b"\x1b[?7l",
+    b"\x1b[?7h",
+    b"\x1b[1;3",
+    b"\x1b[2J",
+    b"\x1b[3J",
+    b"\x1b[12;30H",
+    b"\x1b[H",
+    b"\x1b[5b",
+    b"\t\r",
+    b"\xe6\xbc",
+    "漢字 wide\r\n".as_bytes(),
+    // Back to how most programs leave the terminal.
+    b"\x07\x1b\\\x1b(B\x1b)B\x1b*B\x0f\x1b[4l\x1b[r\x1b[?1049l",
+];
+
 /// A random stream of floods and of the sequences that change how lines print.
 fn random_stream(rng: &mut Rng, fragments: usize, cols: u64) -> Vec<u8> {
     let mut out = Vec::new();
     let printable = b" abcdefghijklmnopqrstuvwxyz_`~{|}0123456789-=";
     for _ in 0..fragments {
-        match rng.below(27) {
-            0..=6 => {
-                for _ in 0..rng.below(700) {
-                    // Now and then a line too wide to be plain, or ended by a bare line feed.
-                    let len = if rng.below(300) == 0 {
-                        cols + rng.below(3)
-                    } else {
-                        rng.below(cols)
-                    };
-                    out.extend(
-                        (0..len).map(|_| printable[rng.below(printable.len() as u64) as usize]),
-                    );
-                    out.extend_from_slice(if rng.below(300) == 0 { b"\n" } else { b"\r\n" });
-                }
+        if rng.below(3) == 0 {
+            for _ in 0..rng.below(700) {
+                // Now and then a line too wide to be plain, or ended by a bare line feed.
+                let len = if rng.below(300) == 0 {
+                    cols + rng.below(3)
+                } else {
+                    rng.below(cols)
+                };
+                out.extend((0..len).map(|_| printable[rng.below(printable.len() as u64) as usize]));
+                out.extend_from_slice(if rng.below(300) == 0 { b"\n" } else { b"\r\n" });
             }
-            7 => out.extend(format!("\x1b[3{};4{}m", rng.below(8), rng.below(8)).bytes()),
-            8 => out.extend(b"\x1b[0m"),
-            9 => out.extend(if rng.below(3) == 0 {
-                b"\x1b[r".to_vec()
-            } else {
-                format!("\x1b[{};{}r", 1 + rng.below(4), 4 + rng.below(30)).into_bytes()
-            }),
-            10 => {
-                let sets: [&[u8]; 8] = [
-                    b"\x1b(0", b"\x1b(B", b"\x1b)0", b"\x1b)B", b"\x0e", b"\x0f", b"\x1b*0",
-                    b"\x1b*B",
-                ];
-                out.extend_from_slice(sets[rng.below(8) as usize]);
-            }
-            11 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[4h"
-            } else {
-                b"\x1b[4l"
-            }),
-            12 => {
-                let strings: [&[u8]; 6] = [
-                    b"\x1b]0;title ",
-                    b"\x07",
-                    b"\x1b\\",
-                    b"\x1bPq",
-                    b"\x1b_x",
-                    b"\x18",
-                ];
-                out.extend_from_slice(strings[rng.below(6) as usize]);
-            }
-            13 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[?1049h"
-            } else {
-                b"\x1b[?1049l"
-            }),
-            14 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[?2026h"
-            } else {
-                b"\x1b[?2026l"
-            }),
-            15 => out.extend(format!("\x1b[{};{}H", rng.below(30), rng.below(90)).bytes()),
-            16 => out.extend_from_slice(b"\xe6\xbc"),
-            17 => out.extend_from_slice("漢字 wide\r\n".as_bytes()),
-            18 => out.extend(format!("\x1b[{}b", rng.below(20)).bytes()),
-            19 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[20h"
-            } else {
-                b"\x1b[20l"
-            }),
-            20 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[?6h"
-            } else {
-                b"\x1b[?6l"
-            }),
-            21 => out.extend_from_slice(if rng.below(2) == 0 {
-                b"\x1b[?7l"
-            } else {
-                b"\x1b[?7h"
-            }),
-            22 => out.extend_from_slice(b"\x1b[1;3"),
-            23 => out.extend_from_slice(b"\x1b[2J"),
-            24 => out.extend_from_slice(b"\t\r"),
-            25 => out.extend_from_slice(b"\x1b[3J"),
-            // Back to how most programs leave the terminal.
-            _ => out.extend_from_slice(b"\x07\x1b\\\x1b(B\x1b)B\x1b*B\x0f\x1b[4l\x1b[r\x1b[?1049l"),
+        } else {
+            out.extend_from_slice(SEQUENCES[rng.below(SEQUENCES.len() as u64) as usize]);
         }
     }
     out
@@ -260,13 +240,7 @@ fn check_seed(seed: u64) -> usize {
 /// more.
 #[test]
 fn random_floods_and_sequences_end_the_same() {
-    let seeds = std::env::var("UNSEEN_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (from, to) = s.split_once("..")?;
-            Some(from.parse().ok()?..to.parse().ok()?)
-        })
-        .unwrap_or(1..61u64);
+    let seeds = seeds_from_env("UNSEEN_SEEDS", 1..61);
     let (mut runs, mut skipped) = (0, 0);
     for seed in seeds {
         runs += 1;

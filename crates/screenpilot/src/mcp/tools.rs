@@ -369,23 +369,33 @@ mod tests {
         ))
     }
 
-    fn true_subschemas(value: &Value, path: String, found: &mut Vec<String>) {
+    /// Visit every value of a schema with its path, not descending into literal values (`enum`,
+    /// `const`, `default`, `examples`).
+    fn walk(value: &Value, path: String, visit: &mut impl FnMut(&Value, &str)) {
+        visit(value, &path);
         match value {
-            Value::Bool(true) => found.push(path),
             Value::Object(map) => {
                 for (key, inner) in map {
                     if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
-                        true_subschemas(inner, format!("{path}.{key}"), found);
+                        walk(inner, format!("{path}.{key}"), visit);
                     }
                 }
             }
             Value::Array(items) => {
                 for (i, inner) in items.iter().enumerate() {
-                    true_subschemas(inner, format!("{path}[{i}]"), found);
+                    walk(inner, format!("{path}[{i}]"), visit);
                 }
             }
             _ => {}
         }
+    }
+
+    fn true_subschemas(value: &Value, path: String, found: &mut Vec<String>) {
+        walk(value, path, &mut |value, path| {
+            if value == &Value::Bool(true) {
+                found.push(path.to_owned());
+            }
+        });
     }
 
     /// OpenAI refuses function descriptions over 1,024 characters; detail belongs in parameters.
@@ -418,28 +428,17 @@ mod tests {
 
     /// Every object schema (at any depth) that has `properties` and requires a field defines it.
     fn undefined_required(value: &Value, path: String, found: &mut Vec<String>) {
-        match value {
-            Value::Object(map) => {
-                if let (Some(Value::Array(required)), Some(Value::Object(properties))) =
-                    (map.get("required"), map.get("properties"))
-                {
-                    for name in required.iter().filter_map(Value::as_str) {
-                        if !properties.contains_key(name) {
-                            found.push(format!("{path}: {name}"));
-                        }
+        walk(value, path, &mut |value, path| {
+            if let (Some(Value::Array(required)), Some(Value::Object(properties))) =
+                (value.get("required"), value.get("properties"))
+            {
+                for name in required.iter().filter_map(Value::as_str) {
+                    if !properties.contains_key(name) {
+                        found.push(format!("{path}: {name}"));
                     }
                 }
-                for (key, inner) in map {
-                    undefined_required(inner, format!("{path}.{key}"), found);
-                }
             }
-            Value::Array(items) => {
-                for (i, inner) in items.iter().enumerate() {
-                    undefined_required(inner, format!("{path}[{i}]"), found);
-                }
-            }
-            _ => {}
-        }
+        });
     }
 
     /// A field called `title` or `description` is a field, not schema noise: a schema that requires
