@@ -411,18 +411,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn no_schema_has_a_true_subschema() {
+    /// What `check` finds in every tool's input and output schema.
+    fn in_every_schema(check: fn(&Value, String, &mut Vec<String>)) -> Vec<String> {
         let mut found = Vec::new();
         for op in crate::ops::OPERATIONS {
             let tool = tool_of(op);
             let input = Value::Object((*tool.input_schema).clone());
-            true_subschemas(&input, format!("{}.inputSchema", op.name), &mut found);
+            check(&input, format!("{}.inputSchema", op.name), &mut found);
             if let Some(output) = &tool.output_schema {
                 let output = Value::Object((**output).clone());
-                true_subschemas(&output, format!("{}.outputSchema", op.name), &mut found);
+                check(&output, format!("{}.outputSchema", op.name), &mut found);
             }
         }
+        found
+    }
+
+    #[test]
+    fn no_schema_has_a_true_subschema() {
+        let found = in_every_schema(true_subschemas);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -445,16 +451,7 @@ mod tests {
     /// it must still define it (the window list's `title` was stripped once).
     #[test]
     fn every_required_field_is_defined() {
-        let mut found = Vec::new();
-        for op in crate::ops::OPERATIONS {
-            let tool = tool_of(op);
-            let input = Value::Object((*tool.input_schema).clone());
-            undefined_required(&input, format!("{}.inputSchema", op.name), &mut found);
-            if let Some(output) = &tool.output_schema {
-                let output = Value::Object((**output).clone());
-                undefined_required(&output, format!("{}.outputSchema", op.name), &mut found);
-            }
-        }
+        let found = in_every_schema(undefined_required);
         assert!(found.is_empty(), "{found:?}");
     }
 
