@@ -8,7 +8,7 @@ waits go out on one connection before the flood, and a `status` on the same conn
 before the flood is sent: the daemon reads a connection's requests in order and starts each as its own
 task, so the waits are running by the time the flood's output arrives (no sleeping to line them up).
 
-Usage: benches/scrollback_waits.py [--lines 150000] [--waits 3] [--rounds 5]
+Usage: benches/scrollback_waits.py [--lines 150000] [--waits 3] [--rounds 5] [--binary PATH]
 Uses target/release/screenpilot, built first if missing (`cargo build --release -p screenpilot`).
 """
 
@@ -79,14 +79,17 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=150_000)
     parser.add_argument("--waits", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--binary", type=Path, default=BINARY,
+                        help="the screenpilot to measure (default: the release build, built if missing)")
     args = parser.parse_args()
-    if not BINARY.exists():
+    binary = args.binary
+    if not binary.exists() and binary == BINARY:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "screenpilot"], cwd=ROOT, check=True)
     work = Path(tempfile.mkdtemp(prefix="sp-scrollback-"))
     run_dir = work / "run"
     run_dir.mkdir(mode=0o700)
     env = dict(os.environ, SCREENPILOT_DIR=str(run_dir))
-    daemon = subprocess.Popen([str(BINARY), "daemon"], env=env, stdout=subprocess.PIPE,
+    daemon = subprocess.Popen([str(binary), "daemon"], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
     assert daemon.stdout is not None
     if "ready" not in daemon.stdout.readline().decode():
