@@ -193,7 +193,7 @@ impl Shared {
                 answer = call.next() => {
                     let answer = answer?;
                     if let Some(progress) = &answer.progress {
-                        report.send(Some(progress)).await;
+                        report.send_unless(Some(progress), cancelled, &self.shutdown).await;
                         continue;
                     }
                     guard.id = None;
@@ -216,7 +216,9 @@ impl Shared {
                     );
                     return Err(OpError::new(ErrorCode::Cancelled, format!("{op} {why}")));
                 }
-                _ = ticks.tick(), if report.token.is_some() => report.send(None).await,
+                _ = ticks.tick(), if report.token.is_some() => {
+                    report.send_unless(None, cancelled, &self.shutdown).await;
+                }
             }
         }
     }
@@ -285,6 +287,22 @@ struct Progress {
 }
 
 impl Progress {
+    /// [`Progress::send`], given up when the call is cancelled or the server shuts down: rmcp
+    /// delivers a notification only while its service runs, and once the client closed stdin it no
+    /// longer does, so the send would wait until rmcp gave up on the call (5 s) and the call would
+    /// never get to cancel its daemon request.
+    async fn send_unless(
+        &mut self,
+        daemon_progress: Option<&Value>,
+        cancelled: &CancellationToken,
+        shutdown: &CancellationToken,
+    ) {
+        tokio::select! {
+            () = self.send(daemon_progress) => {}
+            _ = cancelled_or_shutdown(cancelled, shutdown) => {}
+        }
+    }
+
     /// Send one notification: elapsed seconds as progress (strictly increasing, as the spec wants), and
     /// the daemon's own progress line when there is one.
     async fn send(&mut self, daemon_progress: Option<&Value>) {
