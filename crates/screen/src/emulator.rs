@@ -424,17 +424,16 @@ impl Screen {
     }
 
     /// Whether the next plain line is printed from column 0 of the bottom row, as it comes: the
-    /// parser between sequences and not holding a synchronized update, the primary screen shown, the
-    /// cursor at the start of the bottom row, and ASCII in every character set (DEC line drawing
-    /// maps letters). Insert mode changes nothing on a freshly scrolled row. Whether the line feed
-    /// before the line scrolls the whole screen is seen when it runs.
+    /// parser between sequences, nothing held back (no rows waiting to be copied, which is also the
+    /// case while a synchronized update holds input: the CR before the run is held with it), the
+    /// primary screen shown, the cursor at the start of the bottom row, and ASCII in every character
+    /// set (DEC line drawing maps letters). Insert mode changes nothing on a freshly scrolled row.
+    /// Whether the line feed before the line scrolls the whole screen is seen when it runs.
     fn prints_plain_lines_at_the_bottom(&self) -> bool {
         let cursor = &self.term.grid().cursor;
         let bottom = Point::new(Line(self.term.screen_lines() as i32 - 1), Column(0));
         self.sequence == SequenceState::Ground
             && self.window.pending == 0
-            && self.parser.sync_bytes_count() == 0
-            && self.sync_deadline().is_none()
             && !self.alt_screen()
             && cursor.point == bottom
             && !cursor.input_needs_wrap

@@ -46,38 +46,32 @@ impl SequenceState {
 
     /// The state after `bytes`, which hold no ESC, CAN or SUB.
     fn through(self, bytes: &[u8]) -> SequenceState {
-        let mut state = self;
-        let mut rest = bytes;
-        loop {
-            return match state {
-                SequenceState::Ground | SequenceState::ControlString => state,
-                SequenceState::Osc if memchr(BEL, rest).is_some() => SequenceState::Ground,
-                SequenceState::Osc => state,
-                SequenceState::Csi if rest.iter().any(|b| (0x40..=0x7e).contains(b)) => {
-                    SequenceState::Ground
-                }
-                SequenceState::Csi => state,
-                SequenceState::Escape { intermediates } => {
-                    // C0 controls run inside an escape sequence and DEL is ignored there; the
-                    // first byte of 0x20-0x7e decides.
-                    let Some(at) = rest.iter().position(|b| (0x20..=0x7e).contains(b)) else {
-                        return state;
-                    };
-                    let byte = rest[at];
-                    rest = &rest[at + 1..];
-                    state = match byte {
-                        0x20..=0x2f => SequenceState::Escape {
-                            intermediates: true,
-                        },
-                        _ if intermediates => SequenceState::Ground,
-                        b'[' => SequenceState::Csi,
-                        b']' => SequenceState::Osc,
-                        b'P' | b'X' | b'^' | b'_' => SequenceState::ControlString,
-                        _ => SequenceState::Ground,
-                    };
-                    continue;
-                }
+        // An escape sequence is decided by its first byte of 0x20-0x7e (C0 controls run inside it
+        // and DEL is ignored there): it ends, goes on with intermediates, or opens a CSI sequence or
+        // a string, which the rest of the bytes then may end.
+        let (mut state, mut rest) = (self, bytes);
+        while let SequenceState::Escape { intermediates } = state {
+            let Some(at) = rest.iter().position(|b| (0x20..=0x7e).contains(b)) else {
+                return state;
             };
+            state = match rest[at] {
+                0x20..=0x2f => SequenceState::Escape {
+                    intermediates: true,
+                },
+                _ if intermediates => SequenceState::Ground,
+                b'[' => SequenceState::Csi,
+                b']' => SequenceState::Osc,
+                b'P' | b'X' | b'^' | b'_' => SequenceState::ControlString,
+                _ => SequenceState::Ground,
+            };
+            rest = &rest[at + 1..];
+        }
+        match state {
+            SequenceState::Osc if memchr(BEL, rest).is_some() => SequenceState::Ground,
+            SequenceState::Csi if rest.iter().any(|b| (0x40..=0x7e).contains(b)) => {
+                SequenceState::Ground
+            }
+            other => other,
         }
     }
 }
