@@ -137,7 +137,7 @@ pub async fn run(
         paths: paths.clone(),
         started: Instant::now(),
         stop: stop_tx,
-        running: Arc::default(),
+        running: watch::channel(0).0,
     });
 
     let _ = writeln!(
@@ -213,27 +213,76 @@ struct DaemonState {
     paths: Paths,
     started: Instant,
     stop: watch::Sender<bool>,
-    /// Operations running now, over all connections (`status` reports it): a client can see that
-    /// what it gave up on (a wait, a Textual run) was stopped, not merely that it stopped listening.
-    running: Arc<AtomicUsize>,
+    /// Operations running now, over all connections (`status` reports it, and waits on it when
+    /// asked): a client can see that what it gave up on (a wait, a Textual run) was stopped, not
+    /// merely that it stopped listening.
+    running: watch::Sender<usize>,
 }
 
 /// One operation counted in [`DaemonState::running`] for as long as it lives: it counts from before
 /// its task is spawned and stops counting when that task's future is dropped, by finishing or by
 /// being aborted (the client hung up or cancelled it).
-struct Running(Arc<AtomicUsize>);
+struct Running(Arc<DaemonState>);
 
 impl Running {
-    fn start(count: &Arc<AtomicUsize>) -> Running {
-        count.fetch_add(1, Ordering::AcqRel);
-        Running(count.clone())
+    fn start(state: &Arc<DaemonState>) -> Running {
+        state.running.send_modify(|n| *n += 1);
+        Running(state.clone())
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.running.send_modify(|n| *n = n.saturating_sub(1));
     }
+}
+
+/// The longest `status` waits for `until_running` (a bound, not a delay: it answers the moment the
+/// count is reached).
+const STATUS_WAIT_LIMIT_MS: u64 = 600_000;
+
+/// What `status` answers.
+fn status(ctx: &Context, state: &DaemonState) -> Value {
+    json!({
+        "ok": true,
+        "pid": std::process::id(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "socket": state.paths.socket,
+        "uptime_secs": state.started.elapsed().as_secs(),
+        "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
+        "max_sessions": ctx.registry.limits().max_sessions,
+        "requests_running": *state.running.borrow(),
+    })
+}
+
+/// `status` with `until_running: N` (and `timeout_ms`, default 30,000): the answer waits until exactly
+/// N operations run (woken by each one starting or ending), or the timeout passes; it says which.
+fn status_when(params: &Value) -> Result<Option<(usize, Duration)>, OpError> {
+    let Some(until) = params.get("until_running") else {
+        return Ok(None);
+    };
+    let until = until
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            OpError::invalid(
+                "until_running",
+                "must be a whole number of requests, e.g. 0",
+            )
+        })?;
+    let timeout_ms = match params.get("timeout_ms") {
+        None => 30_000,
+        Some(ms) => ms
+            .as_u64()
+            .filter(|&ms| ms <= STATUS_WAIT_LIMIT_MS)
+            .ok_or_else(|| {
+                OpError::invalid(
+                    "timeout_ms",
+                    format!("must be whole milliseconds from 0 to {STATUS_WAIT_LIMIT_MS}"),
+                )
+            })?,
+    };
+    Ok(Some((until, Duration::from_millis(timeout_ms))))
 }
 
 /// Run an operation in its own task so that a panic in it becomes an error answer instead of a
@@ -524,19 +573,22 @@ fn handle(
                 Ok(json!({"ok": true, "cancelled": cancelled})),
             ));
         }
-        "status" => {
-            let result = json!({
-                "ok": true,
-                "pid": std::process::id(),
-                "version": env!("CARGO_PKG_VERSION"),
-                "socket": state.paths.socket,
-                "uptime_secs": state.started.elapsed().as_secs(),
-                "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
-                "max_sessions": ctx.registry.limits().max_sessions,
-                "requests_running": state.running.load(Ordering::Acquire),
-            });
-            tx.send(Response::done(id, Ok(result)));
-        }
+        "status" => match status_when(&params) {
+            Err(error) => tx.send(Response::done(id, Err(error))),
+            Ok(None) => tx.send(Response::done(id, Ok(status(ctx, state)))),
+            Ok(Some((until, limit))) => {
+                let (ctx, state, tx) = (ctx.clone(), state.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let mut count = state.running.subscribe();
+                    let reached = tokio::time::timeout(limit, count.wait_for(|n| *n == until))
+                        .await
+                        .is_ok();
+                    let mut answer = status(&ctx, &state);
+                    answer["reached"] = reached.into();
+                    tx.send(Response::done(id, Ok(answer)));
+                });
+            }
+        },
         "shutdown" => {
             tx.send(Response::done(id, Ok(json!({"ok": true}))));
             state.stop.send_replace(true);
@@ -561,7 +613,7 @@ fn handle(
                 tx.send(Response::done(id, Err(error)));
                 return;
             }
-            let running = Running::start(&state.running);
+            let running = Running::start(state);
             let task = tokio::spawn(async move {
                 let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
                 let forward_tx = tx_task.clone();
@@ -582,6 +634,35 @@ fn handle(
                 tx_task.send(Response::done(id, outcome));
             });
             table.insert(key, task.abort_handle());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_waits_only_when_asked_and_names_a_bad_field() {
+        assert!(matches!(status_when(&json!({})), Ok(None)));
+        assert!(matches!(
+            status_when(&json!({"until_running": 0})),
+            Ok(Some((0, limit))) if limit == Duration::from_secs(30)
+        ));
+        for (params, field) in [
+            (json!({"until_running": -1}), "until_running"),
+            (json!({"until_running": "0"}), "until_running"),
+            (
+                json!({"until_running": 0, "timeout_ms": 600_001}),
+                "timeout_ms",
+            ),
+            (json!({"until_running": 0, "timeout_ms": 1.5}), "timeout_ms"),
+        ] {
+            let error = status_when(&params)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(error.contains(field), "{params}: {error}");
         }
     }
 }

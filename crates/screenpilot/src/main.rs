@@ -35,7 +35,8 @@ fn main() -> ExitCode {
     let serving = matches!(
         cli.verb,
         Verb::Daemon {
-            action: None | Some(DaemonAction::Run)
+            action: None | Some(DaemonAction::Run),
+            ..
         } | Verb::Mcp { .. }
     );
     let mut builder = if serving {
@@ -96,8 +97,14 @@ fn fail(error: &OpError, as_json: bool) -> ExitCode {
 /// Run one verb; returns the exit status.
 async fn run(cli: &Cli) -> Result<i32, OpError> {
     let paths = Paths::from_env();
-    if let Verb::Daemon { action } = &cli.verb {
-        return run_daemon(*action, &paths, cli.json).await;
+    if let Verb::Daemon {
+        action,
+        until_running,
+        timeout_ms,
+    } = &cli.verb
+    {
+        let until = until_running.map(|n| (n, *timeout_ms));
+        return run_daemon(*action, until, &paths, cli.json).await;
     }
     if let Verb::Mcp {
         http,
@@ -129,6 +136,7 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
 /// The daemon verbs: run in the foreground, start in the background, stop, status.
 async fn run_daemon(
     action: Option<DaemonAction>,
+    until_running: Option<(usize, u64)>,
     paths: &Paths,
     as_json: bool,
 ) -> Result<i32, OpError> {
@@ -164,7 +172,11 @@ async fn run_daemon(
         }
         DaemonAction::Status => match Client::connect_existing(paths).await? {
             Some(client) => {
-                let status = client.call("status", json!({})).await?;
+                let params = match until_running {
+                    Some((n, ms)) => json!({"until_running": n, "timeout_ms": ms}),
+                    None => json!({}),
+                };
+                let status = client.call("status", params).await?;
                 report(
                     status.clone(),
                     format!(
@@ -176,7 +188,8 @@ async fn run_daemon(
                         paths.socket.display()
                     ),
                 );
-                Ok(0)
+                // With --until-running: 1 when the count was not reached in time.
+                Ok(i32::from(status["reached"] == false))
             }
             None => {
                 report(

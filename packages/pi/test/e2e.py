@@ -400,42 +400,38 @@ def processes_running(needle):
     return found
 
 
-def until(check, what, bound=30):
-    """Ask `check` until it is true, at most `bound` seconds; it asks the daemon for a state that the
-    events pi sends cannot show (the daemon acts on a hang-up on its own time)."""
-    deadline = time.monotonic() + bound
-    while not check():
-        assert time.monotonic() < deadline, f"not within {bound} s: {what}"
-        time.sleep(0.05)
-
-
 def cancel(run):
     run.install()
-    running = lambda: run.screenpilot("daemon", "status")["requests_running"]
+
+    def until(count, what):
+        """The daemon answers once exactly `count` requests run (it acts on a hang-up on its own time,
+        which no event pi sends can show), or says it did not within 30 s."""
+        status = run.screenpilot("daemon", "status", "--until-running", str(count), "--timeout-ms", "30000")
+        assert status.get("reached") is True, f"not within 30 s: {what} ({status})"
 
     def wait_started(event):
         if event.get("type") != "tool_execution_start" or event["toolName"] != "terminal_wait_for":
             return False
         # Abort once the daemon runs the wait, so that the count falling back shows it stopped it.
-        until(lambda: running() == 1, "the daemon runs the wait")
+        until(1, "the daemon runs the wait")
         return True
 
     def computer_waits(event):
         if event.get("type") != "tool_execution_start" or event["args"]["action"]["type"] != "wait":
             return False
-        until(lambda: running() == 1, "the daemon runs the computer wait")
+        until(1, "the daemon runs the computer wait")
         return True
 
     rpc = Rpc(run)
     try:
         _, wait_end, wait_secs = rpc.abort_when("wait", wait_started)
         # The daemon saw the CLI hang up and stopped the wait (without that, it would run 10 minutes).
-        until(lambda: running() == 0, "the daemon stops the wait pi aborted")
+        until(0, "the daemon stops the wait pi aborted")
         update, textual_end, textual_secs = rpc.abort_when(
             "textual", lambda e: e.get("type") == "tool_execution_update" and e["toolName"] == "textual_run")
-        until(lambda: running() == 0, "the daemon stops the Textual run pi aborted")
+        until(0, "the daemon stops the Textual run pi aborted")
         _, computer_end, computer_secs = rpc.abort_when("computer", computer_waits)
-        until(lambda: running() == 0, "the daemon stops the computer wait pi aborted")
+        until(0, "the daemon stops the computer wait pi aborted")
     finally:
         rpc.proc.stdin.close()
         rpc.proc.wait(timeout=60)

@@ -115,7 +115,21 @@ pub enum Verb {
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Run the daemon in the foreground (no action), or: start, stop, status.
-    Daemon { action: Option<DaemonAction> },
+    Daemon {
+        action: Option<DaemonAction>,
+        /// status: answer once exactly N requests are running (e.g. 0: whatever a client gave up on
+        /// was stopped); exit status 1 if not within --timeout-ms.
+        #[arg(long, value_name = "N")]
+        until_running: Option<usize>,
+        /// With --until-running: the longest wait, in ms (at most 600000).
+        #[arg(
+            long,
+            value_name = "MS",
+            default_value_t = 30_000,
+            requires = "until_running"
+        )]
+        timeout_ms: u64,
+    },
     /// Serve MCP on stdio (for agents), or on loopback HTTP with --http 127.0.0.1:PORT.
     Mcp {
         /// Serve streamable HTTP on this loopback IP:PORT instead of stdio (port 0: any free port).
