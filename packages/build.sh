@@ -84,8 +84,8 @@ rm -rf "$stage"
 
 # The wheel. maturin strips the binary it packs (pyproject.toml) by linking it again with
 # `-C strip=symbols`, in place: target/release/screenpilot is then the stripped one until the next
-# `cargo build --release` links it back. For the dev profile (the tests) it is packed as built, so
-# the debug binary the rest of a test run uses keeps its debug information.
+# `cargo build --release` links it back. A debug binary (the dev profile) is packed as built, so the
+# debug build others use keeps its debug information.
 strip_wheel=true
 [ "$profile" = dev ] && strip_wheel=false
 (cd "$here/python" && "${maturin[@]}" build --quiet --locked --profile "$profile" --strip "$strip_wheel" --out "$out")

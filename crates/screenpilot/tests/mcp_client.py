@@ -356,7 +356,6 @@ async def every_other_tool(session: ClientSession, workdir: Path) -> dict:
     finally:
         ended = await call_ok(session, "watch", {"stop": True})
     check(ended.structured_content["running"] is False, "watch stop: still running")
-    facts["watch_url_given"] = True
     return facts
 
 
