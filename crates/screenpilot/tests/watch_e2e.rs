@@ -18,7 +18,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use screenpilot_screen::{Screen, Size};
 
-use common::{Daemon, LONG_MS};
+use common::{Daemon, LONG_MS, PROMPT};
 
 type Socket = WebSocketStream<MaybeTlsStream<AsyncTcp>>;
 
@@ -198,6 +198,7 @@ async fn assert_silent(socket: &mut Socket, what: &str) {
 }
 
 /// Wait (with the product's own wait) until `sid`'s screen has not changed for 300 ms; its text then.
+/// For programs with no event that says they are done drawing (a Textual app, a desktop).
 fn quiet_screen(daemon: &Daemon, sid: &str) -> String {
     let timeout = LONG_MS.to_string();
     let quiet = daemon.sp_json(&[
@@ -454,7 +455,9 @@ fn a_terminal_view_starts_from_the_snapshot_and_follows_live_output_read_only() 
         // Live output follows, to the screen `snapshot` reads once the program is done.
         daemon.line("sh", "echo live-$((40+2))");
         daemon.wait_regex("sh", "^live-42$");
-        let quiet = quiet_screen(&daemon, "sh");
+        // Done once bash shows its next prompt: the only bare prompt line after the command.
+        daemon.wait_regex("sh", PROMPT);
+        let quiet = daemon.screen("sh");
         paint_until(&mut view, &mut screen, |t| t == quiet).await;
 
         // Paints are pushed on change only: once the screen is quiet and the view shows it, nothing
@@ -462,7 +465,9 @@ fn a_terminal_view_starts_from_the_snapshot_and_follows_live_output_read_only() 
         assert_silent(&mut view, "the terminal's screen is quiet").await;
         daemon.line("sh", "echo woken-$((40+2))");
         daemon.wait_regex("sh", "^woken-42$");
-        let quiet = quiet_screen(&daemon, "sh");
+        // Done once bash shows its next prompt: the only bare prompt line after the command.
+        daemon.wait_regex("sh", PROMPT);
+        let quiet = daemon.screen("sh");
         paint_until(&mut view, &mut screen, |t| t == quiet).await;
 
         // A read-only page's input is refused and never reaches the program.
