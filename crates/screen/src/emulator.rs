@@ -826,6 +826,12 @@ impl Screen {
         &text[start..]
     }
 
+    /// Rows of history that went past the scrollback limit since the screen began (0 when the history
+    /// is alacritty's own).
+    pub fn history_dropped(&self) -> u64 {
+        self.history.as_ref().map_or(0, History::dropped)
+    }
+
     /// The scrollback as logical lines, soft wraps joined (see [`Screen::search_text`]).
     pub fn scrollback_search_text(&self, max_lines: usize) -> String {
         self.history_text(max_lines, true)

@@ -52,6 +52,8 @@ pub(crate) struct History {
     skip: usize,
     len: usize,
     limit: usize,
+    /// Rows that went past the limit, in all.
+    dropped: u64,
 }
 
 impl History {
@@ -61,11 +63,17 @@ impl History {
             skip: 0,
             len: 0,
             limit,
+            dropped: 0,
         }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Rows that went past the limit since the history began.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Row `i` (0 is the oldest kept) as text, and whether it was soft-wrapped.
@@ -88,6 +96,7 @@ impl History {
         mut row: impl FnMut(usize, &mut Vec<u8>) -> bool,
     ) {
         let mut i = count.saturating_sub(self.limit);
+        self.dropped += i as u64;
         while i < count {
             if self
                 .blocks
@@ -123,6 +132,7 @@ impl History {
     /// Forget the oldest `n` rows; their blocks are freed once every row of them is gone.
     fn drop_oldest(&mut self, n: usize) {
         let mut n = n.min(self.len);
+        self.dropped += n as u64;
         while n > 0 {
             let Some(front) = self.blocks.front() else {
                 break;

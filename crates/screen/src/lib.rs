@@ -7,6 +7,7 @@
 
 pub mod ansi;
 pub mod color;
+pub mod delta;
 pub mod emulator;
 pub mod geometry;
 pub mod grid;
@@ -23,6 +24,7 @@ pub mod render;
 pub mod runs;
 mod scroll_scan;
 mod sequence_state;
+pub mod shell_marks;
 pub mod style;
 pub mod styled;
 #[cfg(test)]
@@ -31,6 +33,7 @@ mod unseen_lines;
 
 pub use ansi::{Painter, Viewport, PAINT_INTERVAL};
 pub use color::{Color, Rgb};
+pub use delta::Delta;
 pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};
 pub use grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
@@ -42,5 +45,6 @@ pub use palette::{Theme, ThemeName};
 pub use regions::Regions;
 pub use render::{render_png, render_svg, Layout, RenderError, RenderOptions};
 pub use runs::{CellRuns, NamedStyle, Run};
+pub use shell_marks::{Mark, MarkScanner};
 pub use style::Style;
 pub use styled::{strip_markup, styled_text};

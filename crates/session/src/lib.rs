@@ -7,7 +7,9 @@ pub mod process;
 pub mod record;
 pub mod registry;
 pub mod session;
+pub mod shell;
 pub mod spec;
+pub mod views;
 pub mod wait;
 
 pub use error::{Result, SessionError};
@@ -16,5 +18,7 @@ pub use registry::{PeerSessions, Registry};
 pub use session::{
     hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo, ViewerGuard, ViewerInfo,
 };
+pub use shell::{CommandRecord, ShellState};
 pub use spec::{BaseEnv, Limits, Recording, SessionId, SpawnSpec};
-pub use wait::{Condition, Outcome, Reason, WaitOptions};
+pub use views::Seen;
+pub use wait::{Condition, Outcome, Quiet, Reason, Until, WaitOptions};

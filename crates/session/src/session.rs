@@ -18,7 +18,9 @@ use tokio::task::JoinHandle;
 use crate::error::{Result, SessionError};
 use crate::process::{self, ExitInfo};
 use crate::record::{self, Recorder};
+use crate::shell::{CommandRecord, Shell, ShellState};
 use crate::spec::{Limits, Recording, SessionId, SpawnSpec};
+use crate::views::{Seen, Views};
 
 /// What `list` shows about a session.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -150,6 +152,10 @@ pub struct Session {
     kind: std::sync::OnceLock<&'static str>,
     /// People watching, by a number given when they came.
     viewers: Mutex<Vec<(u64, &'static str, bool, Instant)>>,
+    /// The shell's marks and the commands `run` captures.
+    shell: Mutex<Shell>,
+    /// What each reader last saw, for screens sent as what changed.
+    views: Mutex<Views>,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -216,6 +222,8 @@ impl Session {
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
             viewers: Mutex::new(Vec::new()),
+            shell: Mutex::new(Shell::default()),
+            views: Mutex::new(Views::default()),
             _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
@@ -225,13 +233,14 @@ impl Session {
 
     /// Apply program output to the screen and answer any terminal queries in it.
     async fn absorb(&self, bytes: &[u8]) {
-        let replies = {
+        let (replies, size) = {
             let mut screen = lock(&self.screen);
             if let Some(recorder) = lock(&self.recorder).as_mut() {
                 recorder.output(bytes);
             }
-            screen.feed(bytes)
+            (screen.feed(bytes), screen.size())
         };
+        lock(&self.shell).absorb(bytes, size);
         self.answer(&replies).await;
         self.updates.send_modify(|g| *g += 1);
     }
@@ -501,6 +510,50 @@ impl Session {
         lock(&self.recorder).as_ref().map(|r| r.path().to_owned())
     }
 
+    /// The program has ended and its output is read: announce it to waits, and end what it left
+    /// open (a recording, a command `run` captures).
+    fn announce_end(&self) {
+        self.end_recording();
+        lock(&self.shell).program_ended();
+        self.finished.send_replace(true);
+        self.updates.send_modify(|g| *g += 1);
+    }
+
+    /// Where the shell stands, as its marks tell ([`crate::shell`]).
+    pub fn shell_state(&self) -> ShellState {
+        lock(&self.shell).state()
+    }
+
+    /// Exit status of the last command the shell reported ended.
+    pub fn last_exit(&self) -> Option<i32> {
+        lock(&self.shell).last_exit
+    }
+
+    /// Capture the output of the next command the shell runs; its id.
+    pub fn arm_command(&self, command: &str) -> u64 {
+        lock(&self.shell).arm(command)
+    }
+
+    /// The command `run` armed as `id`, finished or with its output so far.
+    pub fn command(&self, id: u64) -> Option<CommandRecord> {
+        lock(&self.shell).command(id)
+    }
+
+    /// Whether the command armed as `id` has ended.
+    pub fn command_done(&self, id: u64) -> bool {
+        lock(&self.shell).is_done(id)
+    }
+
+    /// What `reader` last saw of this session.
+    pub fn last_seen(&self, reader: &str) -> Option<Seen> {
+        lock(&self.views).last(reader).cloned()
+    }
+
+    /// Remember that `reader` has seen `seen`.
+    pub fn saw(&self, reader: &str, seen: Seen) {
+        lock(&self.views).remember(reader, seen);
+    }
+
     /// The program has ended: record its exit status and close the recording.
     fn end_recording(&self) {
         if let Some(mut recorder) = lock(&self.recorder).take() {
@@ -529,9 +582,7 @@ impl Session {
         if let Some(pump) = lock(&self.pump).take() {
             pump.abort();
         }
-        self.end_recording();
-        self.finished.send_replace(true);
-        self.updates.send_modify(|g| *g += 1);
+        self.announce_end();
     }
 }
 
@@ -593,16 +644,12 @@ async fn pump(
             },
             _ = sleep_until_opt(drain_deadline), if drain_deadline.is_some() && reading => {
                 drain_deadline = None;
-                session.end_recording();
-                session.finished.send_replace(true);
-                session.updates.send_modify(|g| *g += 1);
+                session.announce_end();
             },
             else => break,
         }
         if exited && !reading && !*session.finished.borrow() {
-            session.end_recording();
-            session.finished.send_replace(true);
-            session.updates.send_modify(|g| *g += 1);
+            session.announce_end();
         }
     }
 }

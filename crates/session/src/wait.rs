@@ -39,9 +39,13 @@ pub enum Reason {
     Matched,
     /// The screen changed.
     Changed,
+    /// Something visible changed (an [`Until`] with `visual_from`; classic waits say `Changed`).
+    VisualChanged,
+    /// The command `run` started ended.
+    CommandDone,
     /// wait_ready: the marker appeared.
     Marker,
-    /// wait_ready: the screen was quiet for stable_ms.
+    /// wait_ready: the screen was quiet for stable_ms (any quiet wait).
     Stable,
     /// The program ended (wait_exit; or any wait on a detect_child_exit session).
     Exited,
@@ -154,19 +158,107 @@ pub struct WaitOptions {
     pub scrollback: Option<usize>,
 }
 
+/// What a wait waits for, in general: any of these, the first to hold ending it. [`Condition`] is
+/// each of the classic waits; an input that carries its own wait (`until`) can ask for several.
+#[derive(Debug, Clone, Default)]
+pub struct Until {
+    /// Regexes over the screen text; the outcome's `index` says which matched (list order breaks
+    /// ties).
+    pub regexes: Vec<Regex>,
+    /// The screen text hash differs from this one.
+    pub change_from: Option<u64>,
+    /// The visual hash (text, styles, cursor, title) differs from this one.
+    pub visual_from: Option<u64>,
+    /// The screen stays unchanged for a while.
+    pub quiet: Option<Quiet>,
+    /// The program ends.
+    pub exit: bool,
+    /// The command `run` armed with this id ends ([`crate::shell`]).
+    pub command: Option<u64>,
+    /// The program's end ends the wait even when `exit` is not asked for (reason [`Reason::Exited`]):
+    /// nothing can change any more. Classic waits set it only on detect_child_exit sessions.
+    pub end_on_exit: bool,
+}
+
+/// "The screen stays unchanged for `time`", optionally only once it has changed from a baseline
+/// (after input: first the program reacts, then it goes quiet).
+#[derive(Debug, Clone, Copy)]
+pub struct Quiet {
+    pub time: Duration,
+    /// Watch the visual hash (a cursor move or a highlight counts as a change), not only the text.
+    pub visual: bool,
+    /// Count quiet only after the watched hash has differed from this.
+    pub after_change_from: Option<u64>,
+}
+
+impl Condition {
+    /// The condition as an [`Until`]; `detect_child_exit` says whether the program's end ends it.
+    pub fn until(&self, detect_child_exit: bool) -> Until {
+        let mut until = Until {
+            end_on_exit: detect_child_exit,
+            ..Until::default()
+        };
+        match self {
+            Condition::Regex(re) => until.regexes = vec![re.clone()],
+            Condition::Any(res) => until.regexes = res.clone(),
+            Condition::Change(from) => until.change_from = Some(*from),
+            Condition::VisualChange(from) => until.visual_from = Some(*from),
+            Condition::Ready { marker, stable } => {
+                until.regexes = marker.iter().cloned().collect();
+                until.quiet = Some(Quiet {
+                    time: *stable,
+                    visual: false,
+                    after_change_from: None,
+                });
+            }
+            Condition::Exit => until.exit = true,
+        }
+        until
+    }
+}
+
 /// Wait on `session` until `condition` holds, the program ends (on detect_child_exit sessions), or the
 /// timeout passes.
 pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions) -> Outcome {
+    let mut outcome = wait_until(
+        session,
+        &condition.until(session.detect_child_exit),
+        options,
+    )
+    .await;
+    // The classic names: wait_ready's regex is its marker; a visual change is a change.
+    outcome.reason = match (condition, outcome.reason) {
+        (Condition::Ready { .. }, Reason::Matched) => Reason::Marker,
+        (_, Reason::VisualChanged) => Reason::Changed,
+        (Condition::Regex(_), Reason::Matched) => {
+            outcome.index = None;
+            Reason::Matched
+        }
+        (_, reason) => reason,
+    };
+    outcome
+}
+
+/// The state of a quiet-screen wait.
+struct Quieting {
+    quiet: Quiet,
+    reacted: bool,
+    last: Option<u64>,
+    stable_until: tokio::time::Instant,
+}
+
+/// Wait on `session` until any part of `until` holds, or the timeout passes.
+pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
     let _busy = session.waiting();
     let start = Instant::now();
     let deadline = tokio::time::Instant::now() + options.timeout;
     let mut updates = session.subscribe();
-    let mut quiet = match condition {
-        Condition::Ready { stable, .. } => {
-            Some((tokio::time::Instant::now() + *stable, None::<u64>))
-        }
-        _ => None,
-    };
+    let mut quieting = until.quiet.map(|quiet| Quieting {
+        quiet,
+        reacted: quiet.after_change_from.is_none(),
+        last: None,
+        stable_until: tokio::time::Instant::now() + quiet.time,
+    });
     // Where the last scrollback search ended (a reading of `Screen::scroll_bound`): history does not
     // change once written, so each later look searches only the lines pushed into it since, plus a
     // screenful for a match that began on the screen. Rescanning all of it on every chunk of output
@@ -184,74 +276,84 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
         let finished = session.finished();
         let found = session.with_screen(|screen| {
             let hash = screen.hash();
-            if let (Some((stable_until, last)), Condition::Ready { stable, .. }) =
-                (quiet.as_mut(), condition)
-            {
-                if last.is_some_and(|h| h != hash) {
-                    *stable_until = tokio::time::Instant::now() + *stable;
-                }
-                *last = Some(hash);
-            }
-            // Regexes see logical lines: output wider than the terminal is joined back together.
-            let mut text = || match options.scrollback {
-                Some(lines) => {
-                    let now = screen.scroll_bound();
-                    let rows = usize::from(screen.size().rows);
-                    let new = match searched_to.replace(now) {
-                        Some(then) => usize::try_from(now - then).unwrap_or(usize::MAX),
-                        None => usize::MAX,
-                    };
-                    let mut all = screen
-                        .history_search_tail(lines.min(new.saturating_add(rows)))
-                        .to_owned();
-                    if !all.is_empty() {
-                        all.push('\n');
+            if let Some(q) = quieting.as_mut() {
+                let seen = if q.quiet.visual {
+                    screen.visual_hash()
+                } else {
+                    hash
+                };
+                let now = tokio::time::Instant::now();
+                if !q.reacted {
+                    if q.quiet.after_change_from != Some(seen) {
+                        q.reacted = true;
+                        q.stable_until = now + q.quiet.time;
                     }
-                    all.push_str(screen.search_text());
-                    all
+                } else if q.last.is_some_and(|h| h != seen) {
+                    q.stable_until = now + q.quiet.time;
                 }
-                None => screen.search_text().to_owned(),
-            };
-            match condition {
-                Condition::Regex(re) => {
-                    let text = text();
-                    re.find(&text)
-                        .map(|m| (Reason::Matched, None, Some(m.as_str().to_owned())))
-                }
-                Condition::Any(res) => {
-                    let text = text();
-                    res.iter().enumerate().find_map(|(i, re)| {
-                        re.find(&text)
-                            .map(|m| (Reason::Matched, Some(i), Some(m.as_str().to_owned())))
-                    })
-                }
-                Condition::Change(from) => (hash != *from).then_some((Reason::Changed, None, None)),
-                Condition::VisualChange(from) => {
-                    (screen.visual_hash() != *from).then_some((Reason::Changed, None, None))
-                }
-                Condition::Ready {
-                    marker: Some(re), ..
-                } => {
-                    let text = text();
-                    re.find(&text)
-                        .map(|m| (Reason::Marker, None, Some(m.as_str().to_owned())))
-                }
-                Condition::Ready { marker: None, .. } => None,
-                Condition::Exit => finished.then_some((Reason::Exited, None, None)),
+                q.last = Some(seen);
             }
+            if !until.regexes.is_empty() {
+                // Regexes see logical lines: output wider than the terminal is joined back together.
+                let text = match options.scrollback {
+                    Some(lines) => {
+                        let now = screen.scroll_bound();
+                        let rows = usize::from(screen.size().rows);
+                        let new = match searched_to.replace(now) {
+                            Some(then) => usize::try_from(now - then).unwrap_or(usize::MAX),
+                            None => usize::MAX,
+                        };
+                        let mut all = screen
+                            .history_search_tail(lines.min(new.saturating_add(rows)))
+                            .to_owned();
+                        if !all.is_empty() {
+                            all.push('\n');
+                        }
+                        all.push_str(screen.search_text());
+                        std::borrow::Cow::Owned(all)
+                    }
+                    None => std::borrow::Cow::Borrowed(screen.search_text()),
+                };
+                let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
+                    re.find(&text)
+                        .map(|m| (Reason::Matched, Some(i), Some(m.as_str().to_owned())))
+                });
+                if matched.is_some() {
+                    return matched;
+                }
+            }
+            if until.change_from.is_some_and(|from| from != hash) {
+                return Some((Reason::Changed, None, None));
+            }
+            if until
+                .visual_from
+                .is_some_and(|from| from != screen.visual_hash())
+            {
+                return Some((Reason::VisualChanged, None, None));
+            }
+            None
         });
         if let Some((reason, index, matched)) = found {
             return done(reason, index, matched);
         }
-        if session.is_closed() || (finished && session.detect_child_exit) {
+        if until.exit && finished {
             return done(Reason::Exited, None, None);
         }
-        let stable_until = quiet.map(|(until, _)| until);
+        if until.command.is_some_and(|id| session.command_done(id)) {
+            return done(Reason::CommandDone, None, None);
+        }
+        if session.is_closed() || (finished && until.end_on_exit) {
+            return done(Reason::Exited, None, None);
+        }
+        let stable_until = quieting
+            .as_ref()
+            .filter(|q| q.reacted)
+            .map(|q| q.stable_until);
         tokio::select! {
             changed = updates.changed() => {
                 if changed.is_err() {
                     // The session is gone (closed while we waited).
-                    return done(if session.detect_child_exit { Reason::Exited } else { Reason::Timeout }, None, None);
+                    return done(if until.end_on_exit || until.exit { Reason::Exited } else { Reason::Timeout }, None, None);
                 }
             }
             _ = tokio::time::sleep_until(deadline) => return done(Reason::Timeout, None, None),
