@@ -132,19 +132,9 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
     for (key, value) in TERMINAL_VARS {
         command = command.env(key, value);
     }
-    // An interactive bash marks its prompts and commands (OSC 133) for `run`, unless the caller set
-    // those variables itself.
-    if crate::shell::is_interactive_bash(&spec.argv) {
-        for (key, value) in crate::shell::bash_integration() {
-            let set = |vars: &[(String, String)]| vars.iter().any(|(k, _)| k == key);
-            let inherited = match &spec.base_env {
-                BaseEnv::Exactly(vars) => set(vars),
-                BaseEnv::Inherit => std::env::var_os(key).is_some(),
-            };
-            if !inherited && !set(&spec.env) {
-                command = command.env(key, value);
-            }
-        }
+    // An interactive bash marks its prompts and commands (OSC 133) for `run`.
+    for (key, value) in crate::shell::integration(spec) {
+        command = command.env(key, value);
     }
     for (key, value) in &spec.env {
         command = command.env(key, value);

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Result, SessionError};
 use crate::leftovers::Records;
+use crate::process;
 use crate::session::{Session, SessionInfo};
 use crate::spec::{Limits, SessionId, SpawnSpec};
 
@@ -111,6 +112,18 @@ impl Registry {
                 "limit: {} sessions are running, the most allowed (running: {names}); close one first, or raise the limit with SCREENPILOT_MAX_SESSIONS",
                 running.len(),
             )));
+        }
+        // A session whose program has ended, with nothing of it left running, gives its sid up to
+        // a new one: starting `py` again after python exited is what a model expects.
+        if let Some(sid) = &spec.sid {
+            let ended = sessions.get(sid).is_some_and(|old| {
+                !old.alive() && old.finished() && process::session_members(old.pid).is_empty()
+            });
+            if ended {
+                if let Some(old) = sessions.remove(sid) {
+                    self.forget_record(&old);
+                }
+            }
         }
         let sid = match &spec.sid {
             Some(sid) if sessions.contains_key(sid) || self.peer_has(sid) => {

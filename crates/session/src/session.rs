@@ -156,6 +156,8 @@ pub struct Session {
     shell: Mutex<Shell>,
     /// What each reader last saw, for screens sent as what changed.
     views: Mutex<Views>,
+    /// The program should mark its prompts (a bash we gave the integration, fish).
+    marks_expected: bool,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -201,6 +203,7 @@ impl Session {
             None => None,
         };
         let spawned = process::spawn(&spec)?;
+        let marks_expected = crate::shell::marks_expected(&spec);
         let (reader, writer) = spawned.pty.into_split();
         let session = Arc::new(Session {
             sid,
@@ -224,6 +227,7 @@ impl Session {
             viewers: Mutex::new(Vec::new()),
             shell: Mutex::new(Shell::default()),
             views: Mutex::new(Views::default()),
+            marks_expected,
             _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
@@ -522,6 +526,11 @@ impl Session {
     /// Where the shell stands, as its marks tell ([`crate::shell`]).
     pub fn shell_state(&self) -> ShellState {
         lock(&self.shell).state()
+    }
+
+    /// The program should mark its prompts: `run` waits for the first one instead of refusing.
+    pub fn marks_expected(&self) -> bool {
+        self.marks_expected
     }
 
     /// Exit status of the last command the shell reported ended.

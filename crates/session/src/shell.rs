@@ -249,20 +249,47 @@ pub fn bash_integration() -> [(&'static str, &'static str); 2] {
     ]
 }
 
+/// The variables `spec` gets so its shell marks its prompts: [`bash_integration`] for an interactive
+/// bash, unless the caller set those variables itself (then it keeps its own, and may give no marks).
+pub fn integration(spec: &crate::spec::SpawnSpec) -> Vec<(&'static str, &'static str)> {
+    if !is_interactive_bash(&spec.argv) {
+        return Vec::new();
+    }
+    let set = |vars: &[(String, String)], key: &str| vars.iter().any(|(k, _)| k == key);
+    bash_integration()
+        .into_iter()
+        .filter(|(key, _)| {
+            let inherited = match &spec.base_env {
+                crate::spec::BaseEnv::Exactly(vars) => set(vars, key),
+                crate::spec::BaseEnv::Inherit => std::env::var_os(key).is_some(),
+            };
+            !inherited && !set(&spec.env, key)
+        })
+        .collect()
+}
+
+/// Whether the program of `argv` is expected to mark its prompts: a bash given the integration, or
+/// fish (4 and later emit the marks themselves).
+pub fn marks_expected(spec: &crate::spec::SpawnSpec) -> bool {
+    let name = program_name(&spec.argv);
+    integration(spec).len() == bash_integration().len() || name == "fish"
+}
+
+fn program_name(argv: &[String]) -> &str {
+    argv.first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+}
+
 /// Whether `argv` starts an interactive bash that reads commands from its terminal: `bash` with
 /// options only (no script, no `-c`), so the integration variables reach the shell that prompts.
 pub fn is_interactive_bash(argv: &[String]) -> bool {
-    let Some(program) = argv.first() else {
-        return false;
-    };
-    let name = std::path::Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let name = program_name(argv);
     // Long options (--norc, --login) and short ones without `c` (-i, -l); a word that is not an
     // option is a script.
     name == "bash"
-        && argv[1..].iter().all(|a| match a.strip_prefix("--") {
+        && argv.iter().skip(1).all(|a| match a.strip_prefix("--") {
             Some(_) => true,
             None => a.starts_with('-') && !a.contains('c'),
         })

@@ -43,6 +43,8 @@ pub enum Reason {
     VisualChanged,
     /// The command `run` started ended.
     CommandDone,
+    /// The shell showed a prompt.
+    Prompt,
     /// wait_ready: the marker appeared.
     Marker,
     /// wait_ready: the screen was quiet for stable_ms (any quiet wait).
@@ -175,6 +177,8 @@ pub struct Until {
     pub exit: bool,
     /// The command `run` armed with this id ends ([`crate::shell`]).
     pub command: Option<u64>,
+    /// The shell is at a prompt (its marks say so).
+    pub prompt: bool,
     /// The program's end ends the wait even when `exit` is not asked for (reason [`Reason::Exited`]):
     /// nothing can change any more. Classic waits set it only on detect_child_exit sessions.
     pub end_on_exit: bool,
@@ -341,6 +345,9 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
         }
         if until.command.is_some_and(|id| session.command_done(id)) {
             return done(Reason::CommandDone, None, None);
+        }
+        if until.prompt && session.shell_state() == crate::shell::ShellState::Prompt {
+            return done(Reason::Prompt, None, None);
         }
         if session.is_closed() || (finished && until.end_on_exit) {
             return done(Reason::Exited, None, None);

@@ -43,6 +43,8 @@ pub enum Verb {
         /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
         #[arg(long, requires = "settle_ms")]
         styled: bool,
+        #[command(flatten)]
+        until: UntilArgs,
     },
     /// Type text then press Enter (words are joined with spaces).
     Line {
@@ -56,6 +58,8 @@ pub enum Verb {
         /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
         #[arg(long, requires = "settle_ms")]
         styled: bool,
+        #[command(flatten)]
+        until: UntilArgs,
     },
     /// Type text without Enter (words are joined with spaces).
     Type {
@@ -69,9 +73,14 @@ pub enum Verb {
         /// With --settle-ms: print the screen with styles marked (see snapshot --styled).
         #[arg(long, requires = "settle_ms")]
         styled: bool,
+        #[command(flatten)]
+        until: UntilArgs,
     },
     /// Mouse event: mouse SID click --at 10,2 | --text OK; drag --at 1,1 --to 9,1; scroll --scroll-y 3
     Mouse(MouseArgs),
+    /// Run a command line at a shell session's prompt; print its own output and exit with its status
+    /// (needs the shell's OSC 133 marks: bash started by spawn has them): run SID -- make test
+    Run(RunArgs),
     /// Print the screen (or its full state with --json).
     Snapshot(SnapshotArgs),
     /// Save a picture of the screen: screenshot SID -o screen.png|screen.svg
@@ -202,6 +211,74 @@ pub enum DaemonAction {
     Status,
 }
 
+/// After input, wait until a condition holds and print the screen: one call per step. Any of them
+/// ends the wait; so does the program's end.
+#[derive(Debug, Clone, Default, Args)]
+pub struct UntilArgs {
+    /// Until this regex matches the screen (^ and $ per line).
+    #[arg(long, value_name = "RE", allow_hyphen_values = true)]
+    pub until: Option<String>,
+    /// Until any of these regexes matches (repeatable); prints which (held=any:N).
+    #[arg(long, value_name = "RE", allow_hyphen_values = true)]
+    pub until_any: Vec<String>,
+    /// Until the program exits.
+    #[arg(long)]
+    pub until_exit: bool,
+    /// Until the screen text changes.
+    #[arg(long)]
+    pub until_change: bool,
+    /// Until anything visible changes (a highlight moving, the cursor).
+    #[arg(long)]
+    pub until_visual: bool,
+    /// Until the screen changed and then stayed still this many ms.
+    #[arg(long, value_name = "MS")]
+    pub until_quiet: Option<u64>,
+    /// Limit of each --until wait in ms (default 10000).
+    #[arg(long = "until-timeout-ms", value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// More steps after this one, as JSON: '[{"keys": [":wq", "Enter"], "until": {"exit": true}}]';
+    /// each is sent once the one before held (fields as in the MCP tool send).
+    #[arg(long, value_name = "JSON")]
+    pub steps: Option<String>,
+    /// Print only what changed since the CLI last printed this session's screen (rows as ROW|text,
+    /// after scrolled=N when the old rows moved up); the reader is $SCREENPILOT_READER or "cli".
+    #[arg(long)]
+    pub delta: bool,
+}
+
+impl UntilArgs {
+    /// Any condition was given.
+    pub fn given(&self) -> bool {
+        self.steps.is_some()
+            || self.until.is_some()
+            || !self.until_any.is_empty()
+            || self.until_exit
+            || self.until_change
+            || self.until_visual
+            || self.until_quiet.is_some()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    pub sid: String,
+    /// Instead of a command: an earlier run's id, to wait for it again or read its output.
+    #[arg(long)]
+    pub id: Option<u64>,
+    /// The first line of output to print (0-based), to read what a long output cut.
+    #[arg(long)]
+    pub offset: Option<usize>,
+    /// The most lines of output to print (default 60: its start and end).
+    #[arg(long, value_name = "N")]
+    pub max_lines: Option<usize>,
+    /// Limit in ms (default 30000); a command still running then prints its output so far.
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// The command line (one word, or several joined with spaces).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub command: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
     #[arg(long)]
@@ -233,6 +310,8 @@ pub struct SpawnArgs {
     /// Replace an existing --record file.
     #[arg(long, requires = "record")]
     pub force: bool,
+    #[command(flatten)]
+    pub until: UntilArgs,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub program: Vec<String>,
@@ -271,6 +350,8 @@ pub struct MouseArgs {
     /// shift, alt, ctrl; repeatable.
     #[arg(long = "mod")]
     pub modifiers: Vec<String>,
+    #[command(flatten)]
+    pub until: UntilArgs,
 }
 
 #[derive(Debug, Args)]
@@ -285,6 +366,9 @@ pub struct SnapshotArgs {
     /// Include up to N lines of scrollback.
     #[arg(long, value_name = "N")]
     pub scrollback: Option<usize>,
+    /// Print only what changed since the CLI last printed this session's screen (see --delta on keys).
+    #[arg(long)]
+    pub delta: bool,
 }
 
 #[derive(Debug, Args)]
@@ -343,6 +427,10 @@ pub struct WaitArgs {
     /// Print the screen with styles marked (see snapshot --styled).
     #[arg(long)]
     pub styled: bool,
+    /// Wait for these conditions instead (--until RE, --until-any, --until-exit, --until-change,
+    /// --until-visual, --until-quiet MS; --timeout-ms for the limit): prints held=... and the screen.
+    #[command(flatten)]
+    pub until: UntilArgs,
 }
 
 #[derive(Debug, Args)]

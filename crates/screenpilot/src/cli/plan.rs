@@ -6,13 +6,15 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::args::{
-    ComputerArgs, DesktopStartArgs, DesktopVerb, RecordVerb, TextualArgs, Verb, WaitArgs,
+    ComputerArgs, DesktopStartArgs, DesktopVerb, RecordVerb, RunArgs, TextualArgs, UntilArgs, Verb,
+    WaitArgs,
 };
 use crate::ops::{
     ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, MouseParams, OpError,
-    RecordAction, RecordParams, ResizeParams, ScreenshotParams, SendKeysParams, SidParams,
-    SnapshotParams, SpawnParams, TextParams, TextualRunParams, WaitChangeParams, WaitExitParams,
-    WaitForParams, WaitReadyParams, WaitVisualChangeParams,
+    RecordAction, RecordParams, ResizeParams, RunParams, ScreenshotParams, SendKeysParams,
+    SendParams, SidParams, SnapshotParams, SpawnParams, TextParams, TextualRunParams, UntilParams,
+    WaitChangeParams, WaitExitParams, WaitForParams, WaitParams, WaitReadyParams,
+    WaitVisualChangeParams,
 };
 
 /// What a verb asks the daemon.
@@ -84,6 +86,11 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 record_input: a.record_input,
                 force: a.force,
                 caller_umask: None,
+                until: until_value(&a.until)?,
+                steps: steps_value(&a.until)?,
+                timeout_ms: a.until.timeout_ms,
+                screen: None,
+                reader: reader(&a.until),
             };
             Plan::of("spawn", &params)
         }
@@ -107,8 +114,45 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
         Verb::Keys {
             sid,
             keys,
+            until,
+            settle_ms,
+            ..
+        } if until.given() || until.delta => {
+            no_settle(*settle_ms)?;
+            send(sid, None, Some(keys.clone()), None, until)
+        }
+        Verb::Line {
+            sid,
+            text,
+            until,
+            settle_ms,
+            ..
+        } if until.given() || until.delta => {
+            no_settle(*settle_ms)?;
+            send(
+                sid,
+                Some(text.join(" ")),
+                Some(vec!["Enter".into()]),
+                None,
+                until,
+            )
+        }
+        Verb::Type {
+            sid,
+            text,
+            until,
+            settle_ms,
+            ..
+        } if until.given() || until.delta => {
+            no_settle(*settle_ms)?;
+            send(sid, Some(text.join(" ")), None, None, until)
+        }
+        Verb::Keys {
+            sid,
+            keys,
             settle_ms,
             styled,
+            ..
         } => Plan::of(
             "send_keys",
             &SendKeysParams {
@@ -124,12 +168,14 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             text,
             settle_ms,
             styled,
+            ..
         }
         | Verb::Type {
             sid,
             text,
             settle_ms,
             styled,
+            ..
         } => {
             let op = if matches!(verb, Verb::Line { .. }) {
                 "send_line"
@@ -147,6 +193,39 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 },
             )
         }
+        Verb::Mouse(a) if a.until.given() || a.until.delta => {
+            no_settle(a.settle_ms)?;
+            let at =
+                a.at.as_deref()
+                    .map(|at| parse_pair(at, ',', "at", "COL,ROW, e.g. 10,2"))
+                    .transpose()?;
+            let to =
+                a.to.as_deref()
+                    .map(|to| parse_pair(to, ',', "to", "COL,ROW, e.g. 10,2"))
+                    .transpose()?;
+            let mut spec = Map::new();
+            let fields = [
+                ("action", json!(a.action)),
+                ("col", json!(at.map(|p| p.0))),
+                ("row", json!(at.map(|p| p.1))),
+                ("text", json!(a.text)),
+                ("nth", json!(a.nth)),
+                ("button", json!(a.button)),
+                ("to", json!(to.map(|p| [p.0, p.1]))),
+                ("scroll_y", json!(a.scroll_y)),
+                ("scroll_x", json!(a.scroll_x)),
+            ];
+            for (name, value) in fields {
+                if !value.is_null() {
+                    spec.insert(name.into(), value);
+                }
+            }
+            if !a.modifiers.is_empty() {
+                spec.insert("modifiers".into(), json!(a.modifiers));
+            }
+            send(&a.sid, None, None, Some(Value::Object(spec)), &a.until)
+        }
+        Verb::Run(a) => plan_run(a),
         Verb::Mouse(a) => {
             let at =
                 a.at.as_deref()
@@ -189,6 +268,8 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 styled: a.styled,
                 scrollback: a.scrollback,
                 image: None,
+                screen: None,
+                reader: a.delta.then(cli_reader),
             },
         ),
         Verb::Screenshot(a) => {
@@ -413,8 +494,136 @@ fn action_words(words: &[String]) -> Result<Map<String, Value>, OpError> {
     Ok(action)
 }
 
+/// The reader name of CLI calls with `--delta`.
+fn cli_reader() -> String {
+    std::env::var("SCREENPILOT_READER")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "cli".to_owned())
+}
+
+fn reader(until: &UntilArgs) -> Option<String> {
+    until.delta.then(cli_reader)
+}
+
+/// The `until` object the flags say, if any.
+fn until_value(u: &UntilArgs) -> Result<Option<Value>, OpError> {
+    if !u.given() {
+        return Ok(None);
+    }
+    let any_condition = u.until.is_some()
+        || !u.until_any.is_empty()
+        || u.until_exit
+        || u.until_change
+        || u.until_visual
+        || u.until_quiet.is_some();
+    if !any_condition {
+        return Ok(None);
+    }
+    let params = UntilParams {
+        regex: u.until.clone(),
+        any: (!u.until_any.is_empty()).then(|| u.until_any.clone()),
+        exit: u.until_exit,
+        change: u.until_change,
+        visual: u.until_visual,
+        quiet_ms: u.until_quiet,
+    };
+    serde_json::to_value(params)
+        .map(Some)
+        .map_err(|e| OpError::new(ErrorCode::Internal, format!("until: {e}")))
+}
+
+fn no_settle(settle_ms: Option<u64>) -> Result<(), OpError> {
+    match settle_ms {
+        Some(_) => Err(OpError::invalid(
+            "settle_ms",
+            "give --settle-ms or the --until flags, not both (--until-quiet MS settles)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Input with a wait after it: the `send` operation.
+fn send(
+    sid: &str,
+    text: Option<String>,
+    keys: Option<Vec<String>>,
+    mouse: Option<Value>,
+    until: &UntilArgs,
+) -> Result<Plan, OpError> {
+    Plan::of(
+        "send",
+        &SendParams {
+            sid: sid.to_owned(),
+            text,
+            keys,
+            mouse,
+            until: until_value(until)?,
+            steps: steps_value(until)?,
+            timeout_ms: until.timeout_ms,
+            screen: None,
+            reader: reader(until),
+        },
+    )
+}
+
+/// `--steps JSON` as the `steps` parameter.
+fn steps_value(until: &UntilArgs) -> Result<Option<Vec<Value>>, OpError> {
+    match until
+        .steps
+        .as_deref()
+        .map(|text| json_arg(text, "steps"))
+        .transpose()?
+    {
+        None => Ok(None),
+        Some(Value::Array(list)) => Ok(Some(list)),
+        Some(one @ Value::Object(_)) => Ok(Some(vec![one])),
+        Some(_) => Err(OpError::invalid(
+            "steps",
+            "a JSON list of steps, e.g. '[{\"keys\": [\"q\"], \"until\": {\"exit\": true}}]'",
+        )),
+    }
+}
+
+fn plan_run(a: &RunArgs) -> Result<Plan, OpError> {
+    Plan::of(
+        "run",
+        &RunParams {
+            sid: a.sid.clone(),
+            command: (!a.command.is_empty()).then(|| a.command.join(" ")),
+            id: a.id,
+            offset: a.offset,
+            max_lines: a.max_lines,
+            max_bytes: None,
+            timeout_ms: a.timeout_ms,
+        },
+    )
+}
+
 fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
     let sid = a.sid.clone();
+    if a.until.given() {
+        let classic = a.regex.is_some()
+            || a.any.is_some()
+            || a.change.is_some()
+            || a.visual_change.is_some()
+            || a.ready
+            || a.exit;
+        if classic {
+            return Err(OpError::invalid(
+                "until",
+                "give the --until flags or one of --regex/--any/--change/--visual-change/--ready/--exit, not both",
+            ));
+        }
+        let p = WaitParams {
+            sid,
+            until: until_value(&a.until)?.unwrap_or_default(),
+            timeout_ms: a.until.timeout_ms.or(a.timeout_ms),
+            screen: None,
+            reader: reader(&a.until),
+        };
+        return Plan::of("wait", &p);
+    }
     let timeout_ms = a.timeout_ms;
     let baseline = |hash: &String| (!hash.is_empty()).then(|| hash.clone());
     if let Some(pattern) = &a.regex {

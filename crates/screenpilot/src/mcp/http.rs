@@ -40,7 +40,7 @@ pub async fn serve(
     let calls = server.shared.shutdown.clone();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_new_client()),
         LocalSessionManager::default().into(),
         config,
     );

@@ -64,27 +64,8 @@ fn failure(error: &OpError) -> CallToolResult {
     out
 }
 
-/// One header line (`sid=sh alive=true matched=true ...`), then the scrollback if asked for, then the
-/// screen, then other findings.
 fn screen_text(view: &View) -> String {
-    let header: Vec<String> = view
-        .header
-        .iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect();
-    let mut text = header.join(" ");
-    if let Some(history) = &view.scrollback {
-        text.push_str("\n[scrollback]\n");
-        text.push_str(history);
-        text.push_str("\n[screen]");
-    }
-    text.push('\n');
-    // Blank rows below the last line of text cost tokens and say nothing (size= gives the row count).
-    text.push_str(view.screen.as_deref().unwrap_or("").trim_end_matches('\n'));
-    for (name, value) in &view.extras {
-        text.push_str(&format!("\n[{name}] {value}"));
-    }
-    text
+    view.render()
 }
 
 #[cfg(test)]

@@ -4,11 +4,26 @@
 
 use crate::ops::{ErrorCode, OpError, OperationDef, Profile, OPERATIONS};
 
-/// The operations to serve for `--tools` (comma-separated profile names; `None`: every tool).
-/// Operations that are not tools ([`crate::ops::Operation::TOOL`]) are never served.
-pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError> {
+/// What `--tools` asks for: the operations, and how they are listed.
+#[derive(Clone, Default)]
+pub struct Selection {
+    pub ops: Vec<&'static OperationDef>,
+    /// The profiles asked for: they say which parameters are listed, and whether screens are whole
+    /// (the classic profile) or deltas.
+    pub profiles: Vec<Profile>,
+}
+
+impl Selection {
+    /// The classic profile is among them.
+    pub fn classic(&self) -> bool {
+        self.profiles.contains(&Profile::Classic)
+    }
+}
+
+/// The profiles `--tools` names (comma-separated; `None`: the default ones).
+pub fn profiles(tools: Option<&str>) -> Result<Vec<Profile>, OpError> {
     let Some(tools) = tools else {
-        return Ok(OPERATIONS.iter().filter(|op| op.tool).collect());
+        return Ok(Profile::DEFAULT.to_vec());
     };
     let mut wanted: Vec<Profile> = Vec::new();
     for name in tools.split(',').map(str::trim) {
@@ -25,10 +40,20 @@ pub fn select(tools: Option<&str>) -> Result<Vec<&'static OperationDef>, OpError
         };
         wanted.push(profile);
     }
-    Ok(OPERATIONS
-        .iter()
-        .filter(|op| op.tool && op.profiles.iter().any(|p| wanted.contains(p)))
-        .collect())
+    Ok(wanted)
+}
+
+/// The operations to serve for `--tools`. Operations that are not tools
+/// ([`crate::ops::Operation::TOOL`]) are never served.
+pub fn select(tools: Option<&str>) -> Result<Selection, OpError> {
+    let wanted = profiles(tools)?;
+    Ok(Selection {
+        ops: OPERATIONS
+            .iter()
+            .filter(|op| op.tool && op.profiles.iter().any(|p| wanted.contains(p)))
+            .collect(),
+        profiles: wanted,
+    })
 }
 
 #[cfg(test)]
@@ -37,7 +62,7 @@ mod tests {
 
     fn names(tools: &str) -> Vec<&'static str> {
         select(Some(tools))
-            .map(|ops| ops.iter().map(|op| op.name).collect())
+            .map(|s| s.ops.iter().map(|op| op.name).collect())
             .unwrap_or_default()
     }
 

@@ -14,18 +14,14 @@ use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::profiles::Selection;
 use super::{present, tools};
 use crate::client::Client;
-use crate::ops::{self, Caller, ErrorCode, OpError, OperationDef, OPERATIONS};
+use crate::ops::{self, Caller, ErrorCode, OpError, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
-const INSTRUCTIONS: &str = "screenpilot drives terminal programs in real ptys that stay alive across calls \
-(sessions are shared with the screenpilot CLI). Loop: spawn -> wait_for (or wait_ready) the prompt -> \
-send_line / send_keys / type / mouse -> wait_for the output you expect -> snapshot (text) or screenshot \
-(image) to look -> close when done. Waits are woken by the program's output, so never sleep. Every wait \
-returns the screen; a timeout is a normal result (matched/changed=false), not an error: read the flags. \
-The key grammar (Enter, C-c, M-x, Up, F5, ...) is in send_keys.";
+const INSTRUCTIONS: &str = "Sessions live across calls. One call per step: input with until, which returns what held and the screen (later, only changed rows). Never sleep.";
 
 /// How often a running call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -37,6 +33,10 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(1500);
 #[derive(Clone)]
 pub struct Screenpilot {
     pub(super) shared: Arc<Shared>,
+    /// Who is looking, for screens sent as what changed since this client's last look: one name per
+    /// client (an HTTP server makes a clone per MCP session, [`Screenpilot::for_new_client`]).
+    /// `None` for the classic tools, whose screens are whole.
+    reader: Option<String>,
 }
 
 pub(super) struct Shared {
@@ -48,24 +48,51 @@ pub(super) struct Shared {
     pub(super) shutdown: CancellationToken,
     /// How many tool calls are running.
     running: tokio::sync::watch::Sender<usize>,
+    /// The classic tools are served: screens are whole.
+    classic: bool,
 }
 
 impl Screenpilot {
-    /// A server listing every operation that is a tool.
+    /// A server listing every operation that is a tool, every parameter listed.
     pub fn new(paths: Paths) -> Screenpilot {
-        Screenpilot::serving(paths, OPERATIONS.iter().filter(|op| op.tool).collect())
+        Screenpilot::serving(
+            paths,
+            Selection {
+                ops: OPERATIONS.iter().filter(|op| op.tool).collect(),
+                profiles: crate::ops::Profile::ALL.to_vec(),
+            },
+        )
     }
 
-    /// A server listing only `ops` (a `--tools` profile); calls to other tools are refused.
-    pub fn serving(paths: Paths, ops: Vec<&'static OperationDef>) -> Screenpilot {
-        Screenpilot {
+    /// A server listing only the selected operations (`--tools` profiles); calls to other tools are
+    /// refused.
+    pub fn serving(paths: Paths, selection: Selection) -> Screenpilot {
+        let classic = selection.classic();
+        let server = Screenpilot {
             shared: Arc::new(Shared {
                 paths,
                 client: tokio::sync::Mutex::new(None),
-                tools: ops.into_iter().map(tools::tool_of).collect(),
+                tools: selection
+                    .ops
+                    .iter()
+                    .map(|op| tools::tool_of(op, &selection.profiles))
+                    .collect(),
                 shutdown: CancellationToken::new(),
                 running: tokio::sync::watch::Sender::new(0),
+                classic,
             }),
+            reader: None,
+        };
+        server.for_new_client()
+    }
+
+    /// The same server for another client, with a reader name of its own.
+    pub fn for_new_client(&self) -> Screenpilot {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Screenpilot {
+            shared: self.shared.clone(),
+            reader: (!self.shared.classic).then(|| format!("mcp-{}-{n}", std::process::id())),
         }
     }
 
@@ -118,7 +145,8 @@ impl ServerHandler for Screenpilot {
             Err(error) => return Ok(present::tool_result(None, Err(error)).into()),
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let params = match (op.prepare)(arguments, &Caller::this_process()) {
+        let caller = Caller::this_process().reading_as(self.reader.clone());
+        let params = match (op.prepare)(arguments, &caller) {
             Ok(params) => params,
             Err(error) => return Ok(present::tool_result(Some(op), Err(error)).into()),
         };
@@ -409,8 +437,8 @@ mod tests {
         let paths = || Paths::in_dir(std::env::temp_dir());
         for profile in crate::ops::Profile::ALL {
             let profile = profile.name();
-            let ops = super::super::profiles::select(Some(profile)).unwrap_or_default();
-            let (bytes, read) = sizes(&Screenpilot::serving(paths(), ops));
+            let selection = super::super::profiles::select(Some(profile)).unwrap_or_default();
+            let (bytes, read) = sizes(&Screenpilot::serving(paths(), selection));
             println!(
                 "tools/list --tools {profile}: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
                 read / 4

@@ -17,7 +17,7 @@
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use crate::ops::OperationDef;
+use crate::ops::{OperationDef, Profile};
 
 /// Numeric formats schemars derives from Rust types; no JSON Schema validator knows them.
 const RUST_FORMATS: &[&str] = &[
@@ -25,15 +25,30 @@ const RUST_FORMATS: &[&str] = &[
     "float", "double",
 ];
 
-/// An operation as an MCP tool: its compacted parameter schema, and the full schema of its answer
-/// as `outputSchema` (clients validate `structuredContent` against it; it keeps its `$defs`).
-pub fn tool_of(op: &OperationDef) -> Tool {
-    let schema = match (op.params_schema)() {
+/// An operation as an MCP tool, as a server serving `profiles` lists it: its compacted parameter
+/// schema (with only the parameters those profiles list, [`crate::ops::Operation::FIELD_PROFILES`]),
+/// its description (the classic one when the classic profile is served), and the full schema of its
+/// answer as `outputSchema` (clients validate `structuredContent` against it).
+pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
+    let mut schema = match (op.params_schema)() {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
     };
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.retain(|name, _| {
+            op.field_profiles
+                .iter()
+                .find(|(field, _)| field == name)
+                .is_none_or(|(_, only)| only.iter().any(|p| profiles.contains(p)))
+        });
+    }
+    let classic = profiles.contains(&Profile::Classic);
+    let description = match op.classic_description {
+        Some(text) if classic => text,
+        _ => op.description,
+    };
     let tool =
-        Tool::new(op.name, op.description, portable(schema)).with_annotations(annotations_of(op));
+        Tool::new(op.name, description, portable(schema)).with_annotations(annotations_of(op));
     match (op.output_schema)() {
         Value::Object(output) => tool
             .with_raw_output_schema(std::sync::Arc::new(portable(compact_output_schema(output)))),
@@ -196,16 +211,9 @@ fn object_schema(value: &mut Value) {
 pub fn compact_schema(mut schema: Map<String, Value>) -> Map<String, Value> {
     schema.remove("$schema");
     schema.remove("title");
-    // "Parameters of `spawn`." says nothing the tool name does not; longer notes stay.
-    if let Some(Value::String(description)) = schema.get("description") {
-        let rest = description
-            .strip_prefix("Parameters of `")
-            .and_then(|d| d.split_once('`'))
-            .map(|(_, rest)| rest.trim());
-        if matches!(rest, Some(".") | Some("(none).")) {
-            schema.remove("description");
-        }
-    }
+    // The parameter type's own doc ("Parameters of `spawn`. ...") is for people reading Rust; a
+    // model reads the tool's description.
+    schema.remove("description");
     let defs = match schema.remove("$defs") {
         Some(Value::Object(defs)) => defs,
         _ => Map::new(),
@@ -253,6 +261,7 @@ fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
         }
     }
     drop_rust_integer_noise(map);
+    plain_enum_and_no_empty_default(map);
     for key in ["items", "additionalProperties"] {
         if let Some(inner) = map.get_mut(key) {
             compact_value(inner, defs);
@@ -341,12 +350,46 @@ fn drop_rust_integer_noise(map: &mut Map<String, Value>) {
     {
         map.remove("maximum");
     }
+    // An unsigned type's 0 says "not negative", which no count or duration could be anyway.
     if map
         .get("minimum")
         .and_then(Value::as_f64)
-        .is_some_and(|min| min <= -32768.0)
+        .is_some_and(|min| min <= -32768.0 || min == 0.0)
     {
         map.remove("minimum");
+    }
+}
+
+/// A `oneOf` of string constants (what schemars writes for an enum whose variants have docs) as one
+/// `enum`, and a default that is what leaving the field out means anyway (false, [], {}) dropped.
+fn plain_enum_and_no_empty_default(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(branches)) = map.get("oneOf") {
+        let names: Option<Vec<Value>> = branches
+            .iter()
+            .map(|b| {
+                let only_string = b.get("type") == Some(&json!("string"));
+                match (b.get("const"), b.get("enum")) {
+                    (Some(c), None) if only_string => Some(vec![c.clone()]),
+                    (None, Some(Value::Array(list))) if only_string => Some(list.clone()),
+                    _ => None,
+                }
+            })
+            .collect::<Option<Vec<Vec<Value>>>>()
+            .map(|lists| lists.concat());
+        if let Some(names) = names {
+            map.remove("oneOf");
+            map.insert("type".into(), json!("string"));
+            map.insert("enum".into(), Value::Array(names));
+        }
+    }
+    let empty_default = match map.get("default") {
+        Some(Value::Bool(false)) => true,
+        Some(Value::Array(list)) => list.is_empty(),
+        Some(Value::Object(fields)) => fields.is_empty(),
+        _ => false,
+    };
+    if empty_default {
+        map.remove("default");
     }
 }
 
@@ -402,7 +445,9 @@ mod tests {
     #[test]
     fn every_description_fits_1024_characters() {
         for op in crate::ops::OPERATIONS {
-            let length = tool_of(op).description.map_or(0, |d| d.chars().count());
+            let length = tool_of(op, &Profile::ALL)
+                .description
+                .map_or(0, |d| d.chars().count());
             assert!(
                 length <= 1024,
                 "{}: description is {length} characters",
@@ -415,7 +460,7 @@ mod tests {
     fn in_every_schema(check: fn(&Value, String, &mut Vec<String>)) -> Vec<String> {
         let mut found = Vec::new();
         for op in crate::ops::OPERATIONS {
-            let tool = tool_of(op);
+            let tool = tool_of(op, &Profile::ALL);
             let input = Value::Object((*tool.input_schema).clone());
             check(&input, format!("{}.inputSchema", op.name), &mut found);
             if let Some(output) = &tool.output_schema {
@@ -510,7 +555,7 @@ mod tests {
     fn no_schema_has_a_type_list_or_an_empty_subschema() {
         let mut found = Vec::new();
         for op in crate::ops::OPERATIONS {
-            let tool = tool_of(op);
+            let tool = tool_of(op, &Profile::ALL);
             let input = Value::Object((*tool.input_schema).clone());
             unportable(&input, format!("{}.inputSchema", op.name), &mut found);
             if let Some(output) = &tool.output_schema {
@@ -572,7 +617,7 @@ mod tests {
             "wait_exit",
         ];
         for op in crate::ops::OPERATIONS {
-            let annotations = tool_of(op).annotations.unwrap_or_default();
+            let annotations = tool_of(op, &Profile::ALL).annotations.unwrap_or_default();
             assert_eq!(annotations.open_world_hint, Some(false), "{}", op.name);
             let looks = read_only.contains(&op.name);
             assert_eq!(

@@ -162,6 +162,19 @@ impl OpError {
         self.field = Some(field.to_owned());
         self
     }
+
+    /// The same error about a field inside `parent` (`until.regex` inside `steps[1]` becomes
+    /// `steps[1].until.regex`, in the field and at the start of the message).
+    pub fn within(mut self, parent: &str) -> Self {
+        if let Some(field) = self.field.take() {
+            let path = format!("{parent}.{field}");
+            if let Some(rest) = self.message.strip_prefix(&format!("{field}:")) {
+                self.message = format!("{path}:{rest}");
+            }
+            self.field = Some(path);
+        }
+        self
+    }
 }
 
 impl From<SessionError> for OpError {
@@ -222,6 +235,9 @@ pub struct Caller {
     pub cwd: PathBuf,
     /// The variables a program started for this caller inherits (see [`Caller::fill_env`]).
     pub env: BTreeMap<String, String>,
+    /// Who is looking, for screens sent as what changed since this reader's last look (an MCP
+    /// server names itself; the CLI with `--delta`); `None`: whole screens.
+    pub reader: Option<String>,
 }
 
 impl Caller {
@@ -232,6 +248,20 @@ impl Caller {
         Caller {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             env: utf8_vars(std::env::vars_os()),
+            reader: None,
+        }
+    }
+
+    /// The same caller, looking as `reader`.
+    pub fn reading_as(mut self, reader: Option<String>) -> Caller {
+        self.reader = reader;
+        self
+    }
+
+    /// Fill in who is looking, unless the request says.
+    pub fn fill_reader(&self, reader: &mut Option<String>) {
+        if reader.is_none() {
+            reader.clone_from(&self.reader);
         }
     }
 
@@ -390,6 +420,7 @@ mod tests {
         let caller = Caller {
             cwd: PathBuf::from("/"),
             env: BTreeMap::from([("TOKEN".to_owned(), "t".to_owned())]),
+            reader: None,
         };
         let mut sent = None;
         caller.fill_env(&mut sent, false);

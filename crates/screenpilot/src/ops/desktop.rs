@@ -28,24 +28,21 @@ use super::program::program_argv;
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopStartParams {
-    /// Session id (default "desktop-N").
     pub sid: Option<String>,
-    /// [width, height] of the new Xvfb (default [1280, 800]).
+    /// [width, height]
     pub size: Option<[u32; 2]>,
-    /// Program to run on the display: a command line, split like a shell (not run by one).
+    /// Split like a shell, not run by one
     pub cmd: Option<String>,
     /// The program and arguments, exactly (instead of cmd).
     pub argv: Option<Vec<String>>,
     /// Run cmd with `sh -c`.
     #[serde(default)]
     pub shell: bool,
-    /// Attach to this existing display (":0") instead of starting Xvfb.
+    /// An existing display to attach to
     pub display: Option<String>,
     /// "auto" (default: openbox, fluxbox, icewm, xfwm4, matchbox or twm if installed), "none", or a program.
     pub window_manager: Option<String>,
-    /// The program's working directory (absolute).
     pub cwd: Option<String>,
-    /// Variables over the caller's environment for the program.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Start the program from an empty environment: DISPLAY, XAUTHORITY and env only.
@@ -96,12 +93,21 @@ impl Report for DesktopInfo {
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
+    const DESCRIPTION: &'static str = "Start a desktop: a private Xvfb (default 1280x800) with a window manager, optionally running cmd (answers once its first window has the focus), or attach to a display (\":0\"). Act on it with computer. E.g. {\"sid\":\"desk\",\"cmd\":\"xterm\"}";
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
+        ("argv", Profile::CLASSIC),
+        ("shell", Profile::CLASSIC),
+        ("window_manager", Profile::CLASSIC),
+        ("clean_env", Profile::CLASSIC),
+        ("max_long_edge", Profile::CLASSIC),
+        ("max_pixels", Profile::CLASSIC),
+    ];
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
 or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
 `close` stops what it started; waits, snapshot and screenshot work on it as on terminals. Counts toward the session limit and idle expiry. \
 With cmd it returns once the program's first window is shown with the keyboard focus (else window_not_ready). max_long_edge/max_pixels set its screenshot size for models. \
 Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window {title, class, ...}, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
-Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.";
+Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.");
     type Params = DesktopStartParams;
     type Output = DesktopInfo;
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -14,26 +15,26 @@ use screenpilot_session::{
 };
 
 use super::common::{program_env, Caller, Context, OpError, Progress};
-use super::operation::{Operation, Profile, Report};
+use super::look::{Look, ScreenMode};
+use super::operation::{Operation, Profile, Report, View};
 use super::program::program_argv;
+use super::step::{checked_steps, outcome_facts, walk, StepSpec};
+use super::until::{timeout, UntilDone};
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SpawnParams {
-    /// Command line, split into words like a shell would (quotes respected) but not run by one.
-    /// Example: "vim notes.txt".
+    /// Split like a shell, not run by one
     pub cmd: Option<String>,
     /// Program and arguments, used exactly. Example: ["python3", "-q"].
     pub argv: Option<Vec<String>>,
     /// Run `cmd` with `sh -c`, for pipes, globs and `&&`.
     #[serde(default)]
     pub shell: bool,
-    /// Session id, 1-64 chars [A-Za-z0-9][A-Za-z0-9_.-]*; generated (e.g. "vim-1") when omitted.
+    /// Default: generated
     pub sid: Option<String>,
-    /// Working directory (absolute; must exist). Default: the caller's directory.
     pub cwd: Option<String>,
-    /// Variables over the caller's environment (added or overriding); keys must be identifiers.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Start from an empty environment, not the caller's: TERM, COLORTERM and env only.
@@ -43,9 +44,9 @@ pub struct SpawnParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub caller_env: Option<BTreeMap<String, String>>,
-    /// Terminal width in cells (default 80, max 1000; cols*rows <= 100000).
+    /// Default 80
     pub cols: Option<u16>,
-    /// Terminal height in cells (default 24, max 500).
+    /// Default 24
     pub rows: Option<u16>,
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
@@ -63,13 +64,28 @@ pub struct SpawnParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub caller_umask: Option<u32>,
+    /// As in send
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub until: Option<serde_json::Value>,
+    /// As in send
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
+    pub steps: Option<Vec<serde_json::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<ScreenMode>,
+    /// Who is looking, for deltas (not a tool parameter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub reader: Option<String>,
 }
 
 /// Parameters naming just a session.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SidParams {
-    /// The session id returned by spawn.
     pub sid: String,
 }
 
@@ -97,25 +113,99 @@ pub struct Spawned {
     pub pid: i32,
     pub cols: u16,
     pub rows: u16,
+    /// With `until`: how the (last) wait ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<UntilDone>,
+    /// With `steps`: how each wait ended (`until` first), as `send` answers them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Option<UntilDone>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<usize>,
+    /// With `until` or `steps`: the screen then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Look>,
 }
 
 impl Report for Spawned {
+    fn satisfied(&self) -> bool {
+        let all_sent = self.given.is_none_or(|given| self.steps.len() == given);
+        all_sent
+            && match self.given {
+                Some(_) => self.steps.iter().flatten().all(|u| u.held.is_some()),
+                None => self.until.as_ref().is_none_or(|u| u.held.is_some()),
+            }
+    }
+
+    fn view(&self) -> View {
+        match &self.screen {
+            Some(look) => {
+                let mut facts = vec![format!("sid={}", self.sid)];
+                if self.given.is_some() {
+                    facts[0].push('\n');
+                }
+                facts.extend(outcome_facts(self.until.as_ref(), &self.steps, self.given));
+                look.view(&facts)
+            }
+            None => View::default(),
+        }
+    }
+
     fn human(&self) -> String {
-        self.sid.clone()
+        match &self.screen {
+            Some(_) => self.view().render(),
+            None => self.sid.clone(),
+        }
+    }
+
+    fn complaint(&self) -> Option<String> {
+        if self.satisfied() {
+            return None;
+        }
+        let until = self.until.as_ref()?;
+        Some(if until.timed_out {
+            format!(
+                "spawn: until timed out after {} ms",
+                until.elapsed_ms.round()
+            )
+        } else {
+            "spawn: the program ended before until held".to_owned()
+        })
     }
 }
 
 impl Operation for Spawn {
     const NAME: &'static str = "spawn";
-    const DESCRIPTION: &'static str = "Start a program in a new terminal session (a real pty, TERM=xterm-256color) that stays alive across calls. \
+    const PROFILES: &'static [Profile] = Profile::TERMINALS;
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
+        ("argv", Profile::CLASSIC),
+        ("shell", Profile::CLASSIC),
+        ("clean_env", Profile::CLASSIC),
+        ("detect_child_exit", Profile::CLASSIC),
+        ("record", Profile::CLASSIC),
+        ("record_input", Profile::CLASSIC),
+        ("force", Profile::CLASSIC),
+        ("screen", Profile::NONE),
+    ];
+    const DESCRIPTION: &'static str =
+        "Start a program in a terminal that lives across calls; until: as in send. \
+E.g. {\"cmd\":\"python3 -q\",\"sid\":\"py\",\"until\":{\"regex\":\"^>>> $\"}}";
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Start a program in a new terminal session (a real pty, TERM=xterm-256color) that stays alive across calls. \
 Give `cmd` (a command line, split like a shell but not run by one; set shell=true for pipes/globs) or `argv`. \
 Returns {ok, sid, pid, cols, rows}: use the sid in every other tool. \
 Limits: 8 running sessions by default (close ones you are done with); idle sessions close after 15 min; size up to 1000x500 and 100000 cells. \
-Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.";
+Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.");
     type Params = SpawnParams;
     type Output = Spawned;
 
+    fn time_limit(p: &SpawnParams) -> Option<Duration> {
+        let waits = p.until.is_some() || p.steps.as_ref().is_some_and(|s| !s.is_empty());
+        waits
+            .then(|| timeout(p.timeout_ms, "timeout_ms").ok())
+            .flatten()
+    }
+
     fn prepare(p: &mut SpawnParams, caller: &Caller) {
+        caller.fill_reader(&mut p.reader);
         caller.resolve_cwd(&mut p.cwd);
         caller.resolve(&mut p.record);
         p.caller_umask = this_process_umask();
@@ -123,6 +213,12 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
     }
 
     async fn run(ctx: &Context, p: SpawnParams, _: &Progress) -> Result<Spawned, OpError> {
+        let limit = timeout(p.timeout_ms, "timeout_ms")?;
+        let first = StepSpec {
+            until: p.until.clone(),
+            ..StepSpec::default()
+        };
+        let steps = checked_steps(ctx, first, p.steps.clone()).await?;
         let argv = program_argv(p.cmd.as_deref(), p.argv.as_deref(), p.shell)?.ok_or_else(|| {
             OpError::invalid(
                 "cmd",
@@ -158,12 +254,29 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
             }),
         };
         let session = ctx.registry.spawn(spec)?;
-        Ok(Spawned {
+        let mut answer = Spawned {
             sid: session.sid.to_string(),
             pid: session.pid,
             cols: size.cols,
             rows: size.rows,
-        })
+            until: None,
+            steps: Vec::new(),
+            given: None,
+            screen: None,
+        };
+        if steps.is_empty() && matches!(p.screen, None | Some(ScreenMode::None)) {
+            return Ok(answer);
+        }
+        let mode = p.screen.unwrap_or_default();
+        let walked = walk(&session, steps, limit, mode, p.reader.as_deref()).await?;
+        let many = walked.given > 1;
+        answer.until = walked.outcomes.last().cloned().flatten();
+        answer.given = many.then_some(walked.given);
+        if many {
+            answer.steps = walked.outcomes;
+        }
+        answer.screen = Some(walked.look);
+        Ok(answer)
     }
 }
 
@@ -185,6 +298,42 @@ pub struct Sessions {
 }
 
 impl Report for Sessions {
+    /// One line a session for a model: `py terminal running 80x24 python3 -q`.
+    fn view(&self) -> View {
+        let lines: Vec<String> = self
+            .sessions
+            .iter()
+            .map(|entry| match entry {
+                SessionEntry::Terminal(s) => format!(
+                    "{} {} {} {}x{} {}",
+                    s.sid,
+                    s.kind,
+                    short_state(s.alive, (s.exit_code, s.signal)),
+                    s.cols,
+                    s.rows,
+                    s.cmd.join(" ")
+                ),
+                SessionEntry::Desktop(d) => format!(
+                    "{} desktop {} {}x{} {} {}",
+                    d.sid,
+                    short_state(d.alive, (d.exit_code, d.signal)),
+                    d.width,
+                    d.height,
+                    d.display,
+                    d.cmd.join(" ")
+                ),
+            })
+            .collect();
+        View {
+            screen: Some(if lines.is_empty() {
+                "no sessions".to_owned()
+            } else {
+                lines.join("\n")
+            }),
+            ..View::default()
+        }
+    }
+
     fn human(&self) -> String {
         if self.sessions.is_empty() {
             return "no sessions".into();
@@ -280,7 +429,9 @@ fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> Strin
 impl Operation for List {
     const NAME: &'static str = "list";
     const PROFILES: &'static [Profile] = Profile::EVERY;
-    const DESCRIPTION: &'static str = "List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}], recording (a file, while recording)}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.";
+    const DESCRIPTION: &'static str =
+        "Sessions: sid, kind, state (running, exit N), size, command.";
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}], recording (a file, while recording)}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.");
     const READ_ONLY: bool = true;
     type Params = ListParams;
     type Output = Sessions;
@@ -358,7 +509,7 @@ impl Report for ProgramStatus {
 
 impl Operation for Alive {
     const NAME: &'static str = "alive";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Is the session's program still running? Returns {ok, sid, alive, exit_code, signal}; exit_code (or signal) is set once it has ended. Example: {\"sid\": \"py\"}.";
     const READ_ONLY: bool = true;
     type Params = SidParams;
@@ -391,7 +542,9 @@ pub struct Close;
 impl Operation for Close {
     const NAME: &'static str = "close";
     const PROFILES: &'static [Profile] = Profile::EVERY;
-    const DESCRIPTION: &'static str = "End a session: its whole process group gets HUP, then TERM, then KILL (each after a short grace), and is reaped. Returns {ok, sid, exit_code, signal}. Always close sessions you are done with. Example: {\"sid\": \"py\"}.";
+    const DESCRIPTION: &'static str =
+        "End a session: HUP, TERM, then KILL its processes. E.g. {\"sid\":\"py\"}";
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("End a session: its whole process group gets HUP, then TERM, then KILL (each after a short grace), and is reaped. Returns {ok, sid, exit_code, signal}. Always close sessions you are done with. Example: {\"sid\": \"py\"}.");
     const DESTRUCTIVE: bool = true;
     type Params = SidParams;
     type Output = ProgramStatus;

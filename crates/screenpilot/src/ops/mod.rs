@@ -22,15 +22,19 @@ mod desktop_waits;
 pub(crate) mod display;
 mod input;
 mod lifecycle;
+mod look;
 mod model_size;
 mod mouse;
 mod observe;
 mod operation;
 mod program;
 mod record;
+mod run;
 mod screen;
 mod settle;
+mod step;
 mod textual;
+mod until;
 mod waits;
 mod watch;
 
@@ -43,10 +47,14 @@ pub use computer::{ActionSpec, Computer, ComputerParams};
 pub use desktop::DesktopStartParams;
 pub use input::{SendKeysParams, TextParams};
 pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
+pub use look::ScreenMode;
 pub use mouse::MouseParams;
 pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use record::{RecordAction, RecordParams};
+pub use run::RunParams;
+pub use step::{SendParams, WaitParams};
 pub use textual::TextualRunParams;
+pub use until::UntilParams;
 pub use waits::{
     ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
     WaitVisualChangeParams,
@@ -79,6 +87,9 @@ macro_rules! operations {
 
 operations! {
     lifecycle::Spawn,
+    step::Send,
+    step::Wait,
+    run::Run,
     lifecycle::List,
     lifecycle::Alive,
     lifecycle::Close,

@@ -62,6 +62,42 @@ pub struct MouseParams {
     pub styled: bool,
 }
 
+/// A mouse event without its session: what `send` takes as `mouse`, and the heart of `mouse`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MouseSpec {
+    pub action: MouseActionName,
+    pub col: Option<u16>,
+    pub row: Option<u16>,
+    pub text: Option<String>,
+    pub nth: Option<usize>,
+    pub button: Option<Button>,
+    pub to: Option<[u16; 2]>,
+    pub path: Option<Vec<[u16; 2]>>,
+    pub scroll_y: Option<i32>,
+    pub scroll_x: Option<i32>,
+    #[serde(default)]
+    pub modifiers: Vec<String>,
+}
+
+impl MouseParams {
+    fn spec(&self) -> MouseSpec {
+        MouseSpec {
+            action: self.action,
+            col: self.col,
+            row: self.row,
+            text: self.text.clone(),
+            nth: self.nth,
+            button: self.button,
+            to: self.to,
+            path: self.path.clone(),
+            scroll_y: self.scroll_y,
+            scroll_x: self.scroll_x,
+            modifiers: self.modifiers.clone(),
+        }
+    }
+}
+
 fn modifiers(names: &[String]) -> Result<Modifiers, OpError> {
     let mut mods = Modifiers::default();
     for name in names {
@@ -100,7 +136,7 @@ fn check_cell(pos: CellPos, size: Size, field: &str) -> Result<CellPos, OpError>
 }
 
 /// Where the event goes: a cell, or the centre of visible text.
-fn target(session: &Session, p: &MouseParams) -> Result<Option<CellPos>, OpError> {
+fn target(session: &Session, p: &MouseSpec) -> Result<Option<CellPos>, OpError> {
     let size = session.with_screen(|s| s.size());
     match (&p.text, p.col, p.row) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
@@ -146,11 +182,22 @@ Example: {\"sid\": \"mc\", \"action\": \"click\", \"text\": \"OK\"}.";
 
 async fn mouse(ctx: &Context, p: MouseParams) -> Result<InputDone, OpError> {
     let session = ctx.registry.get(&p.sid)?;
+    let (writes, start) = mouse_writes(&session, &p.spec())?;
+    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
+    let done = write_input(&session, &writes, after).await?;
+    Ok(done.at_cell(start.map(|pos| (pos.col.0, pos.row.0))))
+}
+
+/// The bytes of a mouse event on `session`, in the app's protocol, and the cell it goes to.
+pub(super) fn mouse_writes(
+    session: &Session,
+    p: &MouseSpec,
+) -> Result<(Vec<Vec<u8>>, Option<CellPos>), OpError> {
     let mods = modifiers(&p.modifiers)?;
     let button = MouseButton::from(p.button.unwrap_or_default());
     let modes = session.modes();
     let size = session.with_screen(|s| s.size());
-    let start = target(&session, &p)?;
+    let start = target(session, p)?;
     let need_start =
         || start.ok_or_else(|| OpError::invalid("col", "say where: col+row (0-based) or text"));
     let writes = match p.action {
@@ -202,7 +249,5 @@ async fn mouse(ctx: &Context, p: MouseParams) -> Result<InputDone, OpError> {
     };
     let writes =
         writes.map_err(|e| OpError::new(ErrorCode::MouseUnavailable, format!("mouse: {e}")))?;
-    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
-    let done = write_input(&session, &writes, after).await?;
-    Ok(done.at_cell(start.map(|pos| (pos.col.0, pos.row.0))))
+    Ok((writes, start))
 }

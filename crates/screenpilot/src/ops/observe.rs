@@ -10,8 +10,9 @@ use screenpilot_screen::ThemeName;
 use screenpilot_session::{ReadOptions, Session};
 
 use super::blocking::{run_bounded, Heavy};
-use super::common::{Context, ErrorCode, OpError, Progress};
+use super::common::{Caller, Context, ErrorCode, OpError, Progress};
 use super::display::{capture, find_target, model_size, DesktopScreen, Pixel, Target};
+use super::look::{Look, ScreenMode};
 use super::operation::{Operation, Profile, Report, View};
 use super::screen::{AnyScreen, SessionScreen};
 
@@ -30,16 +31,19 @@ pub struct SnapshotParams {
     /// Add `cells`: {styles, rows: runs [col, text, style index] per row}.
     #[serde(default)]
     pub as_json: bool,
-    /// Add `styled`: the text with tags saying how a run differs from the text around it, e.g.
-    /// [reverse]Banana[/], [bold red on blue]x[/]; tags never nest; [[ is a literal [; [cursor/] marks
-    /// the cursor. A box or panel's own colours and colours recurring in over 3 runs are not marked;
-    /// highlights always are. Waits, and input with settle_ms, take styled too.
+    /// Mark styles: [reverse]Banana[/] ([[ is [)
     #[serde(default)]
     pub styled: bool,
-    /// Add up to this many lines of history, as `scrollback`.
+    /// Lines of history to add
     pub scrollback: Option<usize>,
     /// Add a picture of the screen too (png as base64 `png`, or `svg`).
     pub image: Option<ImageFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<ScreenMode>,
+    /// Who is looking, for deltas (not a tool parameter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub reader: Option<String>,
 }
 
 /// Parameters of `screenshot`.
@@ -47,20 +51,18 @@ pub struct SnapshotParams {
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotParams {
     pub sid: String,
-    /// png (default) or svg.
     pub format: Option<ImageFormat>,
-    /// Font size in pixels (default 16, a 10x20 px cell); 6-64.
+    /// 6-64, default 16
     pub font_px: Option<f32>,
-    /// dark (default) or light.
     pub theme: Option<ThemeName>,
-    /// Draw a window frame with the title bar.
+    /// Window frame and title
     #[serde(default)]
     pub frame: bool,
-    /// Desktops: longest side of the screenshot (default: the session's, 1568).
+    /// Desktops: longest side (default 1568)
     pub max_long_edge: Option<u32>,
-    /// Desktops: most pixels (default: the session's, 1150000).
+    /// Desktops: most pixels (default 1150000)
     pub max_pixels: Option<u64>,
-    /// Desktops: the screen at its own size, unscaled.
+    /// Desktops: unscaled
     #[serde(default)]
     pub full_size: bool,
 }
@@ -150,6 +152,38 @@ pub struct Snapped {
     pub image: Option<Image>,
 }
 
+/// What `snapshot` answers: the whole state, or (for a reader of deltas) a look.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Snapshotted {
+    Whole(Snapped),
+    Look(Looked),
+}
+
+/// A terminal screen as a reader of deltas is shown it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Looked {
+    pub sid: String,
+    #[serde(flatten)]
+    pub look: Look,
+}
+
+impl Report for Snapshotted {
+    fn view(&self) -> View {
+        match self {
+            Snapshotted::Whole(whole) => whole.view(),
+            Snapshotted::Look(looked) => looked.look.view(&[]),
+        }
+    }
+
+    fn human(&self) -> String {
+        match self {
+            Snapshotted::Whole(whole) => whole.human(),
+            Snapshotted::Look(looked) => looked.look.view(&[]).render(),
+        }
+    }
+}
+
 impl Report for Snapped {
     fn view(&self) -> View {
         self.screen.view(&[])
@@ -198,22 +232,40 @@ pub struct Snapshot;
 
 impl Operation for Snapshot {
     const NAME: &'static str = "snapshot";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
-    const DESCRIPTION: &'static str = "Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
+    const PROFILES: &'static [Profile] = Profile::DESKTOPS;
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
+        &[("as_json", Profile::CLASSIC), ("image", Profile::CLASSIC)];
+    const DESCRIPTION: &'static str =
+        "The screen now, as send shows it (screen full: all of it). Desktops: windows.";
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
 highlights: spans shown selected or focused [{row, col, text, why, style}]. \
 Options add `styled` (the text with style tags, e.g. [reverse]Banana[/]), `cells`, `scrollback` history, a picture (see each parameter). \
-On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"menu\", \"styled\": true}.";
+On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), windows [{id, title, class, pid, x, y, width, height, focused, mapped}], hash, width, height}. Example: {\"sid\": \"menu\", \"styled\": true}.");
     const READ_ONLY: bool = true;
     type Params = SnapshotParams;
-    type Output = Snapped;
+    type Output = Snapshotted;
 
-    async fn run(ctx: &Context, p: SnapshotParams, _: &Progress) -> Result<Snapped, OpError> {
+    fn prepare(p: &mut SnapshotParams, caller: &Caller) {
+        caller.fill_reader(&mut p.reader);
+    }
+
+    async fn run(ctx: &Context, p: SnapshotParams, _: &Progress) -> Result<Snapshotted, OpError> {
         let session = match find_target(ctx, &p.sid)? {
             Target::Terminal(session) => session,
-            Target::Desktop(desktop) => return snapshot_desktop(ctx, &desktop, p).await,
+            Target::Desktop(desktop) => {
+                return snapshot_desktop(ctx, &desktop, p)
+                    .await
+                    .map(Snapshotted::Whole)
+            }
         };
+        // A reader of deltas asking for nothing more than the screen gets a look.
+        let plain = !p.as_json && !p.styled && p.scrollback.is_none() && p.image.is_none();
+        if plain && (p.reader.is_some() || p.screen.is_some()) {
+            let look = Look::take(&session, p.screen.unwrap_or_default(), p.reader.as_deref())?;
+            return Ok(Snapshotted::Look(Looked { sid: p.sid, look }));
+        }
         let screen = SessionScreen::read(
             &session,
             ReadOptions {
@@ -229,10 +281,10 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
             }
             None => None,
         };
-        Ok(Snapped {
+        Ok(Snapshotted::Whole(Snapped {
             screen: AnyScreen::Terminal(screen),
             image,
-        })
+        }))
     }
 }
 
@@ -276,11 +328,18 @@ pub struct Screenshot;
 impl Operation for Screenshot {
     const NAME: &'static str = "screenshot";
     const PROFILES: &'static [Profile] = Profile::SCREENS;
-    const DESCRIPTION: &'static str = "A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
+    const DESCRIPTION: &'static str =
+        "A PNG of the screen (colours, cursor). Desktops: scaled for models, with the pointer.";
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
+        ("max_long_edge", Profile::DESKTOPS),
+        ("max_pixels", Profile::DESKTOPS),
+        ("full_size", Profile::DESKTOPS),
+    ];
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
 PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
 Options: font_px (default 16), theme dark|light, frame (window title bar). \
 On a desktop: the screen with the pointer, scaled so the long edge is <= 1568 px and <= 1.15 MP (max_long_edge, max_pixels, full_size to change), with scale, screen_width, screen_height and pointer. \
-Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
+Example: {\"sid\": \"htop\", \"format\": \"png\"}.");
     const READ_ONLY: bool = true;
     type Params = ScreenshotParams;
     type Output = Pictured;

@@ -26,8 +26,14 @@ pub trait Operation {
     /// It may end or lose something (a program, a session): MCP's `destructiveHint`. Operations that
     /// are neither only add (start a session) or give a program input, as a person at it would.
     const DESTRUCTIVE: bool = false;
-    /// The tool profiles that list it (`screenpilot mcp --tools ...`); terminal tools by default.
-    const PROFILES: &'static [Profile] = &[Profile::Terminal];
+    /// The tool profiles that list it (`screenpilot mcp --tools ...`); the classic ones by default.
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
+    /// Parameters listed only when one of these profiles is served (an empty list: never listed,
+    /// for parameters only the CLI or the library sets): a model reads only what it can use, so
+    /// every byte listed earns its place. The daemon takes them all whatever is listed.
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[];
+    /// The description the classic profile lists, when it differs (the seed's shapes, spelled out).
+    const CLASSIC_DESCRIPTION: Option<&'static str> = None;
     /// It is an MCP tool. Operations only a person's client uses (`attach` streaming paints to a
     /// terminal) say `false`: the daemon runs them, no tool list shows them.
     const TOOL: bool = true;
@@ -97,30 +103,92 @@ impl View {
     pub fn fact(&mut self, name: &'static str, value: impl ToString) {
         self.header.push((name, value.to_string()));
     }
+
+    /// The view as text: one header line (`sid=sh matched=true ...`; a fact without a name is a
+    /// phrase of its own), then the scrollback if asked for, then the screen (its blank rows at the
+    /// bottom left out: they cost tokens and say nothing), then other findings.
+    pub fn render(&self) -> String {
+        let header: Vec<String> = self
+            .header
+            .iter()
+            .map(|(name, value)| match name {
+                &"" => value.clone(),
+                name => format!("{name}={value}"),
+            })
+            .collect();
+        // Facts join with spaces; one that ends a line (a list of step outcomes) starts the next.
+        let mut text = String::new();
+        for fact in &header {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push(' ');
+            }
+            text.push_str(fact);
+        }
+        if let Some(history) = &self.scrollback {
+            text.push_str("\n[scrollback]\n");
+            text.push_str(history);
+            text.push_str("\n[screen]");
+        }
+        if let Some(screen) = self.screen.as_deref() {
+            let screen = screen.trim_end_matches('\n');
+            if !screen.is_empty() {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(screen);
+            }
+        }
+        for (name, value) in &self.extras {
+            text.push_str(&format!("\n[{name}] {value}"));
+        }
+        text
+    }
 }
 
-/// A set of tools for one kind of session, served alone by `screenpilot mcp --tools NAME`: a client
-/// that drives only one kind loads only its tools. `list` and `close` are in every profile, so a
-/// model can always see and end what it started.
+/// A set of tools, served alone by `screenpilot mcp --tools NAME`: a client that drives only one
+/// kind of session loads only its tools. `terminal`, `textual` and `desktop` are the lean tools, all
+/// three served by default; `classic` is the tools of the terminal-driving seed (SmartCLI's names
+/// and shapes: send_keys, wait_for, expect, ...) and screenpilot's own beside them, for clients that
+/// rely on those. `list` and `close` are in every profile, so a model can always see and end what it
+/// started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
     Terminal,
     Textual,
     Desktop,
+    Classic,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 3] = [Profile::Terminal, Profile::Textual, Profile::Desktop];
+    pub const ALL: [Profile; 4] = [
+        Profile::Terminal,
+        Profile::Textual,
+        Profile::Desktop,
+        Profile::Classic,
+    ];
+    /// What `screenpilot mcp` serves without `--tools`.
+    pub const DEFAULT: [Profile; 3] = [Profile::Terminal, Profile::Textual, Profile::Desktop];
     /// Every profile: for the operations every kind of session uses.
     pub const EVERY: &'static [Profile] = &Profile::ALL;
-    /// Terminals and desktops: the operations that look at either.
-    pub const SCREENS: &'static [Profile] = &[Profile::Terminal, Profile::Desktop];
+    /// The lean terminal and desktop tools and the classic ones: operations that look at either.
+    pub const SCREENS: &'static [Profile] =
+        &[Profile::Terminal, Profile::Desktop, Profile::Classic];
+    /// The terminal tools, lean and classic.
+    pub const TERMINALS: &'static [Profile] = &[Profile::Terminal, Profile::Classic];
+
+    /// Only the classic profile.
+    pub const CLASSIC: &'static [Profile] = &[Profile::Classic];
+    /// The desktop profiles.
+    pub const DESKTOPS: &'static [Profile] = &[Profile::Desktop, Profile::Classic];
+    /// No profile: a parameter never listed.
+    pub const NONE: &'static [Profile] = &[];
 
     pub fn name(self) -> &'static str {
         match self {
             Profile::Terminal => "terminal",
             Profile::Textual => "textual",
             Profile::Desktop => "desktop",
+            Profile::Classic => "classic",
         }
     }
 }
@@ -153,6 +221,10 @@ pub struct OperationDef {
     pub destructive: bool,
     /// [`Operation::PROFILES`].
     pub profiles: &'static [Profile],
+    /// [`Operation::FIELD_PROFILES`].
+    pub field_profiles: &'static [(&'static str, &'static [Profile])],
+    /// [`Operation::CLASSIC_DESCRIPTION`].
+    pub classic_description: Option<&'static str>,
     /// [`Operation::TOOL`].
     pub tool: bool,
     /// JSON Schema of the parameters.
@@ -177,6 +249,8 @@ impl OperationDef {
             read_only: O::READ_ONLY,
             destructive: O::DESTRUCTIVE,
             profiles: O::PROFILES,
+            field_profiles: O::FIELD_PROFILES,
+            classic_description: O::CLASSIC_DESCRIPTION,
             tool: O::TOOL,
             params_schema: schema_of::<O::Params>,
             output_schema: schema_of::<Answer<O::Output>>,

@@ -370,7 +370,7 @@ pub struct WaitFor;
 
 impl Operation for WaitFor {
     const NAME: &'static str = "wait_for";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Wait until a regex matches the screen, woken by the program's output (no polling): use it instead of sleeping. \
 The regex sees the screen text in multi-line mode (`^`/`$` per line); lines have no trailing padding but the cursor's row runs up to the cursor, so \"\\\\$ $\" finds a shell prompt; soft-wrapped lines are joined back. \
 Returns {ok, sid, matched, match, exited, alive, text, hash, ...}. A timeout is not an error: matched=false with the final screen. \
@@ -404,7 +404,7 @@ pub struct Expect;
 
 impl Operation for Expect {
     const NAME: &'static str = "expect";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Race several regexes and learn which matched first (pexpect style): returns {ok, sid, matched, index, match, exited, text, ...}; index is the 0-based pattern position, -1 on timeout. \
 When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
 Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
@@ -477,7 +477,7 @@ pub struct WaitChange;
 
 impl Operation for WaitChange {
     const NAME: &'static str = "wait_change";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Wait until the screen text differs from a baseline hash (default: the screen at call time). Pass the `hash` returned by send_keys/send_line/type to never miss a fast change. \
 Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. On a desktop the hash covers its pixels (woken by X damage). \
 Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
@@ -521,7 +521,7 @@ pub struct WaitVisualChange;
 
 impl Operation for WaitVisualChange {
     const NAME: &'static str = "wait_visual_change";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Wait until anything visible changes from a baseline visual_hash (default: now): text, colours, attributes, cursor position or shape, title. \
 Use after arrow keys in menus, where the highlight moves but no text changes. Desktops: any pixel change (X damage). Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
 Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
@@ -564,7 +564,7 @@ pub struct WaitReady;
 
 impl Operation for WaitReady {
     const NAME: &'static str = "wait_ready";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Wait until a marker regex appears or the screen text stays unchanged for stable_ms (default 300), at most max_wait_ms (default 10000). \
 Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
 Desktops: the marker matches window titles, and quiet means nothing drawn for stable_ms. Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
@@ -614,7 +614,7 @@ pub struct WaitExit;
 
 impl Operation for WaitExit {
     const NAME: &'static str = "wait_exit";
-    const PROFILES: &'static [Profile] = Profile::SCREENS;
+    const PROFILES: &'static [Profile] = &[Profile::Classic];
     const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
 On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
     const READ_ONLY: bool = true;

@@ -45,12 +45,11 @@ pub use request::ActionSpec;
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComputerParams {
-    /// A desktop session (desktop_start) or a terminal session (spawn).
     pub sid: String,
-    /// One action, e.g. {"type": "click", "x": 120, "y": 45}.
-    #[schemars(with = "Option<ActionSpec>")]
+    // Listed as a plain object: the tool's description says the action shapes in far fewer bytes
+    // than their schema, and the daemon checks each action with errors naming its field.
+    #[schemars(with = "Option<request::ActionObject>")]
     pub action: Option<Value>,
-    /// Several action objects (as `action`), run in order; the run stops at the first failure.
     #[schemars(with = "Option<Vec<request::ActionObject>>")]
     pub actions: Option<Vec<Value>>,
     /// Limit for each step in ms (default 30000).
@@ -75,10 +74,14 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Use a desktop (desktop_start) or terminal (spawn) session like a person: {sid, action: {type, ...}} or {sid, actions: [...]}.\n\
-x, y are screenshot pixels. Desktop screenshots are scaled to <= 1568 px long edge and <= 1.15 MP (set at desktop_start, or per call: max_long_edge, max_pixels, full_size), mapped back exactly; points off the screenshot are refused. Each is taken once the screen reacted and went quiet (settled).\n\
-Types: screenshot | click {x, y, button} | double_click | scroll {x, y, scroll_x, scroll_y} | type {text} | wait {ms} (no ms: until still, <= 2 s) | move | keypress {keys: [\"ctrl+c\"]} | drag {path}. Anthropic's work too: action for type, coordinate [x, y] (none: clicks/scrolls act at the pointer), key {text}, scroll_direction/amount, zoom {region}...\n\
-Answers: results, settled, PNG, width, height, scale (screen px per screenshot px), screen_width, screen_height; on failure error, outcome (unknown: look before retrying). Example: {\"sid\": \"desk\", \"action\": {\"type\": \"click\", \"x\": 200, \"y\": 150}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session; answers with a PNG taken once the screen settled. action {type, ...}: screenshot, click {x,y,button: left|right|wheel|back|forward}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys:[\"CTRL\",\"s\"]}, drag {path:[{x,y},...]}, wait {ms}; Anthropic's names too (left_click, key, zoom {region}, coordinate [x,y]). \
+x,y: screenshot pixels; off-screen is refused. actions: several in order. Failing after input: outcome unknown, with a new screenshot. E.g. {\"sid\":\"desk\",\"action\":{\"type\":\"click\",\"x\":200,\"y\":150}}";
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
+        ("step_timeout_ms", Profile::CLASSIC),
+        ("max_long_edge", Profile::CLASSIC),
+        ("max_pixels", Profile::CLASSIC),
+        ("full_size", Profile::CLASSIC),
+    ];
     type Params = ComputerParams;
     type Output = ComputerDone;
 

@@ -21,39 +21,31 @@ use crate::ops::common::{program_env, OpError};
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextualRunParams {
-    /// The Python file defining the app: a module-level `app` instance, or exactly one App subclass.
-    /// Needed for one-shot runs and to open a session; omit it to act on an open session.
+    /// Python file: a module-level app, or one App subclass
     pub app: Option<String>,
-    /// Steps, in order. Each is one of {"press": "tab"} or {"press": ["ctrl+a", "x"]};
-    /// {"click": "#id"} or {"click": {"selector": "#id", "offset": [x, y], "times": 2, "button": "left"}}
-    /// (offset from the widget's top-left cell; default its visible centre); {"double_click": SEL};
-    /// {"hover": SEL}; {"pause": 0.5} (seconds); {"resize": [100, 30]}; {"screenshot": true}.
+    /// {"press": "tab" or [keys]}, {"click": SEL or {selector, offset:[x,y], times, button}}, {"double_click": SEL}, {"hover": SEL}, {"pause": secs}, {"resize": [w,h]}, {"screenshot": true}
     // Listed to clients as a plain list of objects: the description says the shapes in far fewer
     // tokens than their full schema, and the daemon checks each action with a message naming it.
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     #[serde(default)]
     pub actions: Vec<Value>,
-    /// Initial terminal size [width, height]; default [80, 25].
+    /// [w,h], default [80,25]
     pub size: Option<[u16; 2]>,
-    /// Write an SVG (and a PNG) of the final screen beside the app file.
+    /// SVG and PNG of the final screen, beside the app
     #[serde(default)]
     pub screenshot: bool,
-    /// Include `tree`: every widget of the active screen (type, id, classes, visible, disabled,
-    /// focused, region [x,y,w,h]).
+    /// Every widget: type, id, classes, visible, disabled, focused, region
     #[serde(default)]
     pub tree: bool,
-    /// CSS selectors whose widgets' state to include as `query` (Input value, Button label,
-    /// Checkbox value, DataTable rows and cursor, Log last_lines, Markdown headings, ...).
+    /// Selectors whose widgets' state to return (Input value, Checkbox, DataTable rows...)
     #[serde(default)]
     pub query: Vec<String>,
-    /// Keep the app running as this session: with `app` it opens, without it acts on the open one.
     pub session: Option<String>,
-    /// With `session`: stop its app (after any actions) and close the session.
     #[serde(default)]
     pub close: bool,
-    /// The Python interpreter; default "python3".
+    /// Default python3
     pub python: Option<String>,
-    /// Limit for the whole call, in milliseconds; default 120000.
+    /// ms, default 120000
     pub timeout: Option<u64>,
     /// The caller's environment, filled in by `prepare` (not a tool parameter): the interpreter is
     /// looked up on its PATH, and the app runs in it.

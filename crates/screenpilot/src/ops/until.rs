@@ -1,0 +1,257 @@
+//! `until`: the condition an input carries to wait for afterwards, so one call is one agent step
+//! (type, then wait for the answer), and what a wait for it reports. The waits without input take
+//! the same object ([`super::look::Wait`]).
+//!
+//! Any part that holds ends the wait; the program's end always ends it (nothing can change after).
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use screenpilot_session::wait::{compile, compile_all, wait_until, Outcome, Quiet, Reason, Until};
+use screenpilot_session::Session;
+
+use super::blocking::{run_blocking, run_bounded, Heavy};
+use super::common::{Context, OpError};
+
+/// The most bytes of a regex's match shown to a model.
+const MATCH_SHOWN: usize = 200;
+
+/// Default limit of a wait for `until`, in ms.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// The longest one wait may last, in ms.
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
+/// What to wait for: any part that holds ends the wait.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UntilParams {
+    /// Regex on the screen (^ $ per line)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// Regexes; index tells which
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any: Option<Vec<String>>,
+    /// Program exits
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exit: bool,
+    /// Text changes
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub change: bool,
+    /// Anything visible changes (a highlight moves)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub visual: bool,
+    /// Screen changes, then is still this long
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Which part of `until` held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Held {
+    Regex,
+    Any,
+    Exit,
+    Change,
+    Visual,
+    Quiet,
+}
+
+impl Held {
+    pub fn name(self) -> &'static str {
+        match self {
+            Held::Regex => "regex",
+            Held::Any => "any",
+            Held::Exit => "exit",
+            Held::Change => "change",
+            Held::Visual => "visual",
+            Held::Quiet => "quiet",
+        }
+    }
+}
+
+/// How a wait for `until` ended.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct UntilDone {
+    /// The part that held; none when the timeout came first or the program ended.
+    pub held: Option<Held>,
+    /// `any`: which regex matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The text a regex matched.
+    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<String>,
+    /// The timeout came first.
+    #[serde(default)]
+    pub timed_out: bool,
+    pub elapsed_ms: f64,
+}
+
+impl UntilDone {
+    /// The header words for a model: `held=regex match="42"`, `held=any:1 match=...`,
+    /// `timeout(10000 ms)`. A long match is cut (the JSON answer has all of it).
+    pub fn brief(&self) -> String {
+        let mut words = match (self.held, self.index) {
+            (Some(Held::Any), Some(i)) => format!("held=any:{i}"),
+            (Some(held), _) => format!("held={}", held.name()),
+            (None, _) if self.timed_out => format!("timeout({} ms)", self.elapsed_ms.round()),
+            (None, _) => "held=none".to_owned(),
+        };
+        if let Some(found) = self.matched.as_deref().filter(|m| !m.is_empty()) {
+            let mut end = found.len().min(MATCH_SHOWN);
+            while !found.is_char_boundary(end) {
+                end -= 1;
+            }
+            let cut = if end < found.len() { "..." } else { "" };
+            words.push_str(&format!(" match={:?}{cut}", &found[..end]));
+        }
+        words
+    }
+}
+
+/// A checked and compiled `until`, not yet tied to a screen ([`Compiled::arm`]).
+pub struct Compiled {
+    params: UntilParams,
+    regexes: Vec<regex::Regex>,
+}
+
+/// A compiled `until`, ready to wait on a terminal session; what its parts are named in answers.
+pub struct Armed {
+    until: Until,
+    /// The regexes come from `any` (else `regex`).
+    from_any: bool,
+    timeout: Duration,
+}
+
+/// The wait limit: `timeout_ms` or the default, refused over the maximum (naming `field`).
+pub fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
+    let ms = ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    if ms > MAX_TIMEOUT_MS {
+        return Err(OpError::invalid(
+            field,
+            format!("{ms} ms is over the limit of {MAX_TIMEOUT_MS} ms"),
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+impl UntilParams {
+    /// Check and compile, naming the part at fault (`until.regex`, `until.any`).
+    pub async fn compile(self, ctx: &Context) -> Result<Compiled, OpError> {
+        if self.regex.is_none()
+            && self.any.is_none()
+            && !self.exit
+            && !self.change
+            && !self.visual
+            && self.quiet_ms.is_none()
+        {
+            return Err(OpError::invalid(
+                "until",
+                "give at least one of regex, any, exit, change, visual, quiet_ms; e.g. {\"regex\": \"\\\\$ $\"}",
+            ));
+        }
+        if self.regex.is_some() && self.any.is_some() {
+            return Err(OpError::invalid(
+                "until",
+                "give regex or any, not both (put the regex in the any list)",
+            ));
+        }
+        if self.quiet_ms == Some(0) {
+            return Err(OpError::invalid(
+                "until.quiet_ms",
+                "must be at least 1 ms; e.g. 200",
+            ));
+        }
+        let limits = ctx.registry.limits().clone();
+        let regexes = match (self.regex.clone(), self.any.clone()) {
+            (Some(pattern), _) => {
+                vec![run_blocking(move || compile(&pattern, "until.regex", &limits)).await??]
+            }
+            (None, Some(patterns)) if patterns.is_empty() => {
+                return Err(OpError::invalid(
+                    "until.any",
+                    "give at least one regex, e.g. [\"\\\\$ $\", \"Error\"]",
+                ))
+            }
+            (None, Some(patterns)) => {
+                run_bounded(Heavy::Regexes, move || {
+                    compile_all(&patterns, "until.any", &limits)
+                })
+                .await??
+            }
+            (None, None) => Vec::new(),
+        };
+        Ok(Compiled {
+            params: self,
+            regexes,
+        })
+    }
+}
+
+impl Compiled {
+    /// Tie the condition to the screen as it was before the input: `before` is its (hash, visual
+    /// hash), so a change the input makes at once is never missed.
+    pub fn arm(self, before: (u64, u64), timeout: Duration) -> Armed {
+        let (hash, visual) = before;
+        let p = self.params;
+        Armed {
+            until: Until {
+                regexes: self.regexes,
+                change_from: p.change.then_some(hash),
+                visual_from: p.visual.then_some(visual),
+                quiet: p.quiet_ms.map(|ms| Quiet {
+                    time: Duration::from_millis(ms),
+                    visual: true,
+                    after_change_from: Some(visual),
+                }),
+                exit: p.exit,
+                end_on_exit: true,
+                ..Until::default()
+            },
+            from_any: p.any.is_some(),
+            timeout,
+        }
+    }
+}
+
+impl Armed {
+    /// Wait on `session` until a part holds.
+    pub async fn wait(&self, session: &Session) -> UntilDone {
+        let outcome = wait_until(
+            session,
+            &self.until,
+            screenpilot_session::WaitOptions {
+                timeout: self.timeout,
+                scrollback: None,
+            },
+        )
+        .await;
+        self.done(&outcome)
+    }
+
+    /// What an outcome of this wait says.
+    pub fn done(&self, outcome: &Outcome) -> UntilDone {
+        let held = match outcome.reason {
+            Reason::Matched if self.from_any => Some(Held::Any),
+            Reason::Matched => Some(Held::Regex),
+            Reason::Changed => Some(Held::Change),
+            Reason::VisualChanged => Some(Held::Visual),
+            Reason::Stable => Some(Held::Quiet),
+            Reason::Exited if self.until.exit => Some(Held::Exit),
+            _ => None,
+        };
+        UntilDone {
+            held,
+            index: outcome.index.filter(|_| self.from_any),
+            matched: outcome.matched_text.clone(),
+            timed_out: outcome.reason == Reason::Timeout,
+            elapsed_ms: (outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+        }
+    }
+}
