@@ -420,7 +420,7 @@ fn an_mcp_server_passes_its_own_environment_to_the_programs_it_starts() {
         "echo \"host=$SP_CALLER_HOST_TOKEN daemon=${SP_DAEMON_ONLY-unset}\"",
     );
     // What an agent host puts in the server's environment (its config's "env" block, say).
-    let mut cmd = daemon.command(&["mcp"]);
+    let mut cmd = daemon.command(&["mcp", "--tools", "classic"]);
     cmd.env("PATH", path_with(&bin))
         .env("SP_CALLER_HOST_TOKEN", "from-the-agent-host");
     let mut server = McpServer::start(cmd);

@@ -43,8 +43,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOOLS = {
     "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
     "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
-    "textual_run", "desktop_start", "computer", "record", "watch",
+    "textual_run", "desktop_start", "computer", "record", "watch", "wait",
 }
+# The classic tools (the seed's names and shapes) with the Textual and desktop ones: every tool.
+PROFILES = ["--tools", "classic,textual,desktop"]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_PLACEHOLDER = "<attached as image content>"
@@ -324,6 +326,9 @@ async def every_other_tool(session: ClientSession, workdir: Path) -> dict:
     check(seen.structured_content["changed"] is True, "wait_visual_change: not changed")
     ready = await call_ok(session, "wait_ready", {"sid": sid, "marker": "^changed-9$", "max_wait_ms": 10000})
     check(ready.structured_content["reason"] == "MARKER", f"wait_ready: {ready.structured_content['reason']}")
+    # The one wait of the lean tools, served beside the classic ones: an until, as send takes it.
+    waited = await call_ok(session, "wait", {"sid": sid, "until": {"regex": "^changed-9$"}, "timeout_ms": 10000})
+    check(waited.structured_content["until"]["held"] == "regex", f"wait: {waited.structured_content}")
 
     stopped = await call_ok(session, "record", {"sid": sid, "action": "stop"})
     check(stopped.structured_content["recording"] is False, "record stop: still recording")
@@ -402,7 +407,7 @@ async def run_stdio(binary: str, env: dict, root: Path) -> dict:
     workdir = root / "stdio-cwd"
     workdir.mkdir(exist_ok=True)
     errlog_path = root / "mcp-stdio.stderr"
-    server = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(workdir))
+    server = StdioServerParameters(command=binary, args=["mcp", *PROFILES], env=env, cwd=str(workdir))
     with open(errlog_path, "w") as errlog:
         async with stdio_client(server, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -420,7 +425,7 @@ async def run_stdio_modern(binary: str, env: dict, root: Path) -> dict:
     per-request metadata instead of a handshake) and falls back to initialize."""
     workdir = root / "stdio-cwd"
     workdir.mkdir(exist_ok=True)
-    server = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(workdir))
+    server = StdioServerParameters(command=binary, args=["mcp", *PROFILES], env=env, cwd=str(workdir))
     sid = "mcp-modern"
     with open(root / "mcp-modern.stderr", "w") as errlog:
         async with Client(stdio_client(server, errlog=errlog), mode="auto") as client:
@@ -441,7 +446,7 @@ class HttpServer:
 
     def __init__(self, binary: str, env: dict, cwd: Path, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [binary, "mcp", "--http", "127.0.0.1:0", *extra],
+            [binary, "mcp", *PROFILES, "--http", "127.0.0.1:0", *extra],
             env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True,
         )

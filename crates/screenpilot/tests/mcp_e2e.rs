@@ -200,7 +200,7 @@ fn closing_stdin_stops_running_calls_and_exits() {
     );
     send(
         serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "wait_for", "arguments": {"sid": "eof", "pattern": "^never$", "timeout_ms": 600000},
+        "name": "send", "arguments": {"sid": "eof", "until": {"regex": "^never$"}, "timeout_ms": 600000},
         "_meta": {"progressToken": "wait"}}}),
     );
     // The first progress notification says the wait is running.
@@ -223,7 +223,7 @@ fn closing_stdin_stops_running_calls_and_exits() {
         "the server took {took:?} to exit after stdin closed"
     );
     assert!(
-        log.contains("wait_for stopped: the MCP server is shutting down; daemon request"),
+        log.contains("send stopped: the MCP server is shutting down; daemon request"),
         "no record that the running wait was cancelled in the daemon:\n{log}"
     );
 }

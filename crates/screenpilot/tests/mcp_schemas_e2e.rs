@@ -42,6 +42,7 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             "textual",
             "desktop",
             "textual,desktop",
+            "classic",
         ])
         .env("SCREENPILOT_DIR", dir)
         .output()
@@ -67,7 +68,8 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             .filter_map(|t| t.as_str().map(str::to_owned))
             .collect()
     };
-    assert_eq!(tools("all").len(), 22);
+    assert_eq!(tools("all").len(), 10);
+    assert!(tools("classic").len() >= 19, "{:?}", tools("classic"));
     assert_eq!(tools("textual"), ["list", "close", "textual_run"]);
     assert!(tools("desktop").contains(&"computer".to_owned()));
     assert!(!tools("desktop").contains(&"spawn".to_owned()));
@@ -144,7 +146,7 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
     // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
     let scratch = Daemon::new();
     let dir = scratch.path();
-    for profile in [None, Some("textual")] {
+    for profile in [None, Some("textual"), Some("classic")] {
         let mut command = Command::new(&inspector);
         command.args(["--cli", "--strict", BINARY, "mcp"]);
         if let Some(profile) = profile {
@@ -160,10 +162,10 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
         let listed: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&out)));
         let tools = listed["tools"].as_array().cloned().unwrap_or_default();
-        if profile.is_some() {
-            assert_eq!(tools.len(), 3);
-        } else {
-            assert!(tools.len() >= 20, "{} tools", tools.len());
+        match profile {
+            Some("textual") => assert_eq!(tools.len(), 3),
+            Some(_) => assert!(tools.len() >= 19, "{} tools", tools.len()),
+            None => assert_eq!(tools.len(), 10),
         }
     }
 }

@@ -64,13 +64,13 @@ fn mcp_calls_end_with_daemon_unavailable_when_the_daemon_is_stopped_and_long_wai
     // A live daemon, silent for four times the grace during a wait: the wait runs to its timeout.
     send(call(
         2,
-        "wait_for",
-        json!({"sid": "c", "pattern": "^never$", "timeout_ms": 2000}),
+        "send",
+        json!({"sid": "c", "until": {"regex": "^never$"}, "timeout_ms": 2000}),
     ));
     let waited = answer(2);
-    let outcome = &waited["result"]["structuredContent"];
+    let outcome = &waited["result"]["structuredContent"]["until"];
     assert_eq!(
-        outcome["matched"], false,
+        outcome["timed_out"], true,
         "a live daemon was given up during a long wait: {waited}"
     );
     assert!(

@@ -235,7 +235,7 @@ pub struct UntilArgs {
     pub until_quiet: Option<u64>,
     /// Limit of each --until wait in ms (default 10000).
     #[arg(long = "until-timeout-ms", value_name = "MS")]
-    pub timeout_ms: Option<u64>,
+    pub until_timeout_ms: Option<u64>,
     /// More steps after this one, as JSON: '[{"keys": [":wq", "Enter"], "until": {"exit": true}}]';
     /// each is sent once the one before held (fields as in the MCP tool send).
     #[arg(long, value_name = "JSON")]

@@ -88,7 +88,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 caller_umask: None,
                 until: until_value(&a.until)?,
                 steps: steps_value(&a.until)?,
-                timeout_ms: a.until.timeout_ms,
+                timeout_ms: a.until.until_timeout_ms,
                 screen: None,
                 reader: reader(&a.until),
             };
@@ -560,7 +560,7 @@ fn send(
             mouse,
             until: until_value(until)?,
             steps: steps_value(until)?,
-            timeout_ms: until.timeout_ms,
+            timeout_ms: until.until_timeout_ms,
             screen: None,
             reader: reader(until),
         },
@@ -618,7 +618,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
         let p = WaitParams {
             sid,
             until: until_value(&a.until)?.unwrap_or_default(),
-            timeout_ms: a.until.timeout_ms.or(a.timeout_ms),
+            timeout_ms: a.until.until_timeout_ms.or(a.timeout_ms),
             screen: None,
             reader: reader(&a.until),
         };

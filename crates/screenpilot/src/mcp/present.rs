@@ -112,10 +112,18 @@ mod tests {
     #[test]
     fn other_results_read_as_compact_json() {
         let result = tool_result(
+            ops::find("close").ok(),
+            Ok(json!({"ok": true, "sid": "py", "exit_code": 0, "signal": null})),
+        );
+        assert_eq!(
+            texts(&result),
+            vec![r#"{"exit_code":0,"ok":true,"sid":"py","signal":null}"#]
+        );
+        let sessions = tool_result(
             ops::find("list").ok(),
             Ok(json!({"ok": true, "sessions": []})),
         );
-        assert_eq!(texts(&result), vec![r#"{"ok":true,"sessions":[]}"#]);
+        assert_eq!(texts(&sessions), vec!["no sessions"]);
     }
 
     #[test]

@@ -68,9 +68,28 @@ mod tests {
 
     #[test]
     fn every_operation_is_in_a_profile_and_list_and_close_are_in_all() {
-        let all = names("terminal,textual,desktop");
+        let all = names("terminal,textual,desktop,classic");
         let tools = OPERATIONS.iter().filter(|op| op.tool).count();
         assert_eq!(all.len(), tools, "{all:?}");
+        let default: Vec<&str> = select(None)
+            .map(|s| s.ops.iter().map(|op| op.name).collect())
+            .unwrap_or_default();
+        assert_eq!(default, names("terminal,textual,desktop"));
+        assert_eq!(
+            default,
+            [
+                "spawn",
+                "send",
+                "run",
+                "list",
+                "close",
+                "snapshot",
+                "screenshot",
+                "desktop_start",
+                "computer",
+                "textual_run"
+            ]
+        );
         assert!(
             !all.contains(&"attach")
                 && !all.contains(&"attach_shown")
@@ -88,22 +107,38 @@ mod tests {
             names("desktop"),
             [
                 "list",
-                "alive",
                 "close",
                 "snapshot",
                 "screenshot",
-                "wait_for",
-                "expect",
-                "wait_change",
-                "wait_visual_change",
-                "wait_ready",
-                "wait_exit",
                 "desktop_start",
-                "computer",
-                "watch"
+                "computer"
             ]
         );
-        assert!(!names("terminal").contains(&"computer"));
+        assert_eq!(
+            names("terminal"),
+            ["spawn", "send", "run", "list", "close", "screenshot"]
+        );
+        // The classic profile is the seed's terminal tools, by their names, and ours beside them.
+        let classic = names("classic");
+        for seed in [
+            "spawn",
+            "list",
+            "alive",
+            "close",
+            "resize",
+            "send_keys",
+            "send_line",
+            "type",
+            "snapshot",
+            "wait_for",
+            "expect",
+            "wait_change",
+            "wait_visual_change",
+            "wait_ready",
+        ] {
+            assert!(classic.contains(&seed), "{seed}: {classic:?}");
+        }
+        assert!(!classic.contains(&"send") && !classic.contains(&"computer"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::ops::{self, Caller, ErrorCode, OpError, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
-const INSTRUCTIONS: &str = "Sessions live across calls. One call per step: input with until, which returns what held and the screen (later, only changed rows). Never sleep.";
+const INSTRUCTIONS: &str = "spawn starts a program that lives across calls; send types and waits (until) in one call, answering what held and the screen (then only changed rows). Never sleep.";
 
 /// How often a running call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -384,6 +384,14 @@ fn progress_message(op: &str, params: &Value) -> String {
         }
         "wait_ready" => format!("waiting for {sid} to be quiet"),
         "wait_exit" => format!("waiting for {sid} to exit"),
+        "send" | "wait" | "spawn" if params.get("until").is_some() => {
+            let until = &params["until"];
+            match until["regex"].as_str() {
+                Some(regex) => format!("waiting for /{regex}/ on {sid}"),
+                None => format!("waiting on {sid} until {until}"),
+            }
+        }
+        "run" => format!("running {:?} on {sid}", text("command")),
         _ if params.get("sid").is_some() => format!("{op} on {sid}"),
         _ => op.to_owned(),
     }
@@ -412,53 +420,46 @@ mod tests {
         }
     }
 
-    /// What a client pays to load the tools; printed for BENCHMARKS.md (`cargo test -- --nocapture`).
-    /// Models read names, descriptions and input schemas; output schemas are for clients validating
-    /// `structuredContent`, so they are bounded separately.
+    /// What a model reads of one profile's tools: name, description and input schema of each tool, as
+    /// compact JSON, and the server's instructions (clients show both to the model).
+    fn model_bytes(tools: Option<&str>) -> (usize, Vec<(String, usize)>) {
+        let selection = super::super::profiles::select(tools).unwrap_or_default();
+        let server = Screenpilot::serving(Paths::in_dir(std::env::temp_dir()), selection);
+        let each: Vec<(String, usize)> = server
+            .tools()
+            .iter()
+            .map(|tool| {
+                let read = json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "inputSchema": tool.input_schema,
+                });
+                (tool.name.to_string(), read.to_string().len())
+            })
+            .collect();
+        let total = each.iter().map(|(_, n)| n).sum::<usize>() + INSTRUCTIONS.len();
+        (total, each)
+    }
+
+    /// The budgets of issue 22: what a model reads before its first call is at most 4 KB for the
+    /// terminal tools and 9 KB for every tool listed by default (terminal, Textual, desktop),
+    /// instructions included. A description or parameter that grows past them fails here: trim
+    /// first. Sizes are printed for BENCHMARKS.md (`cargo test tools_fit -- --nocapture`).
     #[test]
-    fn tools_list_stays_compact() {
-        let sizes = |server: &Screenpilot| {
-            let list = ListToolsResult::with_all_items(server.tools().to_vec());
-            let bytes = serde_json::to_string(&list).map(|s| s.len()).unwrap_or(0);
-            let without_outputs: Vec<Tool> = server
-                .tools()
-                .iter()
-                .cloned()
-                .map(|mut tool| {
-                    tool.output_schema = None;
-                    tool
-                })
-                .collect();
-            let read = serde_json::to_string(&ListToolsResult::with_all_items(without_outputs))
-                .map(|s| s.len())
-                .unwrap_or(0);
-            (bytes, read)
-        };
-        let paths = || Paths::in_dir(std::env::temp_dir());
-        for profile in crate::ops::Profile::ALL {
-            let profile = profile.name();
-            let selection = super::super::profiles::select(Some(profile)).unwrap_or_default();
-            let (bytes, read) = sizes(&Screenpilot::serving(paths(), selection));
-            println!(
-                "tools/list --tools {profile}: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
-                read / 4
+    fn tools_fit_their_budgets() {
+        for (profile, budget) in [(Some("terminal"), 4096), (None, 9216)] {
+            let (total, each) = model_bytes(profile);
+            println!("--tools {}: {total} bytes {each:?}", profile.unwrap_or("(default)"));
+            assert!(
+                total <= budget,
+                "--tools {}: {total} bytes, over the budget of {budget}: {each:?}",
+                profile.unwrap_or("(default)")
             );
         }
-        let (bytes, read) = sizes(&Screenpilot::new(paths()));
-        println!(
-            "tools/list: {bytes} bytes; without output schemas {read} bytes, ~{} tokens",
-            read / 4
-        );
-        // About 1.4 KB a tool for 22 tools (desktops added to six of them, annotations to all; record
-        // and watch the newest): a new tool must earn its bytes (trim descriptions first).
-        assert!(
-            read > 0 && read < 32_000,
-            "tools/list is {read} bytes without output schemas"
-        );
-        assert!(
-            bytes < 84_000,
-            "tools/list is {bytes} bytes with output schemas"
-        );
+        // The classic tools keep their full descriptions; they are listed only on request.
+        let (classic, _) = model_bytes(Some("classic"));
+        println!("--tools classic: {classic} bytes");
+        assert!(classic < 32_000, "--tools classic: {classic} bytes");
     }
 
     #[test]
@@ -469,5 +470,7 @@ mod tests {
             "waiting for /^42$/ on sh"
         );
         assert_eq!(progress_message("list", &json!({})), "list");
+        let step = json!({"sid": "py", "keys": ["6*7", "Enter"], "until": {"regex": "^42$"}});
+        assert_eq!(progress_message("send", &step), "waiting for /^42$/ on py");
     }
 }

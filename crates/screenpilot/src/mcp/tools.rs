@@ -34,13 +34,21 @@ pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
     };
+    let mut hidden = false;
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         properties.retain(|name, _| {
-            op.field_profiles
+            let listed = op
+                .field_profiles
                 .iter()
                 .find(|(field, _)| field == name)
-                .is_none_or(|(_, only)| only.iter().any(|p| profiles.contains(p)))
+                .is_none_or(|(_, only)| only.iter().any(|p| profiles.contains(p)));
+            hidden |= !listed;
+            listed
         });
+    }
+    // A parameter left out of the listing is still taken: the listed schema must not refuse it.
+    if hidden {
+        schema.remove("additionalProperties");
     }
     let classic = profiles.contains(&Profile::Classic);
     let description = match op.classic_description {
@@ -242,12 +250,19 @@ fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
             merge_under(map, &only);
         }
     }
-    // `$ref` to a definition: inline it, keeping the field's own description.
+    // `$ref` to a definition: inline it, with the field's own description only (a type's doc is
+    // written for people reading Rust).
     if let Some(Value::String(reference)) = map.get("$ref") {
         let target = reference
             .strip_prefix("#/$defs/")
             .and_then(|name| defs.get(name))
-            .cloned();
+            .cloned()
+            .map(|mut target| {
+                if let Some(fields) = target.as_object_mut() {
+                    fields.remove("description");
+                }
+                target
+            });
         if let Some(target) = target {
             map.remove("$ref");
             merge_under(map, &target);
@@ -606,6 +621,7 @@ mod tests {
     fn every_tool_is_annotated_and_only_looking_tools_are_read_only() {
         let read_only = [
             "list",
+            "wait",
             "alive",
             "snapshot",
             "screenshot",
@@ -659,9 +675,35 @@ mod tests {
                 "required": ["sid", "cols"],
                 "properties": {
                     "sid": {"type": "string"},
-                    "cols": {"type": "integer", "minimum": 0},
-                    "rows": {"type": "integer", "minimum": 0},
+                    "cols": {"type": "integer"},
+                    "rows": {"type": "integer"},
                     "dy": {"type": "integer"}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn documented_enum_variants_are_one_enum_and_empty_defaults_go() {
+        let schema = json!({
+            "properties": {
+                "screen": {"oneOf": [
+                    {"enum": ["full"], "type": "string"},
+                    {"const": "auto", "description": "The smaller.", "type": "string"}
+                ]},
+                "styled": {"type": "boolean", "default": false},
+                "keys": {"type": "array", "items": {"type": "string"}, "default": []},
+                "size": {"type": "integer", "default": 24}
+            }
+        });
+        assert_eq!(
+            compact(schema),
+            json!({
+                "properties": {
+                    "screen": {"enum": ["full", "auto"], "type": "string"},
+                    "styled": {"type": "boolean"},
+                    "keys": {"type": "array", "items": {"type": "string"}},
+                    "size": {"type": "integer", "default": 24}
                 }
             })
         );
@@ -681,7 +723,6 @@ mod tests {
         assert_eq!(
             compact(schema),
             json!({
-                "description": "Parameters of `mouse`. Say where.",
                 "properties": {
                     "action": {"description": "A button.", "enum": ["left", "right"], "type": "string"},
                     "button": {"description": "Default left.", "enum": ["left", "right"], "type": "string"},

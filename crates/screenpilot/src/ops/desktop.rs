@@ -29,16 +29,13 @@ use super::program::program_argv;
 #[serde(deny_unknown_fields)]
 pub struct DesktopStartParams {
     pub sid: Option<String>,
-    /// [width, height]
     pub size: Option<[u32; 2]>,
-    /// Split like a shell, not run by one
     pub cmd: Option<String>,
     /// The program and arguments, exactly (instead of cmd).
     pub argv: Option<Vec<String>>,
     /// Run cmd with `sh -c`.
     #[serde(default)]
     pub shell: bool,
-    /// An existing display to attach to
     pub display: Option<String>,
     /// "auto" (default: openbox, fluxbox, icewm, xfwm4, matchbox or twm if installed), "none", or a program.
     pub window_manager: Option<String>,
@@ -93,7 +90,7 @@ impl Report for DesktopInfo {
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start a desktop: a private Xvfb (default 1280x800) with a window manager, optionally running cmd (answers once its first window has the focus), or attach to a display (\":0\"). Act on it with computer. E.g. {\"sid\":\"desk\",\"cmd\":\"xterm\"}";
+    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, 1280x800, a window manager), with cmd answering once its first window has the focus; or attach to a display (\":0\"). E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
         ("shell", Profile::CLASSIC),

@@ -187,7 +187,7 @@ impl Operation for Spawn {
         ("screen", Profile::NONE),
     ];
     const DESCRIPTION: &'static str =
-        "Start a program in a terminal that lives across calls; until: as in send. \
+        "Start a program in a terminal that lives across calls; until, steps: as in send. \
 E.g. {\"cmd\":\"python3 -q\",\"sid\":\"py\",\"until\":{\"regex\":\"^>>> $\"}}";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Start a program in a new terminal session (a real pty, TERM=xterm-256color) that stays alive across calls. \
 Give `cmd` (a command line, split like a shell but not run by one; set shell=true for pipes/globs) or `argv`. \

@@ -55,7 +55,7 @@ pub struct ScreenshotParams {
     /// 6-64, default 16
     pub font_px: Option<f32>,
     pub theme: Option<ThemeName>,
-    /// Window frame and title
+    /// Window frame
     #[serde(default)]
     pub frame: bool,
     /// Desktops: longest side (default 1568)
@@ -236,7 +236,7 @@ impl Operation for Snapshot {
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
         &[("as_json", Profile::CLASSIC), ("image", Profile::CLASSIC)];
     const DESCRIPTION: &'static str =
-        "The screen now, as send shows it (screen full: all of it). Desktops: windows.";
+        "The screen now, as send shows it (screen: full for all). Desktops: their windows.";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
@@ -329,11 +329,11 @@ impl Operation for Screenshot {
     const NAME: &'static str = "screenshot";
     const PROFILES: &'static [Profile] = Profile::SCREENS;
     const DESCRIPTION: &'static str =
-        "A PNG of the screen (colours, cursor). Desktops: scaled for models, with the pointer.";
+        "A PNG of the screen. Desktops: scaled for models, with the pointer.";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
-        ("max_long_edge", Profile::DESKTOPS),
-        ("max_pixels", Profile::DESKTOPS),
-        ("full_size", Profile::DESKTOPS),
+        ("max_long_edge", Profile::CLASSIC),
+        ("max_pixels", Profile::CLASSIC),
+        ("full_size", Profile::CLASSIC),
     ];
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
 PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \

@@ -74,8 +74,7 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session; answers with a PNG taken once the screen settled. action {type, ...}: screenshot, click {x,y,button: left|right|wheel|back|forward}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys:[\"CTRL\",\"s\"]}, drag {path:[{x,y},...]}, wait {ms}; Anthropic's names too (left_click, key, zoom {region}, coordinate [x,y]). \
-x,y: screenshot pixels; off-screen is refused. actions: several in order. Failing after input: outcome unknown, with a new screenshot. E.g. {\"sid\":\"desk\",\"action\":{\"type\":\"click\",\"x\":200,\"y\":150}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's names too. x,y: screenshot pixels. actions: a list. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("step_timeout_ms", Profile::CLASSIC),
         ("max_long_edge", Profile::CLASSIC),
@@ -297,15 +296,13 @@ mod tests {
         assert!(found.is_empty(), "`true` schemas at {found:?}");
     }
 
+    /// The listed `action` is a plain object (the description says the shapes), so a validating
+    /// client lets every shape through, and the server takes each of them.
     #[test]
-    fn the_published_schema_lists_every_field_of_every_shape_we_take() {
+    fn the_published_schema_lets_every_shape_we_take_through() {
         let schema = published();
         let action = &schema["properties"]["action"];
-        assert!(
-            action.get("required").is_none(),
-            "neither type nor action may be required: {action}"
-        );
-        let fields = action["properties"].as_object().expect("action properties");
+        assert_eq!(action, &json!({"type": "object"}));
         for shape in [
             json!({"type": "click", "x": 1, "y": 2, "button": "right", "keys": ["shift"]}),
             json!({"action": "left_click", "coordinate": [1, 2], "text": "ctrl"}),
@@ -326,12 +323,6 @@ mod tests {
                 "action",
             )
             .expect("the server takes it");
-            for key in shape.as_object().expect("an object").keys() {
-                assert!(
-                    fields.contains_key(key),
-                    "{key} of {shape} is not in the schema"
-                );
-            }
         }
         assert_eq!(schema["properties"]["actions"]["items"]["type"], "object");
     }

@@ -23,7 +23,7 @@ use crate::ops::common::{program_env, OpError};
 pub struct TextualRunParams {
     /// Python file: a module-level app, or one App subclass
     pub app: Option<String>,
-    /// {"press": "tab" or [keys]}, {"click": SEL or {selector, offset:[x,y], times, button}}, {"double_click": SEL}, {"hover": SEL}, {"pause": secs}, {"resize": [w,h]}, {"screenshot": true}
+    /// {press: key or [keys]}, {click: SEL or {selector, offset:[x,y], times, button}}, {double_click: SEL}, {hover: SEL}, {pause: secs}, {resize: [w,h]}, {screenshot: true}
     // Listed to clients as a plain list of objects: the description says the shapes in far fewer
     // tokens than their full schema, and the daemon checks each action with a message naming it.
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
@@ -31,13 +31,13 @@ pub struct TextualRunParams {
     pub actions: Vec<Value>,
     /// [w,h], default [80,25]
     pub size: Option<[u16; 2]>,
-    /// SVG and PNG of the final screen, beside the app
+    /// Save SVG+PNG beside the app
     #[serde(default)]
     pub screenshot: bool,
-    /// Every widget: type, id, classes, visible, disabled, focused, region
+    /// Add the widget tree
     #[serde(default)]
     pub tree: bool,
-    /// Selectors whose widgets' state to return (Input value, Checkbox, DataTable rows...)
+    /// Selectors: add their widgets' state (Input value...)
     #[serde(default)]
     pub query: Vec<String>,
     pub session: Option<String>,
