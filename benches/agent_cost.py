@@ -567,17 +567,17 @@ class PythonRepl(Task):
     def sp_mcp(self, d, ctx):
         # One call: each step is sent once the one before held; the answer is the regex's match.
         d.call("spawn", {"cmd": "python3 -q", "until": {"regex": ">>> $"}, "steps": [
-            {"keys": [PY_EXPR, "Enter"], "until": {"regex": r"^\d+$"}},
+            {"keys": [PY_EXPR, "Enter"], "until": {"regex": r"^\d+\n>>> $"}},
             {"keys": ["C-d"], "until": {"exit": True}}], "screen": "none"})
 
     def sp_cli(self, d, ctx):
-        steps = compact([{"keys": [PY_EXPR, "Enter"], "until": {"regex": r"^\d+$"}},
+        steps = compact([{"keys": [PY_EXPR, "Enter"], "until": {"regex": r"^\d+\n>>> $"}},
                          {"keys": ["C-d"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until '>>> $' --steps '{steps}' -- python3 -q")
+        d.sh(f"screenpilot spawn --until '>>> $' --steps '{steps}' --no-screen -- python3 -q")
 
     def check(self, ctx, reading):
         # On a line of its own (a screen), or as the match a wait reports (match="...").
-        ok = re.search(rf'^{PY_ANSWER}\s*$|match="{PY_ANSWER}"', reading, re.M) is not None
+        ok = re.search(rf'^{PY_ANSWER}\s*$|match="{PY_ANSWER}\b', reading, re.M) is not None
         return ok, "answer read" if ok else f"{PY_ANSWER} not in what the model read"
 
 
@@ -621,7 +621,7 @@ class VimEdit(Task):
 
     def sp_cli(self, d, ctx):
         steps = compact([{"keys": [":2s/brown/red/", "Enter", ":wq", "Enter"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until brown --steps '{steps}' -- vim notes.txt")
+        d.sh(f"screenpilot spawn --until brown --steps '{steps}' --no-screen -- vim notes.txt")
 
     def check(self, ctx, reading):
         with open(ctx["path"]) as f:
@@ -714,7 +714,7 @@ class DialogMenu(Task):
 
     def sp_cli(self, d, ctx):
         steps = compact([{"keys": ["Down", "Down", "Enter"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until Cherry --steps '{steps}' -- sh -c '{DIALOG}'")
+        d.sh(f"screenpilot spawn --until Cherry --steps '{steps}' --no-screen -- sh -c '{DIALOG}'")
 
     def check(self, ctx, reading):
         try:
@@ -768,7 +768,7 @@ class LessSearch(Task):
     def sp_cli(self, d, ctx):
         steps = compact([{"keys": ["/zebra", "Enter"], "until": {"regex": "^[^/].*zebra.*"}},
                          {"keys": ["q"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until 'big\\.txt' --steps '{steps}' -- less big.txt")
+        d.sh(f"screenpilot spawn --until 'big\\.txt' --steps '{steps}' --no-screen -- less big.txt")
 
     def check(self, ctx, reading):
         ok = LESS_TARGET in reading
@@ -825,7 +825,7 @@ class GitAddPatch(Task):
 
     def sp_cli(self, d, ctx):
         steps = compact([{"keys": ["y", "Enter", "n", "Enter"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until 'Stage this hunk' --steps '{steps}' -- git add -p")
+        d.sh(f"screenpilot spawn --until 'Stage this hunk' --steps '{steps}' --no-screen -- git add -p")
 
     def check(self, ctx, reading):
         cached = subprocess.run(["git", "-C", ctx["dir"], "diff", "--cached"], capture_output=True,
@@ -880,7 +880,7 @@ class HtopFilter(Task):
     def sp_cli(self, d, ctx):
         steps = compact([{"keys": ["F4", "4242", "Enter"], "until": {"regex": r"^ *\d+ .*sleep 4242"}},
                          {"keys": ["q"], "until": {"exit": True}}])
-        d.sh(f"screenpilot spawn --until PID --steps '{steps}' -- htop")
+        d.sh(f"screenpilot spawn --until PID --steps '{steps}' --no-screen -- htop")
 
     def check(self, ctx, reading):
         pid = ctx["proc"].pid

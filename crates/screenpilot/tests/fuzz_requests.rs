@@ -62,6 +62,9 @@ fn field_name() -> impl Strategy<Value = String> {
 /// Operations that only read or act on a session (none exists here, so none can start anything);
 /// `shutdown`, `spawn`, `desktop_start` and `textual_run` would start or stop real things.
 const OPS: &[&str] = &[
+    "send",
+    "wait",
+    "run",
     "send_keys",
     "send_line",
     "type",

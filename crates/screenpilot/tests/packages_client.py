@@ -41,19 +41,18 @@ async def flow(command: str, args: list[str], workdir: str, errlog) -> dict:
             with anyio.fail_after(STEP_LIMIT_S):
                 listed = await session.list_tools()
             names = {t.name for t in listed.tools}
-            check({"spawn", "wait_for", "close"} <= names, f"tools/list lacks spawn/wait_for/close: {sorted(names)}")
+            check({"spawn", "send", "close"} <= names, f"tools/list lacks spawn/send/close: {sorted(names)}")
             facts["tools"] = len(listed.tools)
-            with anyio.fail_after(STEP_LIMIT_S):
-                spawned = await session.call_tool(
-                    "spawn", {"cmd": "bash --norc --noprofile -c 'echo packaged-$((6*7)); sleep 30'", "sid": "pkg"}
-                )
-            check(not spawned.is_error, f"spawn failed: {spawned.content}")
+            # One call: start the program and wait until its output shows.
             with anyio.fail_after(STEP_LIMIT_S):
                 waited = await session.call_tool(
-                    "wait_for", {"sid": "pkg", "pattern": "^packaged-42$", "timeout_ms": 10000}
+                    "spawn",
+                    {"cmd": "bash --norc --noprofile -c 'echo packaged-$((6*7)); sleep 30'", "sid": "pkg",
+                     "until": {"regex": "^packaged-42$"}, "timeout_ms": 10000},
                 )
-            check(not waited.is_error, f"wait_for failed: {waited.content}")
-            check((waited.structured_content or {}).get("matched") is True, f"wait_for did not match: {waited.content}")
+            check(not waited.is_error, f"spawn failed: {waited.content}")
+            until = (waited.structured_content or {}).get("until") or {}
+            check(until.get("held") == "regex", f"spawn's until did not hold: {waited.content}")
             facts["waited"] = True
             with anyio.fail_after(STEP_LIMIT_S):
                 closed = await session.call_tool("close", {"sid": "pkg"})

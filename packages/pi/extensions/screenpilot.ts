@@ -176,13 +176,13 @@ function forModel(answer: any): Result {
 }
 
 /**
- * The binary's terminal tools as MCP lists them (`screenpilot mcp --tools terminal`): name,
+ * The binary's terminal tools as MCP lists them (`screenpilot mcp --tools classic`): name,
  * description, input schema and annotations, so the pi tools never drift from the binary's.
  */
 function terminalTools(): Promise<any[]> {
   const binary = findBinary();
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, ["mcp", "--tools", "terminal"], { stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(binary, ["mcp", "--tools", "classic"], { stdio: ["pipe", "pipe", "ignore"] });
     // Listing tools starts no daemon and takes milliseconds; the bound only guards a wedged binary.
     const bound = setTimeout(() => child.kill("SIGKILL"), 15000);
     let pending = "";
@@ -211,7 +211,7 @@ function terminalTools(): Promise<any[]> {
     child.on("error", reject);
     child.on("close", () => {
       clearTimeout(bound);
-      tools ? resolve(tools) : reject(new Error("`screenpilot mcp --tools terminal` listed no tools"));
+      tools ? resolve(tools) : reject(new Error("`screenpilot mcp --tools classic` listed no tools"));
     });
     child.stdin.write(
       `${JSON.stringify({

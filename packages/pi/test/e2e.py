@@ -495,22 +495,23 @@ def mcp(run, readme):
     done = ends(run.print_mode("mcp"))
     names = [e["toolName"] for e in done]
     assert names == [f"mcp__screenpilot__{n}" for n in
-                     ["spawn", "wait_for", "send_line", "wait_for", "snapshot", "close",
+                     ["spawn", "send", "send", "close",
                       "textual_run", "desktop_start", "computer", "computer", "computer", "computer",
-                      "wait_for", "close"]], names
+                      "snapshot", "close"]], names
     all_succeeded(done)
     texts = [text_of(e["result"]) for e in done]
-    assert "pi-mcp" in texts[0], texts[0]
-    assert "matched=true" in texts[1] and texts[1].endswith(">>> "), texts[1]
-    assert "matched=true" in texts[3], texts[3]
-    assert ">>> 6 * 7\n42" in texts[4], texts[4]
-    assert "count: 2" in texts[6], texts[6]
+    # spawn waited for the prompt and showed it; send waited for 42 and showed the screen then; the
+    # whole screen when asked for.
+    assert texts[0].startswith("sid=pi-mcp held=regex") and texts[0].endswith(">>> "), texts[0]
+    assert texts[1].startswith('held=regex match="42"'), texts[1]
+    assert ">>> 6 * 7\n42" in texts[2], texts[2]
+    assert "count: 2" in texts[4], texts[4]
     # Each computer action (screenshot, click, type, keypress) answers with a PNG.
-    for e in done[8:12]:
+    for e in done[6:10]:
         images = images_of(e["result"])
         assert len(images) == 1 and images[0].startswith(b"\x89PNG"), (text_of(e["result"])[:200], e["result"]["content"][:1])
-    # The typed command ran in the xterm: the title it set is what the wait matched.
-    assert "matched=true" in texts[12] and "typed-through-mcp" in texts[12], texts[12][:300]
+    # The typed command ran in the xterm: the title it set is among the desktop's windows.
+    assert "typed-through-mcp" in texts[10], texts[10][:300]
     assert "pi-mcp" not in run.sessions() and "pi-mcp-desktop" not in run.sessions()
     return {"tools": names, "config": config["mcpServers"]["screenpilot"]["args"], "pi_mcp_list": said.group(0)}
 

@@ -9,8 +9,8 @@
 //             screenshot (refused before anything runs);
 //   cancel    a wait that never matches, a long Textual run, and a long computer wait on a private
 //             desktop (the driver aborts all three);
-//   mcp       spawn, wait_for, send_line, snapshot, close, textual_run on the counter, desktop_start
-//             (an xterm), computer screenshot, click, type and keypress, wait_for the title the
+//   mcp       spawn and send with until, send for the whole screen, close, textual_run on the counter,
+//             desktop_start (an xterm), computer screenshot, click, type and keypress, snapshot of the title the
 //             typed command set, and close, through the MCP config of the README.
 // $PI_E2E_PYTHON is the interpreter (with Textual) the apps and the REPL run under.
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
@@ -92,11 +92,10 @@ export default function (pi: any) {
       return script[results] ?? done;
     }),
     mcp: [
-      step("mcp__screenpilot__spawn", { sid: "pi-mcp", argv: [python, "-q"] }),
-      step("mcp__screenpilot__wait_for", { sid: "pi-mcp", pattern: "^>>> $" }),
-      step("mcp__screenpilot__send_line", { sid: "pi-mcp", text: "6 * 7" }),
-      step("mcp__screenpilot__wait_for", { sid: "pi-mcp", pattern: "^42$" }),
-      step("mcp__screenpilot__snapshot", { sid: "pi-mcp" }),
+      // The lean tools: each input carries what to wait for; a later look is only what changed.
+      step("mcp__screenpilot__spawn", { sid: "pi-mcp", cmd: `${python} -q`, until: { regex: "^>>> $" } }),
+      step("mcp__screenpilot__send", { sid: "pi-mcp", keys: ["6 * 7", "Enter"], until: { regex: "^42$" } }),
+      step("mcp__screenpilot__send", { sid: "pi-mcp", screen: "full" }),
       step("mcp__screenpilot__close", { sid: "pi-mcp" }),
       // The seed's run through MCP too: the counter, then a desktop.
       step("mcp__screenpilot__textual_run", {
@@ -114,7 +113,7 @@ export default function (pi: any) {
       computerOn("pi-mcp-desktop", { type: "click", x: 100, y: 100, button: "left" }),
       computerOn("pi-mcp-desktop", { type: "type", text: "printf '\\033]2;%s\\007' typed-through-mcp" }),
       computerOn("pi-mcp-desktop", { type: "keypress", keys: ["Return"] }),
-      step("mcp__screenpilot__wait_for", { sid: "pi-mcp-desktop", pattern: "^typed-through-mcp$", timeout_ms: 60000 }),
+      step("mcp__screenpilot__snapshot", { sid: "pi-mcp-desktop" }),
       step("mcp__screenpilot__close", { sid: "pi-mcp-desktop" }),
       done,
     ],

@@ -244,6 +244,9 @@ pub struct UntilArgs {
     /// after scrolled=N when the old rows moved up); the reader is $SCREENPILOT_READER or "cli".
     #[arg(long)]
     pub delta: bool,
+    /// Print only the outcome (held=..., the program's exit), not the screen.
+    #[arg(long, conflicts_with = "delta")]
+    pub no_screen: bool,
 }
 
 impl UntilArgs {

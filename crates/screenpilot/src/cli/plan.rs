@@ -89,7 +89,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 until: until_value(&a.until)?,
                 steps: steps_value(&a.until)?,
                 timeout_ms: a.until.until_timeout_ms,
-                screen: None,
+                screen: screen_mode(&a.until),
                 reader: reader(&a.until),
             };
             Plan::of("spawn", &params)
@@ -117,7 +117,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             until,
             settle_ms,
             ..
-        } if until.given() || until.delta => {
+        } if until.given() || until.delta || until.no_screen => {
             no_settle(*settle_ms)?;
             send(sid, None, Some(keys.clone()), None, until)
         }
@@ -127,7 +127,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             until,
             settle_ms,
             ..
-        } if until.given() || until.delta => {
+        } if until.given() || until.delta || until.no_screen => {
             no_settle(*settle_ms)?;
             send(
                 sid,
@@ -143,7 +143,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             until,
             settle_ms,
             ..
-        } if until.given() || until.delta => {
+        } if until.given() || until.delta || until.no_screen => {
             no_settle(*settle_ms)?;
             send(sid, Some(text.join(" ")), None, None, until)
         }
@@ -193,7 +193,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 },
             )
         }
-        Verb::Mouse(a) if a.until.given() || a.until.delta => {
+        Verb::Mouse(a) if a.until.given() || a.until.delta || a.until.no_screen => {
             no_settle(a.settle_ms)?;
             let at =
                 a.at.as_deref()
@@ -506,6 +506,10 @@ fn reader(until: &UntilArgs) -> Option<String> {
     until.delta.then(cli_reader)
 }
 
+fn screen_mode(until: &UntilArgs) -> Option<crate::ops::ScreenMode> {
+    until.no_screen.then_some(crate::ops::ScreenMode::None)
+}
+
 /// The `until` object the flags say, if any.
 fn until_value(u: &UntilArgs) -> Result<Option<Value>, OpError> {
     if !u.given() {
@@ -561,7 +565,7 @@ fn send(
             until: until_value(until)?,
             steps: steps_value(until)?,
             timeout_ms: until.until_timeout_ms,
-            screen: None,
+            screen: screen_mode(until),
             reader: reader(until),
         },
     )
@@ -619,7 +623,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             sid,
             until: until_value(&a.until)?.unwrap_or_default(),
             timeout_ms: a.until.until_timeout_ms.or(a.timeout_ms),
-            screen: None,
+            screen: screen_mode(&a.until),
             reader: reader(&a.until),
         };
         return Plan::of("wait", &p);

@@ -449,7 +449,10 @@ mod tests {
     fn tools_fit_their_budgets() {
         for (profile, budget) in [(Some("terminal"), 4096), (None, 9216)] {
             let (total, each) = model_bytes(profile);
-            println!("--tools {}: {total} bytes {each:?}", profile.unwrap_or("(default)"));
+            println!(
+                "--tools {}: {total} bytes {each:?}",
+                profile.unwrap_or("(default)")
+            );
             assert!(
                 total <= budget,
                 "--tools {}: {total} bytes, over the budget of {budget}: {each:?}",
