@@ -555,6 +555,14 @@ fn handle(
     tasks: &Arc<Mutex<HashMap<String, AbortHandle>>>,
 ) {
     let Request { id, op, params } = request;
+    // The daemon's own operations read their few fields by hand; parameters that are not an object
+    // are refused for them as for every other operation, by the same parser.
+    if matches!(op.as_str(), "cancel" | "status" | "shutdown") {
+        if let Err(error) = ops::parse_params::<serde::de::IgnoredAny>(&op, params.clone()) {
+            tx.send(Response::done(id, Err(error)));
+            return;
+        }
+    }
     match op.as_str() {
         "cancel" => {
             let target = params.get("id").map(|v| v.to_string()).unwrap_or_default();
