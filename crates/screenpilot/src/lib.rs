@@ -30,6 +30,7 @@
 pub mod cli;
 pub mod client;
 pub mod daemon;
+pub mod guard;
 pub mod loopback_http;
 pub mod mcp;
 pub mod ops;

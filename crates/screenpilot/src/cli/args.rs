@@ -200,6 +200,9 @@ pub enum DaemonAction {
     Start,
     Stop,
     Status,
+    /// The daemon's guard, which the daemon starts itself (see `guard.rs`).
+    #[value(hide = true)]
+    Guard,
 }
 
 #[derive(Debug, Args)]
