@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
-use screenpilot_screen::render::{render_png, render_svg, Layout, RenderError, RenderOptions};
+use screenpilot_screen::render::{
+    checked_font_px, render_png, render_svg, Layout, RenderError, RenderOptions,
+};
 use screenpilot_screen::ThemeName;
 use screenpilot_session::{ReadOptions, Session};
 
@@ -49,8 +51,8 @@ pub struct ScreenshotParams {
     pub sid: String,
     /// png (default) or svg.
     pub format: Option<ImageFormat>,
-    /// Font size in pixels (default 16, a 10x20 px cell); 6-64.
-    pub font_px: Option<f32>,
+    /// Font size in pixels (default 16, a 10x20 px cell); 6-96.
+    pub font_px: Option<f64>,
     /// dark (default) or light.
     pub theme: Option<ThemeName>,
     /// Draw a window frame with the title bar.
@@ -297,10 +299,7 @@ Example: {\"sid\": \"htop\", \"format\": \"png\"}.";
         }
         let mut options = RenderOptions::default();
         if let Some(px) = p.font_px {
-            if !(6.0..=64.0).contains(&px) {
-                return Err(OpError::invalid("font_px", format!("{px} is outside 6-64")));
-            }
-            options.font_px = px;
+            options.font_px = checked_font_px(px).map_err(render_error)?;
         }
         options.theme = p.theme.unwrap_or_default();
         options.frame = p.frame;
