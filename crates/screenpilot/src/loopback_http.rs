@@ -5,6 +5,9 @@
 //! token. The token alone is not enough against a web page in the person's own browser: DNS rebinding
 //! makes `evil.example` resolve to 127.0.0.1, so its scripts reach the port with `Host: evil.example`;
 //! and a page from any origin may open a WebSocket to the port. Hence the `Host` and `Origin` checks.
+//!
+//! Request bodies are at most [`MAX_BODY_BYTES`] ([`limit_body`]): a larger one is answered 413 with
+//! the limit, from its `Content-Length` before a byte of it is read, or once a chunked one passes it.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -12,12 +15,26 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::ops::{ErrorCode, OpError};
+use crate::protocol::MAX_REQUEST_BYTES;
+
+/// The largest request body read: what one request line to the daemon may hold, which is what an MCP
+/// call turns into (and what `mcp` on stdio takes in one line).
+pub const MAX_BODY_BYTES: usize = MAX_REQUEST_BYTES;
+
+/// A refused body of at most this many bytes is still read (and dropped) after the 413, so that a
+/// client that sends its whole body before it reads (Python's http.client, requests) gets the answer
+/// instead of a connection reset; a larger one is cut at once.
+const DRAIN_AT_MOST: u64 = 256 * 1024 * 1024;
+
+/// How long such a body is read after the 413, at most.
+const DRAIN_FOR: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `IP:PORT` (or `localhost:PORT`) on a loopback address; anything else is refused. `field` names the
 /// argument in errors.
@@ -237,6 +254,97 @@ pub async fn require_token(
         }
         _ => unauthorized(gate.server),
     }
+}
+
+/// Refuse a request body over [`MAX_BODY_BYTES`] with 413 Payload Too Large, saying the limit: at once
+/// when its `Content-Length` says so (nothing of it is read first), else (chunked) as soon as what
+/// arrived passes the limit. A chunked body within it is passed on whole.
+pub async fn limit_body(request: Request, next: Next) -> Response {
+    let expects_continue = request
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if let Some(declared) = content_length(request.headers()) {
+        // hyper reads no more and no less than a Content-Length says.
+        if declared <= MAX_BODY_BYTES as u64 {
+            return next.run(request).await;
+        }
+        let drain = !expects_continue && declared <= DRAIN_AT_MOST;
+        return too_large(request.into_body(), drain);
+    }
+    if request.body().is_end_stream() {
+        return next.run(request).await;
+    }
+    let (parts, mut body) = request.into_parts();
+    let mut collected = Vec::new();
+    loop {
+        match std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+            None => break,
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue; // trailers
+                };
+                if collected.len() + data.len() > MAX_BODY_BYTES {
+                    return too_large(body, !expects_continue);
+                }
+                collected.extend_from_slice(&data);
+            }
+            Some(Err(e)) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("screenpilot: the request body could not be read: {e}\n"),
+                )
+                    .into_response()
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(collected)))
+        .await
+}
+
+/// The request's `Content-Length`, when it has one (hyper has refused a malformed one already).
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The 413 answer; with `drain`, the rest of `body` is read and dropped (within [`DRAIN_AT_MOST`]
+/// and [`DRAIN_FOR`]) while it goes out, and the connection closes after.
+fn too_large(body: Body, drain: bool) -> Response {
+    if drain {
+        tokio::spawn(async move {
+            let mut body = body;
+            let mut seen: u64 = 0;
+            let _ = tokio::time::timeout(DRAIN_FOR, async {
+                while let Some(Ok(frame)) =
+                    std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+                {
+                    seen += frame.data_ref().map_or(0, |data| data.len() as u64);
+                    if seen > DRAIN_AT_MOST {
+                        break;
+                    }
+                }
+            })
+            .await;
+        });
+    }
+    let mut response = (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "screenpilot: the request body is over the limit of {} MiB ({MAX_BODY_BYTES} bytes)\n",
+            MAX_BODY_BYTES >> 20
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 #[cfg(test)]

@@ -38,7 +38,10 @@ pub async fn serve(
     };
     let stop = CancellationToken::new();
     let calls = server.shared.shutdown.clone();
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    // rmcp's own limit (4 MiB by default) stays out of the way of ours, which is stdio's.
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(loopback_http::MAX_BODY_BYTES);
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         LocalSessionManager::default().into(),
@@ -50,13 +53,14 @@ pub async fn serve(
         token,
         port: bound.port(),
     };
-    let app =
-        axum::Router::new()
-            .nest_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(gate),
-                loopback_http::require_token,
-            ));
+    // The gate runs first (the outer layer): nothing of a body is read for a request not let in.
+    let app = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(loopback_http::limit_body))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(gate),
+            loopback_http::require_token,
+        ));
     eprintln!("screenpilot mcp: listening on http://{bound}/mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {

@@ -98,6 +98,7 @@ pub async fn start(ctx: Context, addr: SocketAddr, dir: &Path) -> Result<Running
         .route("/ws/sessions", get(sessions_socket))
         .route("/ws/session/{sid}", get(session_socket))
         .fallback(get(asset))
+        .layer(axum::middleware::from_fn(loopback_http::limit_body))
         .layer(axum::middleware::from_fn_with_state(
             server.clone(),
             only_our_host,
