@@ -144,6 +144,7 @@ pub async fn run(
     })?;
 
     let ctx = Context::new(Registry::new(limits));
+    crate::watch::install(&ctx);
     let registry = ctx.registry.clone();
     registry.keep_records(records);
     let expiry = tokio::spawn(registry.clone().expire_idle());

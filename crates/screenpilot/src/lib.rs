@@ -37,6 +37,7 @@ pub mod ops;
 pub mod paths;
 pub mod protocol;
 pub mod watch;
+pub mod watch_state;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -13,6 +13,7 @@ use super::server::Screenpilot;
 use crate::loopback_http::{self, loopback_addr, new_token, read_token, write_token, Gate};
 use crate::ops::ErrorCode;
 use crate::ops::OpError;
+use crate::protocol::MAX_REQUEST_BYTES;
 
 /// The file a generated token is written to, inside the daemon directory.
 const TOKEN_FILE: &str = "mcp-http.token";
@@ -38,10 +39,11 @@ pub async fn serve(
     };
     let stop = CancellationToken::new();
     let calls = server.shared.shutdown.clone();
-    // rmcp's own limit (4 MiB by default) stays out of the way of ours, which is stdio's.
+    // rmcp's own limit (4 MiB by default) stays out of the way of ours: a body may hold what one
+    // request line to the daemon may (and a line of `mcp` on stdio).
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
-        .with_max_request_body_bytes(loopback_http::MAX_BODY_BYTES);
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES);
     let mcp = StreamableHttpService::new(
         move || Ok(server.clone()),
         LocalSessionManager::default().into(),
@@ -56,7 +58,10 @@ pub async fn serve(
     // The gate runs first (the outer layer): nothing of a body is read for a request not let in.
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn(loopback_http::limit_body))
+        .layer(axum::middleware::from_fn_with_state(
+            MAX_REQUEST_BYTES,
+            loopback_http::limit_body,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(gate),
             loopback_http::require_token,

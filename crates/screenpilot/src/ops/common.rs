@@ -211,7 +211,7 @@ pub struct Context {
     /// Each desktop's screenshot size for models.
     pub model_sizes: Arc<ModelSizes>,
     /// The watch page's server, when one runs (`watch`).
-    pub watch: Arc<crate::watch::WatchServer>,
+    pub watch: Arc<crate::watch_state::WatchServer<Context, OpError>>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory
