@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Fail when two or more files of a crate import each other, directly or around a loop.
+"""Fail when two or more files of a crate import each other, directly or around a loop; or two or more
+modules (folders) do.
 
     python3 scripts/check_cycles.py                   every crate under crates/
     python3 scripts/check_cycles.py screen session    only these crates (directory names under crates/)
+    python3 scripts/check_cycles.py --crates-dir DIR  the crates under DIR instead (DIR/NAME/src)
 
 File A depends on file B when A's code names an item of B: through a `use crate::`, `use super::`,
 `use self::` or `use child::` declaration, or a path in code such as `crate::x::f(...)`, `super::T` or
@@ -18,10 +20,22 @@ What is not a dependency, and why:
 - Method calls and trait impls: this reads paths, not types, so `self.click()` defined in another file's
   `impl` block is not seen.
 
-Every strongly connected component of more than one file is printed with one example line per edge;
-the exit status is then 1. Otherwise it prints "no import cycles (N files)" and exits 0.
+Modules: files that do not import each other can still make two modules that do. A module here is a
+child of a module (a file, or a directory module with everything under it), and module A depends on
+its sibling B when a file under A depends on a file under B. So `ops/common.rs` naming
+`crate::watch::WatchServer` (defined in `watch/running.rs`, re-exported by `watch/mod.rs`) made `ops`
+depend on `watch`, while `watch/mod.rs` used `crate::ops::Context`: no two files imported each
+other, the two modules did (`scripts/cycle_fixtures/reexport_loop` is that tree in small). A
+module's own file (`mod.rs`) using its children, or a child using it, is the tree, not a sibling edge.
+Siblings are compared at every level (the crate's top modules, the modules inside `ops`, ...).
+
+Every strongly connected component of more than one file, and of more than one sibling module (one
+of them a directory: a loop of single files is already a file cycle), is printed with one example
+line per edge; the exit status is then 1. Otherwise it prints "no import cycles (N files, M modules
+with children)" and exits 0.
 """
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -521,6 +535,46 @@ def strongly_connected(nodes, graph):
     return result
 
 
+def module_cycles(files, graph):
+    """The loops between sibling modules: [(parent path, [unit path, ...], {(a, b): example})], where
+    an example is (file, line, text) of one file-level edge from under `a` to under `b`."""
+    paths = {sf: sf.modules[0].path for sf in files}
+    directory = {p[:k] for p in paths.values() for k in range(1, len(p))}  # modules with children
+    by_parent = {}  # parent path -> {unit -> set of units}, {(a, b): example}
+    for sf in sorted(files, key=lambda f: str(f.path)):
+        for target, (n, line) in sorted(graph[sf].items(), key=lambda kv: kv[1][0]):
+            a, b = paths[sf], paths[target]
+            common = 0
+            while common < min(len(a), len(b)) and a[common] == b[common]:
+                common += 1
+            if common == len(a) or common == len(b):
+                continue  # a module and its own child or parent: the tree
+            parent, unit_a, unit_b = a[:common], a[: common + 1], b[: common + 1]
+            units, examples = by_parent.setdefault(parent, ({}, {}))
+            units.setdefault(unit_a, set()).add(unit_b)
+            units.setdefault(unit_b, set())
+            examples.setdefault((unit_a, unit_b), (sf, n, line))
+    found = []
+    for parent in sorted(by_parent):
+        units, examples = by_parent[parent]
+        for component in strongly_connected(sorted(units), {u: sorted(v) for u, v in units.items()}):
+            if len(component) > 1 and any(u in directory for u in component):
+                found.append((parent, sorted(component), examples, directory))
+    return found
+
+
+def module_place(unit, files, directory):
+    """Where a module lives: its directory (for a directory module) or its file."""
+    own = next(sf for sf in files if sf.modules[0].path == unit)
+    if unit in directory:
+        return relative(own.path.parent if own.path.name == "mod.rs" else own.path.with_suffix("")) + "/"
+    return relative(own.path)
+
+
+def relative(path):
+    return os.path.relpath(path, ROOT)
+
+
 def crate_roots(src_dir):
     roots = [name for name in ("lib.rs", "main.rs") if (src_dir / name).exists()]
     bins = src_dir / "bin"
@@ -532,26 +586,37 @@ def crate_roots(src_dir):
 
 def main(argv):
     count_reexports = "--count-reexports" in argv
-    names = [a for a in argv if not a.startswith("--")]
     crates_dir = ROOT / "crates"
+    names = []
+    args = iter(argv)
+    for a in args:
+        if a == "--crates-dir":
+            given = next(args, None)
+            if given is None:
+                print("--crates-dir needs a directory", file=sys.stderr)
+                return 2
+            crates_dir = Path(given).resolve()
+        elif not a.startswith("--"):
+            names.append(a)
     available = sorted(p.parent.name for p in crates_dir.glob("*/src"))
     unknown = [n for n in names if n not in available]
     if unknown:
         print(f"unknown crate(s): {', '.join(unknown)} (have: {', '.join(available)})", file=sys.stderr)
         return 2
-    total, cycles = 0, 0
+    total, modules, cycles = 0, 0, 0
     for crate in names or available:
         src_dir = crates_dir / crate / "src"
         for root_name in crate_roots(src_dir):
             files = load_crate(src_dir, root_name)
             total += len(files)
+            modules += len({p[:k] for p in (sf.modules[0].path for sf in files) for k in range(1, len(p))})
             graph = {sf: edges_of(sf, count_reexports) for sf in files}
             for component in strongly_connected(files, {k: list(v) for k, v in graph.items()}):
                 if len(component) < 2:
                     continue
                 cycles += 1
                 members = sorted(component, key=lambda f: str(f.path))
-                rel = {f: f.path.relative_to(ROOT) for f in members}
+                rel = {f: relative(f.path) for f in members}
                 print(f"import cycle in {crate} ({len(members)} files):")
                 for f in members:
                     print(f"  {rel[f]}")
@@ -559,12 +624,28 @@ def main(argv):
                     for target, (n, line) in sorted(graph[f].items(), key=lambda kv: kv[1][0]):
                         if target in component:
                             print(f"    {rel[f]} -> {rel[target]}")
-                            print(f"        {rel[f].name}:{n}: {line}")
+                            print(f"        {f.path.name}:{n}: {line}")
+                print()
+            for parent, component, examples, directory in module_cycles(files, graph):
+                cycles += 1
+                name = lambda unit: "::".join(unit)
+                print(f"module cycle in {crate}, inside {name(parent)} ({len(component)} modules):")
+                for unit in component:
+                    print(f"  {name(unit)}  ({module_place(unit, files, directory)})")
+                for a in component:
+                    for b in component:
+                        if (a, b) in examples:
+                            sf, n, line = examples[(a, b)]
+                            print(f"    {name(a)} -> {name(b)}")
+                            print(f"        {relative(sf.path)}:{n}: {line}")
                 print()
     if cycles:
-        print(f"{cycles} import cycle(s); move what the files share into a module below them", file=sys.stderr)
+        print(
+            f"{cycles} import cycle(s); move what the files or modules share into a module below them",
+            file=sys.stderr,
+        )
         return 1
-    print(f"no import cycles ({total} files)")
+    print(f"no import cycles ({total} files, {modules} modules with children)")
     return 0
 
 

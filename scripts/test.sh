@@ -121,8 +121,9 @@ cargo fmt --all --check
 say "cargo clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
-say "import cycles (no two files of the workspace import each other)"
+say "import cycles (no two files, and no two sibling modules, of the workspace import each other)"
 python3 scripts/check_cycles.py
+python3 scripts/test_check_cycles.py
 
 say "cargo package (every crate packs with its crates.io metadata and builds from its .crate alone)"
 # --workspace: the crates depend on each other by path and version, and none is on crates.io yet.

@@ -20,9 +20,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use screenpilot_session::leftovers::{self, Records};
-use screenpilot_session::{Limits, Registry};
+use screenpilot_session::{ExitInfo, Limits, Registry};
 
+use crate::guard::{self, Guard};
 use crate::ops::ErrorCode;
 use crate::ops::{self, Context, OpError};
 use crate::paths::Paths;
@@ -120,21 +120,49 @@ pub async fn run(
             ));
         }
     };
+    // The guard ends our sessions should we die without closing them; started first, so it also
+    // finishes the clean-up below should we be killed during it.
+    let guard = match Guard::spawn(&paths) {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            eprintln!("screenpilot daemon: cannot start the guard ({e}); if this daemon is killed, the next one ends what its sessions left running");
+            None
+        }
+    };
     // We hold the lock, so any socket file, session record or desktop directory without a running
     // owner is a leftover of a dead daemon.
-    let records = end_leftovers(&paths, limits.close_grace).await?;
+    let records = guard::end_leftovers(
+        &paths,
+        limits.close_grace,
+        "screenpilot daemon: a previous daemon was killed",
+    )
+    .await
+    .map_err(DaemonError::Setup)?;
     let _ = std::fs::remove_file(&paths.socket);
     let listener = UnixListener::bind(&paths.socket).map_err(|e| {
         DaemonError::Setup(format!("cannot listen on {}: {e}", paths.socket.display()))
     })?;
 
     let ctx = Context::new(Registry::new(limits));
+    crate::watch::install(&ctx);
     let registry = ctx.registry.clone();
     registry.keep_records(records);
     let expiry = tokio::spawn(registry.clone().expire_idle());
     let (stop_tx, mut stop_rx) = watch::channel(false);
+    let guard_watch = guard.as_ref().map(|guard| {
+        let (pid, ended) = (guard.pid(), guard.ended());
+        tokio::spawn(async move {
+            let how = match ended.await {
+                Some(ExitInfo { signal: Some(n), .. }) => format!("was killed by signal {n}"),
+                Some(ExitInfo { exit_code: Some(n), .. }) => format!("exited with status {n}"),
+                _ => "ended".to_owned(),
+            };
+            eprintln!("screenpilot daemon: the guard (pid {pid}) {how}; if this daemon is killed, the next one ends what its sessions left running");
+        })
+    });
     let state = Arc::new(DaemonState {
         paths: paths.clone(),
+        guard_pid: guard.as_ref().map(Guard::pid),
         started: Instant::now(),
         stop: stop_tx,
         running: watch::channel(0).0,
@@ -177,40 +205,21 @@ pub async fn run(
     let _ = std::fs::remove_file(&paths.socket);
     expiry.abort();
     tokio::join!(registry.close_all(), ctx.desktops.close_all());
+    if let Some(watch) = guard_watch {
+        watch.abort();
+    }
+    if let Some(guard) = guard {
+        guard.stand_down();
+    }
     drop(lock);
     Ok(())
 }
 
-/// End what a killed daemon left running: its sessions' programs that ignored the hang-up, and its
-/// desktops' programs and private directories. Runs before the socket accepts anything, so a client
-/// never sees them; the grace is capped so that this stays within a client's 20 s start limit (at
-/// most 5 + 5 + 5 s). Returns where this daemon records its own sessions.
-async fn end_leftovers(paths: &Paths, grace: Duration) -> Result<Records, DaemonError> {
-    let grace = grace.min(Duration::from_secs(5));
-    let records = Records::in_dir(paths.dir.join("sessions"))
-        .map_err(|e| DaemonError::Setup(format!("session records: {e}")))?;
-    let (sessions, desktops) = tokio::join!(
-        leftovers::end_leftovers(&records, grace),
-        screenpilot_desktop::end_abandoned(grace)
-    );
-    if sessions.processes > 0 || desktops.processes > 0 || desktops.dirs > 0 {
-        eprintln!(
-            "screenpilot daemon: a previous daemon was killed; ended {} processes of its {} sessions and {} of its desktops, removed {} desktop directories{}",
-            sessions.processes,
-            sessions.records,
-            desktops.processes,
-            desktops.dirs,
-            match sessions.survivors + desktops.survivors {
-                0 => String::new(),
-                n => format!(" ({n} still running after SIGKILL)"),
-            }
-        );
-    }
-    Ok(records)
-}
-
 struct DaemonState {
     paths: Paths,
+    /// The process that ends our sessions should we die without closing them (`None`: it could not
+    /// start).
+    guard_pid: Option<i32>,
     started: Instant,
     stop: watch::Sender<bool>,
     /// Operations running now, over all connections (`status` reports it, and waits on it when
@@ -248,6 +257,7 @@ fn status(ctx: &Context, state: &DaemonState) -> Value {
         "pid": std::process::id(),
         "version": env!("CARGO_PKG_VERSION"),
         "socket": state.paths.socket,
+        "guard_pid": state.guard_pid,
         "uptime_secs": state.started.elapsed().as_secs(),
         "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
         "max_sessions": ctx.registry.limits().max_sessions,
@@ -555,6 +565,14 @@ fn handle(
     tasks: &Arc<Mutex<HashMap<String, AbortHandle>>>,
 ) {
     let Request { id, op, params } = request;
+    // The daemon's own operations read their few fields by hand; parameters that are not an object
+    // are refused for them as for every other operation, by the same parser.
+    if matches!(op.as_str(), "cancel" | "status" | "shutdown") {
+        if let Err(error) = ops::parse_params::<serde::de::IgnoredAny>(&op, params.clone()) {
+            tx.send(Response::done(id, Err(error)));
+            return;
+        }
+    }
     match op.as_str() {
         "cancel" => {
             let target = params.get("id").map(|v| v.to_string()).unwrap_or_default();

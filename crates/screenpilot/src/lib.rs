@@ -30,12 +30,14 @@
 pub mod cli;
 pub mod client;
 pub mod daemon;
+pub mod guard;
 pub mod loopback_http;
 pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
 pub mod watch;
+pub mod watch_state;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -5,6 +5,12 @@
 //! token. The token alone is not enough against a web page in the person's own browser: DNS rebinding
 //! makes `evil.example` resolve to 127.0.0.1, so its scripts reach the port with `Host: evil.example`;
 //! and a page from any origin may open a WebSocket to the port. Hence the `Host` and `Origin` checks.
+//!
+//! Request bodies have a limit ([`limit_body`]): a larger one is answered 413 with the limit, from its
+//! `Content-Length` before a byte of it is read, or once a chunked one passes it.
+//!
+//! This sits below the operations (the `watch` operation checks its address here) and names nothing
+//! of theirs: its errors are its own ([`SetupError`]), which become an `OpError` with their field.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -12,16 +18,46 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::ops::{ErrorCode, OpError};
+/// Why a server could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A setting the caller gave is wrong; `field` names it.
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    /// The system refused: random bytes, a token file.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl SetupError {
+    fn invalid(field: &'static str, message: impl Into<String>) -> SetupError {
+        SetupError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// A refused body of at most this many bytes is still read (and dropped) after the 413, so that a
+/// client that sends its whole body before it reads (Python's http.client, requests) gets the answer
+/// instead of a connection reset; a larger one is cut at once.
+const DRAIN_AT_MOST: u64 = 256 * 1024 * 1024;
+
+/// How long such a body is read after the 413, at most.
+const DRAIN_FOR: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `IP:PORT` (or `localhost:PORT`) on a loopback address; anything else is refused. `field` names the
 /// argument in errors.
-pub fn loopback_addr(text: &str, field: &'static str) -> Result<SocketAddr, OpError> {
+pub fn loopback_addr(text: &str, field: &'static str) -> Result<SocketAddr, SetupError> {
     let addr = match text.strip_prefix("localhost:") {
         Some(port) => port
             .parse::<u16>()
@@ -30,13 +66,13 @@ pub fn loopback_addr(text: &str, field: &'static str) -> Result<SocketAddr, OpEr
         None => text.parse::<SocketAddr>().ok(),
     };
     let addr = addr.ok_or_else(|| {
-        OpError::invalid(
+        SetupError::invalid(
             field,
             format!("{text:?} is not IP:PORT; e.g. 127.0.0.1:8765 (port 0 picks a free one)"),
         )
     })?;
     if !addr.ip().is_loopback() {
-        return Err(OpError::invalid(
+        return Err(SetupError::invalid(
             field,
             format!(
                 "{} is not a loopback address; screenpilot serves HTTP on 127.0.0.1 or [::1] only",
@@ -52,25 +88,25 @@ pub fn loopback_addr(text: &str, field: &'static str) -> Result<SocketAddr, OpEr
 pub async fn listen(
     addr: SocketAddr,
     field: &'static str,
-) -> Result<(tokio::net::TcpListener, SocketAddr), OpError> {
+) -> Result<(tokio::net::TcpListener, SocketAddr), SetupError> {
     let refused =
-        |e: std::io::Error| OpError::invalid(field, format!("cannot listen on {addr}: {e}"));
+        |e: std::io::Error| SetupError::invalid(field, format!("cannot listen on {addr}: {e}"));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(refused)?;
     let bound = listener.local_addr().map_err(refused)?;
     Ok((listener, bound))
 }
 
 /// Read a token the caller keeps in a file (warning on stderr when others can read it).
-pub fn read_token(file: &Path) -> Result<String, OpError> {
+pub fn read_token(file: &Path) -> Result<String, SetupError> {
     if let Some(warning) = exposed_token_warning(file) {
         eprintln!("screenpilot: warning: {warning}");
     }
     let text = std::fs::read_to_string(file).map_err(|e| {
-        OpError::invalid("token_file", format!("cannot read {}: {e}", file.display()))
+        SetupError::invalid("token_file", format!("cannot read {}: {e}", file.display()))
     })?;
     let token = text.trim();
     if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(OpError::invalid(
+        return Err(SetupError::invalid(
             "token_file",
             format!(
                 "{} must hold one token of visible ASCII characters",
@@ -95,23 +131,18 @@ fn exposed_token_warning(file: &Path) -> Option<String> {
 }
 
 /// 32 random bytes from the kernel, as hex.
-pub fn new_token() -> Result<String, OpError> {
+pub fn new_token() -> Result<String, SetupError> {
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| OpError::new(ErrorCode::IoError, format!("cannot read /dev/urandom: {e}")))?;
+        .map_err(|e| SetupError::Io(format!("cannot read /dev/urandom: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Write the token where only this user can read it: `DIR/NAME`, mode 0600.
-pub fn write_token(dir: &Path, name: &str, token: &str) -> Result<PathBuf, OpError> {
+pub fn write_token(dir: &Path, name: &str, token: &str) -> Result<PathBuf, SetupError> {
     let path = dir.join(name);
-    let fail = |e: std::io::Error| {
-        OpError::new(
-            ErrorCode::IoError,
-            format!("cannot write {}: {e}", path.display()),
-        )
-    };
+    let fail = |e: std::io::Error| SetupError::Io(format!("cannot write {}: {e}", path.display()));
     crate::paths::Paths::in_dir(dir.to_path_buf())
         .ensure_private_dir()
         .map_err(fail)?;
@@ -239,6 +270,98 @@ pub async fn require_token(
     }
 }
 
+/// Refuse a request body over `limit` bytes with 413 Payload Too Large, saying the limit: at once when
+/// its `Content-Length` says so (nothing of it is read first), else (chunked) as soon as what arrived
+/// passes the limit. A chunked body within it is passed on whole. A layer:
+/// `axum::middleware::from_fn_with_state(limit, limit_body)`.
+pub async fn limit_body(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let expects_continue = request
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if let Some(declared) = content_length(request.headers()) {
+        // hyper reads no more and no less than a Content-Length says.
+        if declared <= limit as u64 {
+            return next.run(request).await;
+        }
+        let drain = !expects_continue && declared <= DRAIN_AT_MOST;
+        return too_large(request.into_body(), limit, drain);
+    }
+    if request.body().is_end_stream() {
+        return next.run(request).await;
+    }
+    let (parts, mut body) = request.into_parts();
+    let mut collected = Vec::new();
+    loop {
+        match std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+            None => break,
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue; // trailers
+                };
+                if collected.len() + data.len() > limit {
+                    return too_large(body, limit, !expects_continue);
+                }
+                collected.extend_from_slice(&data);
+            }
+            Some(Err(e)) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("screenpilot: the request body could not be read: {e}\n"),
+                )
+                    .into_response()
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(collected)))
+        .await
+}
+
+/// The request's `Content-Length`, when it has one (hyper has refused a malformed one already).
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The 413 answer; with `drain`, the rest of `body` is read and dropped (within [`DRAIN_AT_MOST`]
+/// and [`DRAIN_FOR`]) while it goes out, and the connection closes after.
+fn too_large(body: Body, limit: usize, drain: bool) -> Response {
+    if drain {
+        tokio::spawn(async move {
+            let mut body = body;
+            let mut seen: u64 = 0;
+            let _ = tokio::time::timeout(DRAIN_FOR, async {
+                while let Some(Ok(frame)) =
+                    std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+                {
+                    seen += frame.data_ref().map_or(0, |data| data.len() as u64);
+                    if seen > DRAIN_AT_MOST {
+                        break;
+                    }
+                }
+            })
+            .await;
+        });
+    }
+    let mut response = (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "screenpilot: the request body is over the limit of {} MiB ({limit} bytes)\n",
+            limit >> 20
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,10 +376,10 @@ mod tests {
             Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 9)))
         );
         let refused = loopback_addr("0.0.0.0:8765", "http").err();
-        assert!(refused
-            .as_ref()
-            .is_some_and(|e| e.message.contains("not a loopback address")));
-        assert_eq!(refused.and_then(|e| e.field).as_deref(), Some("http"));
+        assert!(
+            matches!(&refused, Some(SetupError::Invalid { field: "http", message }) if message.contains("not a loopback address")),
+            "{refused:?}"
+        );
         assert!(loopback_addr("example.com:80", "http").is_err());
         assert!(loopback_addr("127.0.0.1", "http").is_err());
     }

@@ -11,6 +11,20 @@ use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The guard closes what it inherited before anything opens a descriptor of its own.
+    if let Verb::Daemon {
+        action: Some(DaemonAction::Guard),
+        ..
+    } = &cli.verb
+    {
+        let grace = daemon::limits_from_env()
+            .map(|limits| limits.close_grace)
+            .unwrap_or_else(|_| screenpilot_session::Limits::default().close_grace);
+        return match screenpilot::guard::run(&Paths::from_env(), grace) {
+            Ok(status) => ExitCode::from(status),
+            Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), cli.json),
+        };
+    }
     // replay plays a file in this terminal: no daemon, no operation.
     if let Verb::Replay(args) = &cli.verb {
         let replay = cli::replay::Replay {
@@ -218,5 +232,6 @@ async fn run_daemon(
                 Ok(0)
             }
         },
+        DaemonAction::Guard => unreachable!("main runs the guard before any runtime starts"),
     }
 }

@@ -77,17 +77,29 @@ impl Paths {
     }
 }
 
+/// Take an exclusive lock on `path` (creating it) if nobody holds it; `WouldBlock` if someone does.
+/// The lock lasts as long as the returned file is open.
+pub fn try_lock_file(path: &std::path::Path) -> io::Result<std::fs::File> {
+    let file = open_lock_file(path)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    Ok(file)
+}
+
+fn open_lock_file(path: &std::path::Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
 /// Take an exclusive lock on `path` (creating it), waiting up to `limit` for another holder to let go.
 /// The lock lasts as long as the returned file is open.
 pub async fn lock_file(
     path: &std::path::Path,
     limit: std::time::Duration,
 ) -> io::Result<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
+    let file = open_lock_file(path)?;
     if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
         return Ok(file);
     }

@@ -592,6 +592,18 @@ fn a_killed_daemon_leaves_no_x_server_and_its_directory_goes_at_the_next_start()
     let xvfb = daemon.sp_json(&["list"])["sessions"][0]["pid"]
         .as_i64()
         .expect("the Xvfb pid");
+    // Without its guard, which would remove the directory at once (orphans_e2e tests that).
+    let guard = daemon.sp_json(&["daemon", "status"])["guard_pid"]
+        .as_i64()
+        .expect("a guard") as i32;
+    // SAFETY: a signal to the guard of the daemon this test started.
+    unsafe {
+        libc::kill(guard, libc::SIGKILL);
+    }
+    assert!(
+        wait_for_process_exit(guard, LONG),
+        "the guard survived SIGKILL"
+    );
     let daemon_pid = daemon.daemon_pid();
 
     // SAFETY: a signal to the daemon this test started.

@@ -225,6 +225,57 @@ fn every_request_line_gets_one_answer_and_errors_name_the_field() {
     assert_eq!(d.sp_json(&["list"])["sessions"], json!([]));
 }
 
+#[test]
+fn parameters_that_are_not_an_object_are_refused_naming_params() {
+    let d = Daemon::new();
+    d.sp_json(&["list"]);
+    let stream = UnixStream::connect(d.path().join("daemon.sock")).expect("connect to the daemon");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("read timeout");
+    let mut reader = BufReader::new(stream.try_clone().expect("clone the socket"));
+    let mut ask = |line: &str| -> Value {
+        writeln!(&stream, "{line}").expect("write");
+        let mut text = String::new();
+        reader.read_line(&mut text).expect("an answer");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    };
+    // Operations of the registry and the daemon's own (status, cancel, shutdown) alike.
+    for op in ["list", "snapshot", "status", "cancel", "shutdown"] {
+        for (params, got) in [
+            ("[]", "an array"),
+            ("5", "a number"),
+            (r#""{}""#, "a string"),
+            ("false", "a boolean"),
+        ] {
+            let answer = ask(&format!(r#"{{"id": 1, "op": "{op}", "params": {params}}}"#));
+            assert_eq!(answer["ok"], false, "{op} {params}: {answer}");
+            assert_eq!(
+                answer["error"]["code"], "invalid_argument",
+                "{op} {params}: {answer}"
+            );
+            assert_eq!(
+                answer["error"]["field"], "params",
+                "{op} {params}: {answer}"
+            );
+            assert_eq!(
+                answer["error"]["message"],
+                format!("{op}: params: expected an object, got {got}"),
+                "{op} {params}: {answer}"
+            );
+        }
+    }
+    // An object, null, or no params at all are parameters.
+    for line in [
+        r#"{"id": 2, "op": "list", "params": {}}"#,
+        r#"{"id": 3, "op": "list", "params": null}"#,
+        r#"{"id": 4, "op": "list"}"#,
+    ] {
+        let answer = ask(line);
+        assert_eq!(answer["result"]["sessions"], json!([]), "{line}: {answer}");
+    }
+}
+
 /// Action objects: a known type (or a random one) with any of the fields, of any JSON type.
 fn action() -> impl Strategy<Value = Value> {
     let kind = prop_oneof![

@@ -62,17 +62,38 @@ fn a_recording_gets_the_callers_umask_and_never_replaces_a_file_without_force() 
 }
 
 #[test]
-fn a_scale_that_is_not_a_finite_size_is_refused() {
+fn a_font_size_out_of_range_is_refused_naming_the_field() {
     let d = Daemon::new();
     d.sp_json(&["spawn", "--sid", "s", "--", "cat"]);
-    for scale in ["NaN", "inf", "-inf", "0"] {
+    let out_of_range = [
+        "NaN", "inf", "-inf", "0", "-1", "5.99", "96.01", "1e6", "1e308", "1e-300",
+    ];
+    for scale in out_of_range {
         let flag = format!("--scale={scale}");
         let out = d.sp(&["screenshot", "s", "-o", "x.png", &flag]);
         assert_eq!(out.status.code(), Some(2), "--scale {scale}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--scale"), "--scale {scale}: {stderr}");
+        assert!(
+            stderr.contains("6-96 px") || stderr.contains("not a number of pixels"),
+            "--scale {scale}: {stderr}"
+        );
     }
     assert!(!d.path().join("x.png").exists());
+    // The same through the daemon: a number past f32's range was once read as infinity and sent on
+    // as null, the default size.
+    for font_px in [
+        "0", "-1", "5.99", "96.01", "1e6", "1e308", "1e-300", "3.4e39",
+    ] {
+        let params = format!(r#"{{"sid": "s", "font_px": {font_px}}}"#);
+        let error = d.sp_error(&["call", "screenshot", &params]);
+        assert_eq!(error["code"], "invalid_argument", "{font_px}: {error}");
+        assert_eq!(error["field"], "font_px", "{font_px}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains("6-96 px"), "{font_px}: {message}");
+    }
+    let drawn = d.sp_json(&["call", "screenshot", r#"{"sid": "s", "font_px": 6}"#]);
+    assert!(drawn["width"].as_u64().is_some_and(|w| w > 0), "{drawn}");
 }
 
 #[test]

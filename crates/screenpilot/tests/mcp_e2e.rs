@@ -227,3 +227,208 @@ fn closing_stdin_stops_running_calls_and_exits() {
         "no record that the running wait was cancelled in the daemon:\n{log}"
     );
 }
+
+/// How a client sends its body.
+#[derive(Clone, Copy, PartialEq)]
+enum Sending {
+    /// From another thread while the answer is read, so a server that answers early is seen to.
+    WhileReading,
+    /// All of it before reading anything (Python's http.client and requests do this); it must all
+    /// go through.
+    ThenReading,
+}
+
+/// One raw HTTP/1.1 exchange with `mcp --http`: `head` (request line and headers, without the blank
+/// line that ends them), then `body`. Returns the status code and the answer's body.
+fn exchange(addr: &str, head: &str, body: Vec<u8>, sending: Sending) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr)
+        .unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap_or_else(|e| panic!("read timeout: {e}"));
+    let request = format!("{head}\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("cannot send the request head: {e}"));
+    let mut writer = stream
+        .try_clone()
+        .unwrap_or_else(|e| panic!("clone the stream: {e}"));
+    if sending == Sending::ThenReading {
+        writer
+            .write_all(&body)
+            .unwrap_or_else(|e| panic!("the server cut the body short: {e}"));
+    }
+    // The server may stop reading once it has answered: a failed write here is its business.
+    let sender = std::thread::spawn(move || {
+        sending == Sending::ThenReading || writer.write_all(&body).is_ok()
+    });
+    // Read the answer as far as its Content-Length, or to the end: the server may read what it
+    // refused for a while after answering, and the answer must not wait for that.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 64 << 10];
+    let complete = |answer: &[u8]| -> bool {
+        let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+            return false;
+        };
+        let head = String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase();
+        head.lines()
+            .find_map(|line| line.strip_prefix("content-length:"))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .is_some_and(|n| answer.len() >= end + 4 + n)
+    };
+    while !complete(&answer) {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+    }
+    drop(stream);
+    let _ = sender.join();
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (code, body)
+}
+
+/// `body` as HTTP/1.1 chunks of `size` bytes, with the last (empty) chunk.
+fn chunked(body: &[u8], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / size * 16 + 8);
+    for chunk in body.chunks(size) {
+        out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        out.extend_from_slice(chunk);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+/// A body over 16 MiB (the daemon's request-line limit) gets 413 saying the limit, from its
+/// Content-Length before any of it is read, or as soon as a chunked one passes it; a client that
+/// sends a whole oversize body before reading gets the 413 too, not a reset; calls within the limit
+/// (also past rmcp's own 4 MiB default) still work. Raw HTTP against the real server.
+#[test]
+fn a_body_over_the_limit_gets_413_saying_why() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let dir = DaemonDir::new("http-limit");
+    let token_file = dir.path.join("token");
+    std::fs::write(&token_file, "sekrit\n").unwrap_or_else(|e| panic!("write the token: {e}"));
+    let mut server = Command::new(BINARY)
+        .args(["mcp", "--http", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file)
+        .env("SCREENPILOT_DIR", &dir.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {BINARY} mcp --http: {e}"));
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stderr = server.stderr.take().expect("stderr pipe");
+    let _server = KillOnDrop(server);
+    // The address, from the line the server prints once it listens.
+    let addr = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.split_once("listening on http://")
+                .and_then(|(_, rest)| rest.strip_suffix("/mcp"))
+                .map(str::to_owned)
+        })
+        .expect("the server says where it listens");
+    let headers = "Authorization: Bearer sekrit\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream";
+    let limit_said = "over the limit of 16 MiB (16777216 bytes)";
+
+    // 100 MB announced, nothing sent: the answer comes anyway.
+    let started = Instant::now();
+    let (code, body) = exchange(
+        &addr,
+        &format!("POST /mcp HTTP/1.1\r\n{headers}\r\nContent-Length: 100000000"),
+        Vec::new(),
+        Sending::WhileReading,
+    );
+    assert_eq!(code, 413, "{body}");
+    assert!(body.contains(limit_said), "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the 413 took {:?}",
+        started.elapsed()
+    );
+
+    // The same 100 MB sent whole before the answer is read (as Python's http.client does).
+    let (code, body) = exchange(
+        &addr,
+        &format!("POST /mcp HTTP/1.1\r\n{headers}\r\nContent-Length: 100000000"),
+        vec![b' '; 100_000_000],
+        Sending::ThenReading,
+    );
+    assert_eq!(code, 413, "{body}");
+
+    // Chunked, 17 MiB of 1 MiB chunks.
+    let (code, body) = exchange(
+        &addr,
+        &format!("POST /mcp HTTP/1.1\r\n{headers}\r\nTransfer-Encoding: chunked"),
+        chunked(&vec![b' '; 17 << 20], 1 << 20),
+        Sending::WhileReading,
+    );
+    assert_eq!(code, 413, "{body}");
+    assert!(body.contains(limit_said), "{body}");
+
+    // Within the limit: initialize, with a 5 MiB client name (over rmcp's default of 4 MiB), sent
+    // with a length and chunked.
+    let initialize =
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "x".repeat(5 << 20), "version": "0"}}})
+        .to_string()
+        .into_bytes();
+    let (code, body) = exchange(
+        &addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\n{headers}\r\nContent-Length: {}",
+            initialize.len()
+        ),
+        initialize.clone(),
+        Sending::WhileReading,
+    );
+    assert_eq!(code, 200, "{}", &body[..body.len().min(500)]);
+    assert!(
+        body.contains(r#""serverInfo":{"name":"screenpilot""#),
+        "{body}"
+    );
+    let (code, body) = exchange(
+        &addr,
+        &format!("POST /mcp HTTP/1.1\r\n{headers}\r\nTransfer-Encoding: chunked"),
+        chunked(&initialize, 64 << 10),
+        Sending::WhileReading,
+    );
+    assert_eq!(code, 200, "{}", &body[..body.len().min(500)]);
+    assert!(
+        body.contains(r#""serverInfo":{"name":"screenpilot""#),
+        "{body}"
+    );
+
+    // Without the token, nothing of the body is read: 401 whatever its size.
+    let (code, _) = exchange(
+        &addr,
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100000000",
+        Vec::new(),
+        Sending::WhileReading,
+    );
+    assert_eq!(code, 401);
+}

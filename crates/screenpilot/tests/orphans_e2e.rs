@@ -1,7 +1,8 @@
-//! A daemon killed with SIGKILL cannot end its sessions: programs that ignore the hang-up keep running
-//! (reparented to init) and its desktops' private directories stay. The next daemon on the same
-//! directory ends them before it answers anything, and touches nothing that is not provably its own.
-//! Real daemons, a real `kill -9`, real programs.
+//! A daemon killed with SIGKILL cannot end its sessions: programs that ignore the hang-up would keep
+//! running (reparented to init) and its desktops' private directories would stay. Its guard process
+//! ends them at once; should the guard have been killed too, the next daemon on the same directory
+//! ends them before it answers anything. Either touches nothing that is not provably its own. Real
+//! daemons, a real `kill -9`, real programs.
 
 mod common;
 
@@ -161,7 +162,16 @@ fn the_next_daemon_ends_what_a_killed_one_left_and_nothing_else() {
     )
     .expect("plant a record");
 
-    // kill -9: the programs that ignore HUP outlive it.
+    // kill -9 of the guard, then of the daemon: the programs that ignore HUP outlive both.
+    let guard = guard_pid(&daemon);
+    // SAFETY: a plain kill of the guard of the daemon this test started.
+    unsafe {
+        libc::kill(guard, libc::SIGKILL);
+    }
+    assert!(
+        wait_for_process_exit(guard, Duration::from_secs(20)),
+        "the guard outlived SIGKILL"
+    );
     let daemon_pid = daemon.daemon_pid();
     // SAFETY: a plain kill of the daemon this test started.
     unsafe {
@@ -215,6 +225,151 @@ fn the_next_daemon_ends_what_a_killed_one_left_and_nothing_else() {
     );
     let _ = unrelated.kill();
     let _ = unrelated.wait();
+}
+
+/// The daemon's guard process, from `daemon status`.
+fn guard_pid(daemon: &Daemon) -> i32 {
+    let status = daemon.sp_json(&["daemon", "status"]);
+    status["guard_pid"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no guard_pid in {status}")) as i32
+}
+
+/// Nothing answers on the daemon's socket (and connecting starts no daemon).
+fn no_daemon_answers(daemon: &Daemon) -> bool {
+    std::os::unix::net::UnixStream::connect(daemon.path().join("daemon.sock")).is_err()
+}
+
+#[test]
+fn a_killed_daemons_guard_ends_its_sessions_without_a_next_daemon() {
+    let runtime = tempfile::Builder::new()
+        .prefix("sp-guard-runtime-")
+        .tempdir()
+        .expect("runtime dir");
+    let runtime_path = runtime.path().to_str().expect("utf-8 path").to_owned();
+    let daemon = Daemon::with_env(&[("XDG_RUNTIME_DIR", &runtime_path)]);
+    daemon.sp_json(&[
+        "spawn",
+        "--sid",
+        "stubborn",
+        "--",
+        "sh",
+        "-c",
+        "trap '' HUP; echo ready; sleep 600",
+    ]);
+    daemon.sp_json(&[
+        "spawn",
+        "--sid",
+        "leaderless",
+        "--",
+        "sh",
+        "-c",
+        "trap '' HUP; sleep 601 & echo ready; exit 0",
+    ]);
+    let ms = LONG_MS.to_string();
+    for sid in ["stubborn", "leaderless"] {
+        daemon.sp_json(&["wait", sid, "--regex", "ready", "--timeout-ms", &ms]);
+    }
+    let stubborn = members_of(&daemon, "stubborn");
+    let leaderless = members_of(&daemon, "leaderless");
+    assert_eq!(stubborn.len(), 2, "sh and sleep: {stubborn:?}");
+    assert_eq!(leaderless.len(), 1, "the sleep left behind: {leaderless:?}");
+    // A desktop whose program ignores HUP and TERM; it says its pids once they are there.
+    let pids_file = daemon.path().join("desktop-pids");
+    let script = format!(
+        "trap '' HUP TERM; sleep 602 & echo $$ $! > {}; wait",
+        pids_file.display()
+    );
+    let desktop = daemon.sp_json(&[
+        "desktop", "start", "--sid", "desk", "--", "xterm", "-e", "sh", "-c", &script,
+    ]);
+    assert_eq!(desktop["alive"], true, "{desktop}");
+    let desktop_program: Vec<i32> = common::wait_for_file(&pids_file, Duration::from_secs(30))
+        .split_whitespace()
+        .map(|pid| pid.parse().expect("a pid"))
+        .collect();
+    assert_eq!(
+        desktop_program.len(),
+        2,
+        "sh and sleep: {desktop_program:?}"
+    );
+    let guard = guard_pid(&daemon);
+    let daemon_pid = daemon.daemon_pid();
+    let _cleanup = KillOnDrop(
+        stubborn
+            .iter()
+            .chain(&leaderless)
+            .chain(&desktop_program)
+            .copied()
+            .chain([guard])
+            .collect(),
+    );
+
+    // SAFETY: a plain kill of the daemon this test started.
+    unsafe {
+        libc::kill(daemon_pid, libc::SIGKILL);
+    }
+    // From here on no command runs, so no daemon starts: the guard alone must end them.
+    for pid in stubborn
+        .iter()
+        .chain(&leaderless)
+        .chain(&desktop_program)
+        .chain([&daemon_pid, &guard])
+    {
+        assert!(
+            wait_for_process_exit(*pid, Duration::from_secs(30)),
+            "process {pid} still runs after the daemon was killed (guard {guard}, daemon {daemon_pid})"
+        );
+    }
+    assert!(no_daemon_answers(&daemon), "a daemon was started");
+    let left: Vec<_> = std::fs::read_dir(daemon.path().join("sessions"))
+        .expect("records dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "records left: {left:?}");
+    assert_eq!(
+        desktop_dirs(runtime.path()),
+        Vec::<String>::new(),
+        "the killed daemon's desktop directory stayed"
+    );
+    let log = std::fs::read_to_string(daemon.path().join("daemon.log")).unwrap_or_default();
+    assert!(
+        log.contains(&format!(
+            "screenpilot guard: the daemon (pid {daemon_pid}) died without closing its sessions; ended 3 processes of its 2 sessions"
+        )),
+        "the daemon log does not say what the guard ended: {log}"
+    );
+}
+
+#[test]
+fn a_daemon_that_stops_leaves_no_guard() {
+    let daemon = Daemon::new();
+    daemon.sp_json(&[
+        "spawn",
+        "--sid",
+        "stubborn",
+        "--",
+        "sh",
+        "-c",
+        "trap '' HUP; echo ready; sleep 603",
+    ]);
+    let ms = LONG_MS.to_string();
+    daemon.sp_json(&["wait", "stubborn", "--regex", "ready", "--timeout-ms", &ms]);
+    let stubborn = members_of(&daemon, "stubborn");
+    let guard = guard_pid(&daemon);
+    assert!(running(guard), "the guard {guard} does not run");
+    let _cleanup = KillOnDrop(stubborn.iter().copied().chain([guard]).collect());
+    daemon.sp_json(&["daemon", "stop"]);
+    for pid in stubborn.iter().chain([&guard]) {
+        assert!(
+            wait_for_process_exit(*pid, Duration::from_secs(30)),
+            "process {pid} still runs after daemon stop (guard {guard})"
+        );
+    }
+    // The guard found nothing to do: only the daemon's own close ran.
+    let log = std::fs::read_to_string(daemon.path().join("daemon.log")).unwrap_or_default();
+    assert!(!log.contains("guard"), "{log}");
 }
 
 /// Live `sleep ARG` processes of our uid.

@@ -347,6 +347,20 @@ fn the_page_is_served_but_its_data_needs_the_token_and_foreign_hosts_are_refused
         "a page of another origin cannot open the socket"
     );
 
+    // A body over the limit (the page takes none, but a client may send one) is answered 413, from
+    // its length, before a byte of it is sent.
+    let (code, _, body) = http_get(
+        &page.addr,
+        "/",
+        &[("Content-Length", "100000000"), ("Expect", "100-continue")],
+    );
+    assert_eq!(code, 413);
+    let body = String::from_utf8_lossy(&body);
+    assert!(
+        body.contains("over the limit of 16 MiB (16777216 bytes)"),
+        "{body}"
+    );
+
     // Asking again answers the same server; --stop ends it and its token.
     let again = watch(&daemon, &[]);
     assert_eq!(again.addr, page.addr);

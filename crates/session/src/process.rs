@@ -158,6 +158,35 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
     Ok(Spawned { pid, pty, exit })
 }
 
+/// A helper process started with [`spawn_helper`].
+pub struct Helper {
+    pub pid: i32,
+    /// Its stdin, when the command asked for a pipe.
+    pub stdin: Option<std::process::ChildStdin>,
+    /// Becomes `Some` when it has ended and been reaped.
+    pub exit: watch::Receiver<Option<ExitInfo>>,
+}
+
+/// Start a helper process (no pty) whose end the one reaper reports, as it does for a session's
+/// program. Nothing else may wait for it: a `wait` on its pid could reap a session's program that
+/// reused the pid after the reaper took the helper.
+pub fn spawn_helper(mut command: std::process::Command) -> std::io::Result<Helper> {
+    let reaper = reaper();
+    let mut waiting = reaper
+        .waiting
+        .lock()
+        .map_err(|_| std::io::Error::other("reaper lock poisoned"))?;
+    let mut child = command.spawn()?;
+    let pid = child.id() as i32;
+    let stdin = child.stdin.take();
+    // Not reaped while we hold the lock, so the exit cannot be missed; std's handle does nothing
+    // when dropped.
+    drop(child);
+    let (sender, exit) = watch::channel(None);
+    waiting.insert(pid, sender);
+    Ok(Helper { pid, stdin, exit })
+}
+
 /// How many recent spawns' start times are kept for [`start_time`].
 const NOTED_START_TIMES: usize = 64;
 
@@ -337,4 +366,51 @@ pub(crate) fn stat(pid: i32) -> Option<Stat> {
 /// When process `pid` started (clock ticks since boot), zombie or not.
 pub(crate) fn proc_start_time(pid: i32) -> Option<u64> {
     Some(stat(pid)?.start_time)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_helpers_end_is_reported_by_the_reaper() {
+        let mut stdin_fed = std::process::Command::new("sh");
+        stdin_fed
+            .args(["-c", "read line; exit \"$line\""])
+            .stdin(std::process::Stdio::piped());
+        let mut helper = spawn_helper(stdin_fed).expect("start sh");
+        // Still running: it waits for its line.
+        assert_eq!(*helper.exit.borrow(), None);
+        use std::io::Write;
+        let mut stdin = helper.stdin.take().expect("a stdin pipe");
+        stdin.write_all(b"7\n").expect("write");
+        let ended = tokio::time::timeout(
+            Duration::from_secs(30),
+            helper.exit.wait_for(Option::is_some),
+        )
+        .await
+        .expect("the reaper reports the exit")
+        .map(|info| *info)
+        .expect("the sender lives");
+        assert_eq!(
+            ended,
+            Some(ExitInfo {
+                exit_code: Some(7),
+                signal: None
+            })
+        );
+
+        let mut killed = std::process::Command::new("sh");
+        killed.args(["-c", "kill -9 $$"]);
+        let mut helper = spawn_helper(killed).expect("start sh");
+        let ended = tokio::time::timeout(
+            Duration::from_secs(30),
+            helper.exit.wait_for(Option::is_some),
+        )
+        .await
+        .expect("the reaper reports the kill")
+        .map(|info| *info)
+        .expect("the sender lives");
+        assert_eq!(ended.and_then(|info| info.signal), Some(9));
+    }
 }

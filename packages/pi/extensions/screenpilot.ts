@@ -8,9 +8,8 @@
 // that hung up had started (a wait, a Textual run): nothing keeps running for a call pi gave up on.
 // The binary: see `findBinary`.
 import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Type } from "typebox";
 
@@ -18,54 +17,46 @@ type Content = { type: "text"; text: string } | { type: "image"; data: string; m
 type Result = { content: Content[]; details: any; structuredContent?: any; isError?: boolean };
 type Update = (partial: Result) => void;
 
-function executable(path: string): boolean {
+/** The binary lookup of the npm package `screenpilot` (the one its launcher runs). */
+type Lookup = { findBinary(options?: { searchPath?: boolean }): string };
+
+/**
+ * That lookup, or `undefined` when the package is not installed: pi installs no dependencies for a
+ * local directory (`pi install ./packages/pi`).
+ */
+function npmLookup(): Lookup | undefined {
   try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
+    return createRequire(import.meta.url)("screenpilot");
+  } catch (e: any) {
+    if (e?.code === "MODULE_NOT_FOUND") return undefined;
+    throw e;
   }
 }
 
 /**
- * The screenpilot binary, looked for in this order:
- * 1. `$SCREENPILOT_BINARY` when it is set (a build of one's own; it must exist);
- * 2. the binary this package depends on: the npm package `screenpilot` brings it in its per-platform
- *    package `@screenpilot/<platform>-<arch>` (an optional dependency, which npm installs only
- *    where it fits);
- * 3. `screenpilot` on PATH (`cargo install`, the Python wheel, a global npm install).
+ * What to run: the binary the npm package `screenpilot` finds, in this order: `$SCREENPILOT_BINARY`
+ * when set (it must exist), else the binary of its per-platform package `@screenpilot/<platform>-<arch>`,
+ * else `screenpilot` on PATH (`cargo install`, the Python wheel, a global npm install); it throws saying
+ * what is missing. Without that package there is no lookup here, and only a binary named outright can
+ * run: `$SCREENPILOT_BINARY`, or `screenpilot` as spawn finds it on PATH ([`cannotRun`] says what is
+ * missing when it finds none).
  */
 function findBinary(): string {
-  const given = process.env.SCREENPILOT_BINARY;
-  if (given) {
-    if (!existsSync(given)) throw new Error(`SCREENPILOT_BINARY is ${given}, which does not exist`);
-    return given;
-  }
-  const platformPackage = `@screenpilot/${process.platform}-${process.arch}`;
-  const here = createRequire(import.meta.url);
-  let launcher: string | undefined;
-  try {
-    launcher = here.resolve("screenpilot/package.json");
-  } catch {}
-  // The platform package is the launcher's dependency: npm may put it beside the launcher, not here.
-  for (const from of launcher ? [createRequire(launcher), here] : [here]) {
-    try {
-      return from.resolve(`${platformPackage}/bin/screenpilot`);
-    } catch {}
-  }
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir && executable(join(dir, "screenpilot"))) return join(dir, "screenpilot");
-  }
+  const lookup = npmLookup();
+  if (lookup) return lookup.findBinary({ searchPath: true });
+  return process.env.SCREENPILOT_BINARY || "screenpilot";
+}
+
+/** Why `binary` (from [`findBinary`]) could not be started. */
+function cannotRun(binary: string, e: any): string {
+  if (e?.code !== "ENOENT" || npmLookup()) return `cannot run ${binary}: ${e.message}`;
+  if (process.env.SCREENPILOT_BINARY) return `cannot run ${binary} (SCREENPILOT_BINARY): ${e.message}`;
   const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
-  const npm = launcher
-    ? `the npm package screenpilot is installed (${dirname(launcher)}) but not ${platformPackage}, which ` +
-      "holds the binary for this platform (npm leaves it out with --omit=optional, and there is none " +
-      "for platforms without a prebuilt binary)"
-    : "this package's dependency, the npm package screenpilot, which brings the binary, is not " +
-      `installed (pi installs no dependencies for a local directory: run npm install in ${packageDir})`;
-  throw new Error(
-    `no screenpilot binary: ${npm}; there is no screenpilot on PATH, and SCREENPILOT_BINARY is not set ` +
-      "(set it to a binary built with cargo install screenpilot, or put one on PATH)",
+  return (
+    "no screenpilot binary: this package's dependency, the npm package screenpilot, which brings the binary, " +
+    `is not installed (pi installs no dependencies for a local directory: run npm install in ${packageDir}); ` +
+    "there is no screenpilot on PATH, and SCREENPILOT_BINARY is not set (set it to a binary built with cargo " +
+    "install screenpilot, or put one on PATH)"
   );
 }
 
@@ -127,7 +118,7 @@ function cli(args: string[], signal?: AbortSignal, onProgress?: (update: any) =>
     // `error` without `close` when the binary could not be started at all: nothing was sent.
     child.on("error", (e) => {
       signal?.removeEventListener("abort", abort);
-      reject(new NoAnswer(`cannot run ${binary}: ${e.message}`, false));
+      reject(new NoAnswer(cannotRun(binary, e), false));
     });
     child.on("close", (code, killedBy) => {
       signal?.removeEventListener("abort", abort);
@@ -208,7 +199,7 @@ function terminalTools(): Promise<any[]> {
         }
       }
     });
-    child.on("error", reject);
+    child.on("error", (e) => reject(new Error(cannotRun(binary, e))));
     child.on("close", () => {
       clearTimeout(bound);
       tools ? resolve(tools) : reject(new Error("`screenpilot mcp --tools classic` listed no tools"));

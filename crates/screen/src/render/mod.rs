@@ -63,16 +63,21 @@ impl Default for RenderOptions {
     }
 }
 
+/// A font size as a caller gives it (a JSON number is an f64), as the renderer takes it; refused
+/// outside [`MIN_FONT_PX`, `MAX_FONT_PX`] (or not a number). Checked before narrowing: as an f32,
+/// 1e39 would already be infinity and 1e-300 zero.
+pub fn checked_font_px(font_px: f64) -> Result<f32, RenderError> {
+    if (f64::from(MIN_FONT_PX)..=f64::from(MAX_FONT_PX)).contains(&font_px) {
+        Ok(font_px as f32)
+    } else {
+        Err(RenderError::InvalidFontPx { font_px })
+    }
+}
+
 impl RenderOptions {
     /// Reject a font size outside [`MIN_FONT_PX`, `MAX_FONT_PX`] (or not a number).
     pub fn validate(&self) -> Result<(), RenderError> {
-        if (MIN_FONT_PX..=MAX_FONT_PX).contains(&self.font_px) {
-            Ok(())
-        } else {
-            Err(RenderError::InvalidFontPx {
-                font_px: self.font_px,
-            })
-        }
+        checked_font_px(f64::from(self.font_px)).map(|_| ())
     }
 
     /// The font size actually used: clamped into range, the default when not a number.
@@ -88,8 +93,8 @@ impl RenderOptions {
 /// Why a screen could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("font_px must be between {MIN_FONT_PX} and {MAX_FONT_PX}, got {font_px}")]
-    InvalidFontPx { font_px: f32 },
+    #[error("{font_px:?} is outside the font sizes drawn, {MIN_FONT_PX}-{MAX_FONT_PX} px (default {DEFAULT_FONT_PX})")]
+    InvalidFontPx { font_px: f64 },
     #[error("the image would be {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS}; use a smaller font_px")]
     TooLarge { width: u32, height: u32 },
     #[error("the screen is {cols}x{rows} cells, so there is nothing to draw")]
@@ -369,6 +374,32 @@ mod tests {
         assert!(huge.validate().is_err());
         assert_eq!(huge.effective_font_px(), MAX_FONT_PX);
         assert!(RenderOptions::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_font_size_is_checked_as_given_before_it_is_narrowed() {
+        for bad in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -1.0,
+            5.99,
+            96.01,
+            1e6,
+            1e308,
+            1e-300,
+            3.5e38,
+        ] {
+            let error = checked_font_px(bad).expect_err("out of range");
+            assert_eq!(
+                error.to_string(),
+                format!("{bad:?} is outside the font sizes drawn, 6-96 px (default 16)")
+            );
+        }
+        assert_eq!(checked_font_px(6.0).ok(), Some(6.0));
+        assert_eq!(checked_font_px(12.5).ok(), Some(12.5));
+        assert_eq!(checked_font_px(96.0).ok(), Some(96.0));
     }
 
     #[test]

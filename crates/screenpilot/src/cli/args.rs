@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use screenpilot_screen::render::checked_font_px;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -209,6 +210,9 @@ pub enum DaemonAction {
     Start,
     Stop,
     Status,
+    /// The daemon's guard, which the daemon starts itself (see `guard.rs`).
+    #[value(hide = true)]
+    Guard,
 }
 
 /// After input, wait until a condition holds and print the screen: one call per step. Any of them
@@ -382,7 +386,7 @@ pub struct ScreenshotArgs {
     pub output: Option<PathBuf>,
     /// Font size in pixels (default 16).
     #[arg(long, value_parser = finite_scale)]
-    pub scale: Option<f32>,
+    pub scale: Option<f64>,
     /// dark (default) or light.
     #[arg(long)]
     pub theme: Option<String>,
@@ -524,12 +528,14 @@ pub struct ComputerArgs {
     pub full_size: bool,
 }
 
-/// `--scale`: a finite number above zero (`NaN` and `inf` parse as floats but size nothing).
-fn finite_scale(text: &str) -> Result<f32, String> {
-    match text.trim().parse::<f32>() {
-        Ok(scale) if scale.is_finite() && scale > 0.0 => Ok(scale),
-        _ => Err(format!(
-            "{text:?} is not a font size: give a finite number of pixels above 0"
-        )),
-    }
+/// `--scale`: a font size the renderer draws, refused here to name the flag (the screenshot
+/// operation refuses the same for `font_px`).
+fn finite_scale(text: &str) -> Result<f64, String> {
+    let scale = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("{text:?} is not a number of pixels"))?;
+    checked_font_px(scale)
+        .map(|_| scale)
+        .map_err(|e| e.to_string())
 }

@@ -13,6 +13,7 @@ use super::server::Screenpilot;
 use crate::loopback_http::{self, loopback_addr, new_token, read_token, write_token, Gate};
 use crate::ops::ErrorCode;
 use crate::ops::OpError;
+use crate::protocol::MAX_REQUEST_BYTES;
 
 /// The file a generated token is written to, inside the daemon directory.
 const TOKEN_FILE: &str = "mcp-http.token";
@@ -38,7 +39,11 @@ pub async fn serve(
     };
     let stop = CancellationToken::new();
     let calls = server.shared.shutdown.clone();
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    // rmcp's own limit (4 MiB by default) stays out of the way of ours: a body may hold what one
+    // request line to the daemon may (and a line of `mcp` on stdio).
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES);
     let mcp = StreamableHttpService::new(
         move || Ok(server.for_new_client()),
         LocalSessionManager::default().into(),
@@ -50,13 +55,17 @@ pub async fn serve(
         token,
         port: bound.port(),
     };
-    let app =
-        axum::Router::new()
-            .nest_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(gate),
-                loopback_http::require_token,
-            ));
+    // The gate runs first (the outer layer): nothing of a body is read for a request not let in.
+    let app = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            MAX_REQUEST_BYTES,
+            loopback_http::limit_body,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(gate),
+            loopback_http::require_token,
+        ));
     eprintln!("screenpilot mcp: listening on http://{bound}/mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {

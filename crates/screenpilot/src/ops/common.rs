@@ -224,7 +224,7 @@ pub struct Context {
     /// Each desktop's screenshot size for models.
     pub model_sizes: Arc<ModelSizes>,
     /// The watch page's server, when one runs (`watch`).
-    pub watch: Arc<crate::watch::WatchServer>,
+    pub watch: Arc<crate::watch_state::WatchServer<Context, OpError>>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory
@@ -359,10 +359,27 @@ pub struct BadField {
 }
 
 /// Parse an object (null counts as `{}`), finding the field at fault on failure. The one finder of
-/// bad fields: operation parameters and `computer` action objects both go through it.
+/// bad fields: operation parameters and `computer` action objects both go through it. Anything but
+/// an object or null is refused here: serde would read a struct from an array (`[]` as `{}`).
 pub fn parse_fields<T: DeserializeOwned>(value: &Value) -> Result<T, BadField> {
     let empty = Value::Object(Map::new());
-    let value = if value.is_null() { &empty } else { value };
+    let value = match value {
+        Value::Null => &empty,
+        Value::Object(_) => value,
+        other => {
+            let got = match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            return Err(BadField {
+                field: Some("params".to_owned()),
+                error: format!("expected an object, got {got}"),
+                named_by_serde: false,
+            });
+        }
+    };
     T::deserialize(value).map_err(|e| {
         let error = e.to_string();
         let error = error.split(" at line ").next().unwrap_or(&error).to_owned();
@@ -400,7 +417,47 @@ fn culprit<T: DeserializeOwned>(fields: &Map<String, Value>, error: &str) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn parameters_that_are_not_an_object_are_refused_naming_params() {
+        #[derive(Debug, Deserialize)]
+        struct Optional {
+            #[serde(default)]
+            n: u32,
+        }
+        for (value, got) in [
+            (json!([]), "an array"),
+            (json!([1, 2]), "an array"),
+            (json!(5), "a number"),
+            (json!(1e308), "a number"),
+            (json!("{}"), "a string"),
+            (json!(true), "a boolean"),
+        ] {
+            let error = parse_params::<Optional>("list", value.clone()).expect_err("not an object");
+            assert_eq!(error.code, ErrorCode::InvalidArgument, "{value}");
+            assert_eq!(error.field.as_deref(), Some("params"), "{value}");
+            assert_eq!(
+                error.message,
+                format!("list: params: expected an object, got {got}"),
+                "{value}"
+            );
+        }
+        // Null and an object are parameters; an empty struct still reads from them.
+        assert_eq!(
+            parse_params::<Optional>("list", Value::Null)
+                .map(|o| o.n)
+                .ok(),
+            Some(0)
+        );
+        assert_eq!(
+            parse_params::<Optional>("list", json!({"n": 3}))
+                .map(|o| o.n)
+                .ok(),
+            Some(3)
+        );
+    }
 
     #[test]
     fn a_caller_variable_that_is_not_utf8_is_left_out_not_mangled() {

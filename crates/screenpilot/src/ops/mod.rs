@@ -40,6 +40,7 @@ mod watch;
 
 pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
 pub use button::Button;
+pub(crate) use common::parse_params;
 pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
 pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
 

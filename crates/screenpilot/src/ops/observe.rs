@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_desktop::Desktop;
-use screenpilot_screen::render::{render_png, render_svg, Layout, RenderError, RenderOptions};
+use screenpilot_screen::render::{
+    checked_font_px, render_png, render_svg, Layout, RenderError, RenderOptions,
+};
 use screenpilot_screen::ThemeName;
 use screenpilot_session::{ReadOptions, Session};
 
@@ -52,8 +54,8 @@ pub struct SnapshotParams {
 pub struct ScreenshotParams {
     pub sid: String,
     pub format: Option<ImageFormat>,
-    /// 6-64, default 16
-    pub font_px: Option<f32>,
+    /// 6-96, default 16
+    pub font_px: Option<f64>,
     pub theme: Option<ThemeName>,
     /// Window frame
     #[serde(default)]
@@ -356,10 +358,7 @@ Example: {\"sid\": \"htop\", \"format\": \"png\"}.");
         }
         let mut options = RenderOptions::default();
         if let Some(px) = p.font_px {
-            if !(6.0..=64.0).contains(&px) {
-                return Err(OpError::invalid("font_px", format!("{px} is outside 6-64")));
-            }
-            options.font_px = px;
+            options.font_px = checked_font_px(px).map_err(render_error)?;
         }
         options.theme = p.theme.unwrap_or_default();
         options.frame = p.frame;

@@ -1,14 +1,26 @@
 //! `watch`: start (or find) the watch page's server in the daemon and answer its URL; `--stop` stops
-//! it. The server itself is [`crate::watch`].
+//! it. The server itself is `crate::watch`, reached through the starter the daemon installs
+//! ([`crate::watch_state`]): the server uses the operations, so they do not use it.
 
 use std::net::SocketAddr;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Context, OpError, Progress};
+use super::common::{Context, ErrorCode, OpError, Progress};
 use super::operation::{Operation, Profile, Report, View};
-use crate::loopback_http::loopback_addr;
+use crate::loopback_http::{loopback_addr, SetupError};
+
+/// The HTTP helpers sit below the operations and have their own errors; this is where they become
+/// ours (here, where the first operation needs one), with their field.
+impl From<SetupError> for OpError {
+    fn from(e: SetupError) -> OpError {
+        match e {
+            SetupError::Invalid { field, message } => OpError::invalid(field, message),
+            SetupError::Io(message) => OpError::new(ErrorCode::IoError, message),
+        }
+    }
+}
 
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -85,7 +97,7 @@ impl Operation for Watch {
         p: WatchParams,
         _progress: &Progress,
     ) -> Result<WatchOutput, OpError> {
-        let mut server = ctx.watch.0.lock().await;
+        let mut server = ctx.watch.running.lock().await;
         if p.stop {
             if p.http.is_some() || p.control {
                 return Err(OpError::invalid("stop", "stop takes no other parameter"));
@@ -121,7 +133,13 @@ impl Operation for Watch {
             Some(running) => running,
             None => {
                 let dir = crate::paths::Paths::from_env().dir;
-                crate::watch::start(ctx.clone(), addr, &dir).await?
+                let start = ctx.watch.start(ctx.clone(), addr, dir).ok_or_else(|| {
+                    OpError::new(
+                        ErrorCode::Internal,
+                        "watch: no watch server in this process (the daemon has one; a library context gets it from screenpilot::watch::install)",
+                    )
+                })?;
+                start.await?
             }
         };
         let token_file = if p.control {

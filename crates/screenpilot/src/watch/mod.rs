@@ -20,7 +20,6 @@
 
 mod assets;
 mod desktop;
-mod running;
 mod socket;
 mod terminal;
 
@@ -48,8 +47,9 @@ use screenpilot_session::Session;
 use crate::loopback_http::{self, bearer_token, same_secret};
 use crate::ops::display::{find_target, Target};
 use crate::ops::{Context, OpError};
+use crate::protocol::MAX_REQUEST_BYTES;
+use crate::watch_state::Running;
 use desktop::DesktopFeed;
-pub use running::{Running, WatchServer};
 use socket::{send_json, Access};
 use terminal::TerminalFeed;
 
@@ -76,6 +76,13 @@ struct Server {
     stop: CancellationToken,
 }
 
+/// Let the `watch` operation of `ctx` start this server (the daemon does so for its context).
+pub fn install(ctx: &Context) {
+    ctx.watch.install(Box::new(|ctx, addr, dir| {
+        Box::pin(async move { start(ctx, addr, &dir).await })
+    }));
+}
+
 /// Listen on `addr` (loopback) and serve the sessions of `ctx` until [`Running::stop`]; the tokens are
 /// written to `dir`.
 pub async fn start(ctx: Context, addr: SocketAddr, dir: &Path) -> Result<Running, OpError> {
@@ -98,6 +105,10 @@ pub async fn start(ctx: Context, addr: SocketAddr, dir: &Path) -> Result<Running
         .route("/ws/sessions", get(sessions_socket))
         .route("/ws/session/{sid}", get(session_socket))
         .fallback(get(asset))
+        .layer(axum::middleware::from_fn_with_state(
+            MAX_REQUEST_BYTES,
+            loopback_http::limit_body,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             server.clone(),
             only_our_host,

@@ -1,0 +1,3 @@
+mod ops;
+mod state;
+mod watch;

@@ -1,0 +1,3 @@
+mod server;
+
+pub use server::start;

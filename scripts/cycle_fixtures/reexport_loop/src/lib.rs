@@ -1,0 +1,2 @@
+mod ops;
+mod watch;

@@ -1,0 +1,3 @@
+mod common;
+
+pub use common::Context;

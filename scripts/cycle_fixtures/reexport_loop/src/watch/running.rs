@@ -1,0 +1,4 @@
+/// Plain data: the state of a running server.
+pub struct WatchServer {
+    pub port: u16,
+}
