@@ -23,7 +23,7 @@ use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
 use crate::ready::{self, FocusBy};
 use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
-use crate::settle::{self, Settled, DEFAULT_REACTION};
+use crate::settle::{self, Settle, Settled, DEFAULT_REACTION};
 use crate::watcher::Watcher;
 use crate::x11::{connect_local, WindowInfo, X11};
 
@@ -632,7 +632,14 @@ impl Desktop {
         limit: Duration,
     ) -> Settled {
         self.touch();
-        settle::settle(self.damage_updates(), since, quiet, reaction, limit).await
+        let updates = self.damage_updates();
+        let probe = updates.clone();
+        let limits = Settle {
+            reaction,
+            quiet,
+            limit,
+        };
+        settle::settle(updates, move || *probe.borrow(), since, limits).await
     }
 
     /// Wait until the program given at start has ended, at most `limit`: its status, or `None` when

@@ -39,7 +39,7 @@ pub use private_dir::{end_abandoned, Abandoned};
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
-pub use settle::{Settled, DEFAULT_REACTION};
+pub use settle::{Settle, Settled, DEFAULT_REACTION};
 pub use x11::{connect, Button, Point, WindowInfo, WindowManagerState, X11};
 /// The X11 protocol crate this one speaks through, for callers of [`connect`].
 pub use x11rb;

@@ -1,95 +1,138 @@
-//! "Wait until the screen reacted and went quiet", on the damage counter of the watcher
-//! ([`crate::Desktop::damage_updates`]). No polling: the only timers are the caller's limits.
+//! "Wait until the screen reacted and went quiet": the one loop behind every input that answers with
+//! a settled screen (`computer` on desktops and on terminals, [`crate::Desktop::settle`]).
 //!
-//! The caller notes the damage generation before it acts (`since`), acts, then settles:
+//! A screen announces changes on a watch channel (a desktop's damage counter, a terminal's pump), and
+//! a fingerprint says whether what is shown differs (the damage generation itself, or a hash of a
+//! terminal's screen). No polling: the loop sleeps on the channel, with the caller's limits as its
+//! only timers. The caller reads the fingerprint before it acts (`before`), acts, then settles:
 //!
-//! 1. **Reaction**: wait until the generation passes `since` (something was drawn after the action
-//!    began), for at most the *reaction window*, `min(limit, reaction)`.
-//! 2. **Quiet**: then wait until nothing has been drawn for `quiet`, all within `limit`.
+//! 1. **Reaction**: wait until the fingerprint differs from `before`, for at most the *reaction
+//!    window*, `min(limit, reaction)`.
+//! 2. **Quiet**: then wait until it has not changed for `quiet`, all within `limit`.
 //!
 //! Why a reaction window shorter than the limit: an action that changes nothing on the screen (a
 //! click on an empty desktop, a key the app ignores) would otherwise always cost the whole limit. So
-//! when nothing is drawn within the window, the result is `reacted: false` (and `settled: true`: the
-//! screen has been still all that time); the caller can tell "no visible effect" from "still
-//! drawing". [`DEFAULT_REACTION`] (300 ms) is many times the reaction of an app that is alive
-//! (xterm draws a typed key within about 5 ms here; a redraw is a frame or two), and well under what
-//! an agent loses by sleeping (a reference tool sleeps 2 s after every action).
-//!
-//! A reaction window of zero skips step 1: wait only for quiet (for a `wait` action with no
-//! duration: "until the screen is still").
+//! when nothing changes within the window, the result is `reacted: false` (and `settled: true` when
+//! the window was at least the quiet time: the screen has been still all that while); the caller can
+//! tell "no visible effect" from "still drawing". [`DEFAULT_REACTION`] (300 ms) is many times the
+//! reaction of an app that is alive (xterm draws a typed key within about 5 ms here; a redraw is a
+//! frame or two), and well under what an agent loses by sleeping (a reference tool sleeps 2 s after
+//! every action). A reaction window of zero skips step 1: wait only for quiet ([`until_still`]).
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use serde::Serialize;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
-/// How long [`settle`] waits by default for the screen to react to an action.
+/// How long [`Settle::reaction`] is by default.
 pub const DEFAULT_REACTION: Duration = Duration::from_millis(300);
 
-/// What [`settle`] saw.
+/// How long to wait, and for what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settle {
+    /// How long to wait for the screen to start changing; zero: do not wait for a change.
+    pub reaction: Duration,
+    /// The screen must then stay unchanged this long.
+    pub quiet: Duration,
+    /// The whole wait, reaction included, never lasts longer than this.
+    pub limit: Duration,
+}
+
+/// What a settle saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Settled {
-    /// Something was drawn after `since`.
+    /// The screen changed after `before`.
     pub reacted: bool,
     /// The screen was still for the whole quiet time when the wait ended; false when the limit came
-    /// first (it kept drawing) or changes cannot be watched (no DAMAGE, or the desktop closed).
+    /// first (it kept changing) or changes cannot be watched (the channel closed).
     pub settled: bool,
     /// How long the wait took.
     pub waited: Duration,
 }
 
-/// Settle on a damage counter: see the module documentation.
+/// Wait until the screen has not changed for `settle.quiet` (at most `settle.limit`), without waiting
+/// for it to change first.
+pub async fn until_still(
+    updates: watch::Receiver<u64>,
+    fingerprint: impl Fn() -> u64,
+    settle_for: Settle,
+) -> Settled {
+    let before = fingerprint();
+    let mut waited = settle(
+        updates,
+        fingerprint,
+        before,
+        Settle {
+            reaction: Duration::ZERO,
+            ..settle_for
+        },
+    )
+    .await;
+    waited.reacted = false;
+    waited
+}
+
+/// Wait until `fingerprint()` differs from `before` and then stays the same for `settle.quiet` (see
+/// the module documentation). `updates` wakes the loop on every change the screen announces.
 pub async fn settle(
-    mut damage: watch::Receiver<u64>,
-    since: u64,
-    quiet: Duration,
-    reaction: Duration,
-    limit: Duration,
+    mut updates: watch::Receiver<u64>,
+    fingerprint: impl Fn() -> u64,
+    before: u64,
+    settle: Settle,
 ) -> Settled {
     let start = Instant::now();
-    let end = start + limit;
+    let end = start + settle.limit;
     let done = |reacted: bool, settled: bool| Settled {
         reacted,
         settled,
         waited: start.elapsed(),
     };
-    let mut reacted = *damage.borrow_and_update() > since;
-    if damage.has_changed().is_err() {
+    updates.borrow_and_update();
+    let mut last = fingerprint();
+    let mut reacted = last != before;
+    if updates.has_changed().is_err() {
         return done(reacted, false);
     }
-    // The last drawing we know of. Drawn before we looked, or not at all: the start, the latest
-    // moment it can have been.
-    let mut last = start;
-    if !reacted && !reaction.is_zero() {
-        let window = reaction.min(limit);
-        match tokio::time::timeout(window, damage.changed()).await {
-            Ok(Ok(())) => {
-                damage.borrow_and_update();
-                reacted = true;
-                last = Instant::now();
+    // When the screen last changed, as far as we know: before we looked, or not at all, so the start.
+    let mut changed_at = start;
+    if !reacted && !settle.reaction.is_zero() {
+        let window = start + settle.reaction.min(settle.limit);
+        while !reacted {
+            match tokio::time::timeout_at(window, updates.changed()).await {
+                Ok(Ok(())) => {
+                    updates.borrow_and_update();
+                    last = fingerprint();
+                    if last != before {
+                        reacted = true;
+                        changed_at = Instant::now();
+                    }
+                }
+                Ok(Err(_closed)) => return done(false, false),
+                // Nothing changed all that time: still, and no reaction to wait for.
+                Err(_) if window - start >= settle.quiet => return done(false, true),
+                Err(_) => break,
             }
-            Ok(Err(_closed)) => return done(false, false),
-            // Nothing drawn all that time: still, and no reaction to wait for.
-            Err(_) if window >= quiet => return done(false, true),
-            Err(_) => {}
         }
     }
     loop {
         let now = Instant::now();
-        let quiet_until = last + quiet;
+        let quiet_until = changed_at + settle.quiet;
         if now >= quiet_until {
             return done(reacted, true);
         }
         if now >= end {
             return done(reacted, false);
         }
-        match tokio::time::timeout(quiet_until.min(end) - now, damage.changed()).await {
+        match tokio::time::timeout_at(quiet_until.min(end), updates.changed()).await {
             Ok(Ok(())) => {
-                damage.borrow_and_update();
-                reacted = true;
-                last = Instant::now();
+                updates.borrow_and_update();
+                let now_shown = fingerprint();
+                if now_shown != last {
+                    last = now_shown;
+                    reacted |= now_shown != before;
+                    changed_at = Instant::now();
+                }
             }
             Ok(Err(_closed)) => return done(reacted, false),
             Err(_) => {}
@@ -99,13 +142,31 @@ pub async fn settle(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
 
+    fn limits(reaction: u32, quiet: u32, limit: u32) -> Settle {
+        Settle {
+            reaction: reaction * MS,
+            quiet: quiet * MS,
+            limit: limit * MS,
+        }
+    }
+
+    /// A counter whose value is its own fingerprint, as a desktop's damage generation is.
+    fn counter(start: u64) -> (watch::Sender<u64>, impl Fn() -> u64, watch::Receiver<u64>) {
+        let (tx, rx) = watch::channel(start);
+        let probe = rx.clone();
+        (tx, move || *probe.borrow(), rx)
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn a_reaction_then_quiet_settles_soon_after_the_last_drawing() {
-        let (tx, rx) = watch::channel(5u64);
+    async fn a_reaction_then_quiet_settles_soon_after_the_last_change() {
+        let (tx, probe, rx) = counter(5);
         let drawer = tokio::spawn(async move {
             for _ in 0..3 {
                 tokio::time::sleep(20 * MS).await;
@@ -113,9 +174,9 @@ mod tests {
             }
             tx
         });
-        let result = settle(rx, 5, 50 * MS, 300 * MS, 2000 * MS).await;
+        let result = settle(rx, probe, 5, limits(300, 50, 2000)).await;
         assert!(result.reacted && result.settled, "{result:?}");
-        // Last drawing at 60 ms, then 50 ms of quiet.
+        // Last change at 60 ms, then 50 ms of quiet.
         assert!(
             result.waited >= 110 * MS && result.waited < 130 * MS,
             "{result:?}"
@@ -125,8 +186,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn no_reaction_costs_the_reaction_window_not_the_limit() {
-        let (_tx, rx) = watch::channel(5u64);
-        let result = settle(rx, 5, 50 * MS, 300 * MS, 2000 * MS).await;
+        let (_tx, probe, rx) = counter(5);
+        let result = settle(rx, probe, 5, limits(300, 50, 2000)).await;
         assert_eq!((result.reacted, result.settled), (false, true));
         assert!(
             result.waited >= 300 * MS && result.waited < 310 * MS,
@@ -135,15 +196,15 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn drawing_that_never_stops_is_not_settled_at_the_limit() {
-        let (tx, rx) = watch::channel(0u64);
+    async fn changing_that_never_stops_is_not_settled_at_the_limit() {
+        let (tx, probe, rx) = counter(0);
         let drawer = tokio::spawn(async move {
             while !tx.is_closed() {
                 tokio::time::sleep(10 * MS).await;
                 tx.send_modify(|g| *g += 1);
             }
         });
-        let result = settle(rx, 0, 50 * MS, 300 * MS, 500 * MS).await;
+        let result = settle(rx, probe, 0, limits(300, 50, 500)).await;
         assert_eq!((result.reacted, result.settled), (true, false));
         assert!(
             result.waited >= 500 * MS && result.waited < 520 * MS,
@@ -153,9 +214,9 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn drawing_before_the_call_counts_as_the_reaction() {
-        let (_tx, rx) = watch::channel(7u64);
-        let result = settle(rx, 5, 50 * MS, 300 * MS, 2000 * MS).await;
+    async fn a_change_before_the_call_counts_as_the_reaction() {
+        let (_tx, probe, rx) = counter(7);
+        let result = settle(rx, probe, 5, limits(300, 50, 2000)).await;
         assert_eq!((result.reacted, result.settled), (true, true));
         assert!(
             result.waited >= 50 * MS && result.waited < 60 * MS,
@@ -164,9 +225,9 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_zero_reaction_window_waits_for_quiet_only() {
-        let (_tx, rx) = watch::channel(5u64);
-        let result = settle(rx, 5, 50 * MS, Duration::ZERO, 2000 * MS).await;
+    async fn until_still_waits_for_quiet_only() {
+        let (_tx, probe, rx) = counter(5);
+        let result = until_still(rx, probe, limits(0, 50, 2000)).await;
         assert_eq!((result.reacted, result.settled), (false, true));
         assert!(
             result.waited >= 50 * MS && result.waited < 60 * MS,
@@ -175,11 +236,44 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_closed_counter_ends_the_wait_unsettled() {
-        let (tx, rx) = watch::channel(5u64);
+    async fn a_closed_channel_ends_the_wait_unsettled() {
+        let (tx, probe, rx) = counter(5);
         drop(tx);
-        let result = settle(rx, 5, 50 * MS, 300 * MS, 2000 * MS).await;
+        let result = settle(rx, probe, 5, limits(300, 50, 2000)).await;
         assert_eq!((result.reacted, result.settled), (false, false));
         assert!(result.waited < 10 * MS);
+    }
+
+    /// Announcements that change nothing shown (a terminal's pump after output that drew the same)
+    /// are neither a reaction nor an end of quiet.
+    #[tokio::test(start_paused = true)]
+    async fn announcements_of_an_unchanged_screen_are_not_changes() {
+        let (tx, rx) = watch::channel(0u64);
+        let shown = Arc::new(AtomicU64::new(1));
+        let writer = shown.clone();
+        let pump = tokio::spawn(async move {
+            for step in 1..=20u64 {
+                tokio::time::sleep(10 * MS).await;
+                if step == 3 {
+                    writer.store(2, Ordering::SeqCst);
+                }
+                tx.send_replace(step);
+            }
+            tx
+        });
+        let result = settle(
+            rx,
+            move || shown.load(Ordering::SeqCst),
+            1,
+            limits(1000, 50, 2000),
+        )
+        .await;
+        assert!(result.reacted && result.settled, "{result:?}");
+        // The one real change at 30 ms, quiet 50 ms after it despite announcements every 10 ms.
+        assert!(
+            result.waited >= 80 * MS && result.waited < 90 * MS,
+            "{result:?}"
+        );
+        drop(pump.await);
     }
 }

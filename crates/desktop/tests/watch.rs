@@ -174,13 +174,17 @@ async fn closing_the_desktop_ends_its_watcher_and_every_wait_on_it() {
     let since = *damage.borrow();
     let waiting = tokio::spawn({
         let damage = desktop.damage_updates();
+        let probe = damage.clone();
         async move {
             screenpilot_desktop::settle::settle(
                 damage,
+                move || *probe.borrow(),
                 since,
-                Duration::from_secs(60),
-                Duration::from_secs(60),
-                Duration::from_secs(120),
+                screenpilot_desktop::Settle {
+                    reaction: Duration::from_secs(60),
+                    quiet: Duration::from_secs(60),
+                    limit: Duration::from_secs(120),
+                },
             )
             .await
         }

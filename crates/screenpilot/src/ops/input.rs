@@ -11,7 +11,7 @@ use screenpilot_session::{hash_hex, Session};
 use super::common::{Context, OpError, Progress};
 use super::operation::{Operation, Report, View};
 use super::screen::SessionScreen;
-use super::settle::{settle, Settle};
+use screenpilot_desktop::settle::{settle, Settle};
 
 /// Parameters of `send_keys`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -171,7 +171,8 @@ pub(super) async fn write_input(
     .await;
     Ok(InputDone::Settled {
         screen: Box::new(SessionScreen::read(session, SessionScreen::options(styled))),
-        settled: outcome.settled,
+        // The documented meaning: the app reacted and then went quiet within the limit.
+        settled: outcome.reacted && outcome.settled,
         col: None,
         row: None,
     })

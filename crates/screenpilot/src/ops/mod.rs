@@ -31,7 +31,6 @@ mod program;
 mod record;
 mod run;
 mod screen;
-mod settle;
 mod step;
 mod textual;
 mod until;
@@ -102,12 +101,12 @@ operations! {
     mouse::Mouse,
     observe::Snapshot,
     observe::Screenshot,
-    waits::WaitFor,
-    waits::Expect,
-    waits::WaitChange,
-    waits::WaitVisualChange,
-    waits::WaitReady,
-    waits::WaitExit,
+    waits::ClassicWait<WaitForParams>,
+    waits::ClassicWait<ExpectParams>,
+    waits::ClassicWait<WaitChangeParams>,
+    waits::ClassicWait<WaitVisualChangeParams>,
+    waits::ClassicWait<WaitReadyParams>,
+    waits::ClassicWait<WaitExitParams>,
     desktop::DesktopStart,
     computer::Computer,
     textual::TextualRun,

@@ -13,7 +13,7 @@ use screenpilot_session::{ReadOptions, Session};
 
 use super::blocking::{run_bounded, Heavy};
 use super::common::{Caller, Context, ErrorCode, OpError, Progress};
-use super::display::{capture, find_target, model_size, DesktopScreen, Pixel, Target};
+use super::display::{capture, find_target, model_size, DesktopScreen, Framing, Target};
 use super::look::{Look, ScreenMode};
 use super::operation::{Operation, Profile, Report, View};
 use super::screen::{AnyScreen, SessionScreen};
@@ -210,17 +210,9 @@ pub struct Pictured {
     pub sid: String,
     #[serde(flatten)]
     pub image: Image,
-    /// Desktops: how the picture maps to the screen (screen pixels per picture pixel; 1 = full size).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// Desktops: the screen's own size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_width: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_height: Option<u32>,
-    /// Desktops: where the pointer is, in the picture's pixels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<Pixel>,
+    /// Desktops: how the picture maps to the screen.
+    #[serde(flatten)]
+    pub framing: Framing,
 }
 
 impl Report for Pictured {
@@ -368,10 +360,7 @@ Example: {\"sid\": \"htop\", \"format\": \"png\"}.");
         Ok(Pictured {
             sid: p.sid,
             image,
-            scale: None,
-            screen_width: None,
-            screen_height: None,
-            pointer: None,
+            framing: Framing::default(),
         })
     }
 }
@@ -401,9 +390,10 @@ async fn screenshot_desktop(
     Ok(Pictured {
         sid: p.sid,
         image: Image::png(&picture.png, width, height),
-        scale: Some((picture.scale.factor() * 1e4).round() / 1e4),
-        screen_width: Some(picture.scale.screen.0),
-        screen_height: Some(picture.scale.screen.1),
-        pointer: Some(picture.pointer),
+        framing: Framing::of(
+            picture.scale.screen,
+            picture.scale.factor(),
+            Some(picture.pointer),
+        ),
     })
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::actions::Action;
 use crate::ops::common::OpError;
-use crate::ops::display::Pixel;
+use crate::ops::display::{Framing, Pixel};
 use crate::ops::observe::Image;
 use crate::ops::operation::{Report, View};
 
@@ -92,18 +92,8 @@ pub struct ComputerDone {
     /// The zoom region the screenshot shows, [x0, y0, x1, y1] in screenshot pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<[u32; 4]>,
-    /// Where the pointer is, in screenshot pixels (desktops).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<Pixel>,
-    /// Screen pixels per screenshot pixel (1 at full size; about 1.89 for a 2560x1600 screen sent
-    /// as 1356x848).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// The screen's real size in pixels (width/height are the screenshot's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_width: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_height: Option<u32>,
+    #[serde(flatten)]
+    pub framing: Framing,
     /// The fresh screenshot.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub image: Option<Image>,
@@ -134,8 +124,8 @@ impl Report for ComputerDone {
         let screen = match &self.image {
             Some(image) => {
                 let mut screen = format!("screen {}x{}", image.width, image.height);
-                if let (Some(w), Some(h), Some(scale)) =
-                    (self.screen_width, self.screen_height, self.scale)
+                let f = &self.framing;
+                if let (Some(w), Some(h), Some(scale)) = (f.screen_width, f.screen_height, f.scale)
                 {
                     if (w, h) != (image.width, image.height) {
                         screen = format!(
@@ -187,10 +177,11 @@ pub(super) fn answer(
         results: run.results,
         settled: run.settled,
         region: run.zoom,
-        pointer: None,
-        scale: None,
-        screen_width: Some(run.screen.0),
-        screen_height: Some(run.screen.1),
+        framing: Framing {
+            screen_width: Some(run.screen.0),
+            screen_height: Some(run.screen.1),
+            ..Framing::default()
+        },
         image: None,
         screenshot_error: None,
         error: None,
@@ -201,9 +192,7 @@ pub(super) fn answer(
     let have_picture = picture.is_ok();
     match picture {
         Ok(picture) => {
-            out.pointer = picture.pointer;
-            // Four decimals, as `screenshot` gives it: more says nothing a model can use.
-            out.scale = Some((picture.scale * 1e4).round() / 1e4);
+            out.framing = Framing::of(run.screen, picture.scale, picture.pointer);
             out.image = Some(Image::png(&picture.png, picture.width, picture.height));
         }
         // Every action was done; only the picture of the result is missing. Say so, or a caller

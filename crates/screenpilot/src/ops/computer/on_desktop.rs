@@ -1,6 +1,6 @@
 //! Computer actions on an X11 desktop: each one a step on the desktop's connection under the step
 //! limit, input through XTest, then a wait until the screen reacted and went quiet, woken by the
-//! desktop's damage counter (the one settle loop, [`crate::ops::settle`]).
+//! desktop's damage counter (the one settle loop, [`screenpilot_desktop::settle`]).
 //!
 //! Actions come in screenshot pixels; they are mapped to screen pixels here, just before input goes
 //! out, and what the screen tells back (the pointer) is mapped to screenshot pixels.
@@ -21,7 +21,7 @@ use crate::ops::button::Button;
 use crate::ops::common::OpError;
 use crate::ops::display::{capture, scale_for, Pixel};
 use crate::ops::model_size::ModelSize;
-use crate::ops::settle::{settle, until_still};
+use screenpilot_desktop::settle::{settle, until_still};
 
 fn point(px: Px) -> Point {
     Point { x: px.x, y: px.y }

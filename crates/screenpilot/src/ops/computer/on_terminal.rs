@@ -16,7 +16,7 @@ use super::answer::{Picture, ScreenWait, Step};
 use super::keys::terminal_tokens;
 use super::timing::{TERMINAL_SETTLE, UNTIL_STILL};
 use crate::ops::common::{ErrorCode, OpError};
-use crate::ops::settle::{settle, until_still};
+use screenpilot_desktop::settle::{settle, until_still};
 
 fn layout(session: &Session) -> Layout {
     let size = session.with_screen(|s| s.size());

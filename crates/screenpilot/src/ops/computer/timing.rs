@@ -1,6 +1,6 @@
 //! How long `computer` lets a screen react and settle after input before taking its screenshot.
 //!
-//! Desktops settle on the damage counter ([`crate::ops::settle`]): wait for the first drawing after
+//! Desktops settle on the damage counter ([`screenpilot_desktop::settle`]): wait for the first drawing after
 //! the input (the reaction window), then until nothing has been drawn for the quiet time, never past
 //! the limit. What was measured (release build, Xvfb 1280x800 under openbox, idle 2-core machine),
 //! and why each value:
@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use crate::ops::settle::Settle;
+use screenpilot_desktop::Settle;
 
 /// Terminals: the program answers a keypress within milliseconds; the screen must then be still 50 ms.
 pub(super) const TERMINAL_SETTLE: Settle = Settle {
