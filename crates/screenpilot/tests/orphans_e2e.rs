@@ -70,6 +70,26 @@ fn desktop_dirs(base: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Two sessions whose programs ignore the hang-up: `stubborn` (sh and its sleep, the leader alive) and
+/// `leaderless` (a sleep left behind by a leader that exited, as `nohup cmd &` then `exit`), shown
+/// ready; their pids. `n` makes their sleeps' arguments this test's own.
+fn stubborn_sessions(daemon: &Daemon, n: u32) -> (Vec<i32>, Vec<i32>) {
+    let stubborn = format!("trap '' HUP; echo ready; sleep {n}");
+    let leaderless = format!("trap '' HUP; sleep {} & echo ready; exit 0", n + 1);
+    for (sid, script) in [("stubborn", &stubborn), ("leaderless", &leaderless)] {
+        daemon.sp_json(&["spawn", "--sid", sid, "--", "sh", "-c", script]);
+    }
+    let ms = LONG_MS.to_string();
+    for sid in ["stubborn", "leaderless"] {
+        daemon.sp_json(&["wait", sid, "--regex", "ready", "--timeout-ms", &ms]);
+    }
+    let stubborn = members_of(&daemon, "stubborn");
+    let leaderless = members_of(&daemon, "leaderless");
+    assert_eq!(stubborn.len(), 2, "sh and sleep: {stubborn:?}");
+    assert_eq!(leaderless.len(), 1, "the sleep left behind: {leaderless:?}");
+    (stubborn, leaderless)
+}
+
 #[test]
 fn the_next_daemon_ends_what_a_killed_one_left_and_nothing_else() {
     let runtime = tempfile::Builder::new()
@@ -79,34 +99,7 @@ fn the_next_daemon_ends_what_a_killed_one_left_and_nothing_else() {
     let runtime_path = runtime.path().to_str().expect("utf-8 path").to_owned();
     let daemon = Daemon::with_env(&[("XDG_RUNTIME_DIR", &runtime_path)]);
 
-    // A program that ignores the hang-up, its leader alive...
-    daemon.sp_json(&[
-        "spawn",
-        "--sid",
-        "stubborn",
-        "--",
-        "sh",
-        "-c",
-        "trap '' HUP; echo ready; sleep 1000",
-    ]);
-    // ...and one whose leader has gone, leaving a member behind (as `nohup cmd &` then `exit`).
-    daemon.sp_json(&[
-        "spawn",
-        "--sid",
-        "leaderless",
-        "--",
-        "sh",
-        "-c",
-        "trap '' HUP; sleep 1001 & echo ready; exit 0",
-    ]);
-    let ms = LONG_MS.to_string();
-    for sid in ["stubborn", "leaderless"] {
-        daemon.sp_json(&["wait", sid, "--regex", "ready", "--timeout-ms", &ms]);
-    }
-    let stubborn = members_of(&daemon, "stubborn");
-    let leaderless = members_of(&daemon, "leaderless");
-    assert_eq!(stubborn.len(), 2, "sh and sleep: {stubborn:?}");
-    assert_eq!(leaderless.len(), 1, "the sleep left behind: {leaderless:?}");
+    let (stubborn, leaderless) = stubborn_sessions(&daemon, 1000);
 
     // A desktop whose program ignores HUP and TERM (xterm's shell).
     let desktop = daemon.sp_json(&[
@@ -248,32 +241,7 @@ fn a_killed_daemons_guard_ends_its_sessions_without_a_next_daemon() {
         .expect("runtime dir");
     let runtime_path = runtime.path().to_str().expect("utf-8 path").to_owned();
     let daemon = Daemon::with_env(&[("XDG_RUNTIME_DIR", &runtime_path)]);
-    daemon.sp_json(&[
-        "spawn",
-        "--sid",
-        "stubborn",
-        "--",
-        "sh",
-        "-c",
-        "trap '' HUP; echo ready; sleep 600",
-    ]);
-    daemon.sp_json(&[
-        "spawn",
-        "--sid",
-        "leaderless",
-        "--",
-        "sh",
-        "-c",
-        "trap '' HUP; sleep 601 & echo ready; exit 0",
-    ]);
-    let ms = LONG_MS.to_string();
-    for sid in ["stubborn", "leaderless"] {
-        daemon.sp_json(&["wait", sid, "--regex", "ready", "--timeout-ms", &ms]);
-    }
-    let stubborn = members_of(&daemon, "stubborn");
-    let leaderless = members_of(&daemon, "leaderless");
-    assert_eq!(stubborn.len(), 2, "sh and sleep: {stubborn:?}");
-    assert_eq!(leaderless.len(), 1, "the sleep left behind: {leaderless:?}");
+    let (stubborn, leaderless) = stubborn_sessions(&daemon, 600);
     // A desktop whose program ignores HUP and TERM; it says its pids once they are there.
     let pids_file = daemon.path().join("desktop-pids");
     let script = format!(

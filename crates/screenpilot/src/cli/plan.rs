@@ -195,69 +195,24 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
         }
         Verb::Mouse(a) if a.until.given() || a.until.delta || a.until.no_screen => {
             no_settle(a.settle_ms)?;
-            let at =
-                a.at.as_deref()
-                    .map(|at| parse_pair(at, ',', "at", "COL,ROW, e.g. 10,2"))
-                    .transpose()?;
-            let to =
-                a.to.as_deref()
-                    .map(|to| parse_pair(to, ',', "to", "COL,ROW, e.g. 10,2"))
-                    .transpose()?;
-            let mut spec = Map::new();
-            let fields = [
-                ("action", json!(a.action)),
-                ("col", json!(at.map(|p| p.0))),
-                ("row", json!(at.map(|p| p.1))),
-                ("text", json!(a.text)),
-                ("nth", json!(a.nth)),
-                ("button", json!(a.button)),
-                ("to", json!(to.map(|p| [p.0, p.1]))),
-                ("scroll_y", json!(a.scroll_y)),
-                ("scroll_x", json!(a.scroll_x)),
-            ];
-            for (name, value) in fields {
-                if !value.is_null() {
-                    spec.insert(name.into(), value);
-                }
-            }
-            if !a.modifiers.is_empty() {
-                spec.insert("modifiers".into(), json!(a.modifiers));
-            }
-            send(&a.sid, None, None, Some(Value::Object(spec)), &a.until)
+            let event = Value::Object(mouse_event(a)?);
+            send(&a.sid, None, None, Some(event), &a.until)
         }
         Verb::Run(a) => plan_run(a),
         Verb::Mouse(a) => {
-            let at =
-                a.at.as_deref()
-                    .map(|at| parse_pair(at, ',', "at", "COL,ROW, e.g. 10,2"))
-                    .transpose()?;
-            let to =
-                a.to.as_deref()
-                    .map(|to| parse_pair(to, ',', "to", "COL,ROW, e.g. 10,2"))
-                    .transpose()?;
-            let params: MouseParams = serde_json::from_value(json!({
-                "sid": a.sid,
-                "action": a.action,
-                "col": at.map(|p| p.0),
-                "row": at.map(|p| p.1),
-                "text": a.text,
-                "nth": a.nth,
-                "button": a.button,
-                "to": to.map(|p| [p.0, p.1]),
-                "scroll_y": a.scroll_y,
-                "scroll_x": a.scroll_x,
-                "modifiers": a.modifiers,
-                "settle_ms": a.settle_ms,
-                "styled": a.styled,
-            }))
-            .map_err(|e| {
-                let field = if e.to_string().contains("button") {
-                    "button"
-                } else {
-                    "action"
-                };
-                OpError::invalid(field, e.to_string())
-            })?;
+            let mut fields = mouse_event(a)?;
+            fields.insert("sid".into(), json!(a.sid));
+            fields.insert("settle_ms".into(), json!(a.settle_ms));
+            fields.insert("styled".into(), json!(a.styled));
+            let params: MouseParams =
+                serde_json::from_value(Value::Object(fields)).map_err(|e| {
+                    let field = if e.to_string().contains("button") {
+                        "button"
+                    } else {
+                        "action"
+                    };
+                    OpError::invalid(field, e.to_string())
+                })?;
             Plan::of("mouse", &params)
         }
         Verb::Snapshot(a) => Plan::of(
@@ -492,6 +447,35 @@ fn action_words(words: &[String]) -> Result<Map<String, Value>, OpError> {
         _ => {}
     }
     Ok(action)
+}
+
+/// The event the mouse verb's flags say (action, where, button, modifiers), as `mouse` and `send`
+/// both take it; flags not given are left out.
+fn mouse_event(a: &super::args::MouseArgs) -> Result<Map<String, Value>, OpError> {
+    let pair = |text: &Option<String>, field: &str| {
+        text.as_deref()
+            .map(|t| parse_pair(t, ',', field, "COL,ROW, e.g. 10,2"))
+            .transpose()
+    };
+    let (at, to) = (pair(&a.at, "at")?, pair(&a.to, "to")?);
+    let fields = [
+        ("action", json!(a.action)),
+        ("col", json!(at.map(|p| p.0))),
+        ("row", json!(at.map(|p| p.1))),
+        ("text", json!(a.text)),
+        ("nth", json!(a.nth)),
+        ("button", json!(a.button)),
+        ("to", json!(to.map(|p| [p.0, p.1]))),
+        ("scroll_y", json!(a.scroll_y)),
+        ("scroll_x", json!(a.scroll_x)),
+        ("modifiers", json!(a.modifiers)),
+    ];
+    Ok(fields
+        .into_iter()
+        // Not given: no value, or no modifiers.
+        .filter(|(_, value)| !value.is_null() && *value != json!([]))
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect())
 }
 
 /// The reader name of CLI calls with `--delta`.

@@ -18,8 +18,8 @@ use super::common::{program_env, Caller, Context, OpError, Progress};
 use super::look::{Look, ScreenMode};
 use super::operation::{Operation, Profile, Report, View};
 use super::program::program_argv;
-use super::step::{checked_steps, outcome_facts, walk, StepSpec};
-use super::until::{timeout, UntilDone};
+use super::step::{checked_steps, walk, Outcomes, StepSpec};
+use super::until::timeout;
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -113,14 +113,9 @@ pub struct Spawned {
     pub pid: i32,
     pub cols: u16,
     pub rows: u16,
-    /// With `until`: how the (last) wait ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<UntilDone>,
-    /// With `steps`: how each wait ended (`until` first), as `send` answers them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<Option<UntilDone>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub given: Option<usize>,
+    /// With `until` or `steps`: how the waits ended (`until` first), as `send` answers them.
+    #[serde(flatten)]
+    pub outcomes: Outcomes,
     /// With `until` or `steps`: the screen then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<Look>,
@@ -128,22 +123,17 @@ pub struct Spawned {
 
 impl Report for Spawned {
     fn satisfied(&self) -> bool {
-        let all_sent = self.given.is_none_or(|given| self.steps.len() == given);
-        all_sent
-            && match self.given {
-                Some(_) => self.steps.iter().flatten().all(|u| u.held.is_some()),
-                None => self.until.as_ref().is_none_or(|u| u.held.is_some()),
-            }
+        self.outcomes.satisfied()
     }
 
     fn view(&self) -> View {
         match &self.screen {
             Some(look) => {
                 let mut facts = vec![format!("sid={}", self.sid)];
-                if self.given.is_some() {
+                if self.outcomes.given.is_some() {
                     facts[0].push('\n');
                 }
-                facts.extend(outcome_facts(self.until.as_ref(), &self.steps, self.given));
+                facts.extend(self.outcomes.facts());
                 look.view(&facts)
             }
             None => View::default(),
@@ -158,18 +148,7 @@ impl Report for Spawned {
     }
 
     fn complaint(&self) -> Option<String> {
-        if self.satisfied() {
-            return None;
-        }
-        let until = self.until.as_ref()?;
-        Some(if until.timed_out {
-            format!(
-                "spawn: until timed out after {} ms",
-                until.elapsed_ms.round()
-            )
-        } else {
-            "spawn: the program ended before until held".to_owned()
-        })
+        self.outcomes.complaint("spawn")
     }
 }
 
@@ -259,9 +238,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
             pid: session.pid,
             cols: size.cols,
             rows: size.rows,
-            until: None,
-            steps: Vec::new(),
-            given: None,
+            outcomes: Outcomes::default(),
             screen: None,
         };
         if steps.is_empty() && matches!(p.screen, None | Some(ScreenMode::None)) {
@@ -269,12 +246,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
         }
         let mode = p.screen.unwrap_or_default();
         let walked = walk(&session, steps, limit, mode, p.reader.as_deref()).await?;
-        let many = walked.given > 1;
-        answer.until = walked.outcomes.last().cloned().flatten();
-        answer.given = many.then_some(walked.given);
-        if many {
-            answer.steps = walked.outcomes;
-        }
+        answer.outcomes = walked.outcomes;
         answer.screen = Some(walked.look);
         Ok(answer)
     }

@@ -99,16 +99,8 @@ pub(super) struct Step {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Stepped {
     pub sid: String,
-    /// How the (last) step's wait ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<UntilDone>,
-    /// With several steps: how each one's wait ended, in order (null: no until). Fewer than given
-    /// when one did not hold: the rest were not sent.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<Option<UntilDone>>,
-    /// How many steps were given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub given: Option<usize>,
+    #[serde(flatten)]
+    pub outcomes: Outcomes,
     /// `mouse`: the cell the (last) event went to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<[u16; 2]>,
@@ -116,87 +108,114 @@ pub struct Stepped {
     pub look: Look,
 }
 
+/// How the waits of a call's steps ended, as `send` and `spawn` answer them.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outcomes {
+    /// How the (last) step's wait ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<UntilDone>,
+    /// With several steps: how each one's wait ended, in order (null: no until). Fewer than given
+    /// when one did not hold: the rest were not sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Option<UntilDone>>,
+    /// How many steps were given (with several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<usize>,
+}
+
+impl Outcomes {
+    fn of(outcomes: Vec<Option<UntilDone>>, given: usize) -> Outcomes {
+        let many = given > 1;
+        Outcomes {
+            until: outcomes.last().cloned().flatten(),
+            given: many.then_some(given),
+            steps: if many { outcomes } else { Vec::new() },
+        }
+    }
+
+    /// Every step was sent and every wait held.
+    pub fn satisfied(&self) -> bool {
+        match self.given {
+            Some(given) => {
+                self.steps.len() == given && self.steps.iter().flatten().all(|u| u.held.is_some())
+            }
+            None => self.until.as_ref().is_none_or(|u| u.held.is_some()),
+        }
+    }
+
+    /// The lines a model reads about the waits: `held=...` (or one numbered line per step), and
+    /// which steps were not sent.
+    pub fn facts(&self) -> Vec<String> {
+        let Some(given) = self.given else {
+            return self.until.iter().map(UntilDone::brief).collect();
+        };
+        let mut lines: Vec<String> = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, done)| match done {
+                Some(done) => format!("{i}: {}", done.brief()),
+                None => format!("{i}: sent"),
+            })
+            .collect();
+        if self.steps.len() < given {
+            lines.push(format!("{}-{}: not sent", self.steps.len(), given - 1));
+        }
+        // Each on its own line; the screen's facts follow on the last.
+        vec![lines.join("\n") + "\n"]
+    }
+
+    /// Why the waits did not hold, for stderr (`what`: the operation).
+    pub fn complaint(&self, what: &str) -> Option<String> {
+        if self.satisfied() {
+            return None;
+        }
+        let until = self.until.as_ref()?;
+        let which = match self.given {
+            Some(_) => format!("step {}: ", self.steps.len().saturating_sub(1)),
+            None => String::new(),
+        };
+        Some(if until.timed_out {
+            format!(
+                "{what}: {which}until timed out after {} ms",
+                until.elapsed_ms.round()
+            )
+        } else {
+            format!("{what}: {which}the program ended before until held")
+        })
+    }
+}
+
 /// How the steps of a call went: each wait's outcome, the last mouse cell, and the screen after.
 pub(super) struct Walked {
-    pub outcomes: Vec<Option<UntilDone>>,
-    pub given: usize,
+    pub outcomes: Outcomes,
     pub cell: Option<[u16; 2]>,
     pub look: Look,
 }
 
 impl Stepped {
     fn of(sid: String, walked: Walked) -> Stepped {
-        let many = walked.given > 1;
         Stepped {
             sid,
-            until: walked.outcomes.last().cloned().flatten(),
-            given: many.then_some(walked.given),
-            steps: if many { walked.outcomes } else { Vec::new() },
+            outcomes: walked.outcomes,
             cell: walked.cell,
             look: walked.look,
         }
     }
 }
 
-/// The lines a model reads about the waits: `held=...` (or one numbered line per step), and which
-/// steps were not sent.
-pub(super) fn outcome_facts(
-    until: Option<&UntilDone>,
-    steps: &[Option<UntilDone>],
-    given: Option<usize>,
-) -> Vec<String> {
-    let Some(given) = given else {
-        return until.map(UntilDone::brief).into_iter().collect();
-    };
-    let mut lines: Vec<String> = steps
-        .iter()
-        .enumerate()
-        .map(|(i, done)| match done {
-            Some(done) => format!("{i}: {}", done.brief()),
-            None => format!("{i}: sent"),
-        })
-        .collect();
-    if steps.len() < given {
-        lines.push(format!("{}-{}: not sent", steps.len(), given - 1));
-    }
-    // Each on its own line; the screen's facts follow on the last.
-    vec![lines.join("\n") + "\n"]
-}
-
 impl Report for Stepped {
     fn satisfied(&self) -> bool {
-        let all_sent = self.given.is_none_or(|given| self.steps.len() == given);
-        all_sent
-            && match self.given {
-                Some(_) => self.steps.iter().flatten().all(|u| u.held.is_some()),
-                None => self.until.as_ref().is_none_or(|u| u.held.is_some()),
-            }
+        self.outcomes.satisfied()
     }
     fn view(&self) -> View {
-        self.look
-            .view(&outcome_facts(self.until.as_ref(), &self.steps, self.given))
+        self.look.view(&self.outcomes.facts())
     }
     fn human(&self) -> String {
         self.view().render()
     }
     fn complaint(&self) -> Option<String> {
-        if self.satisfied() {
-            return None;
-        }
-        let failed = self.steps.len().saturating_sub(1);
-        let until = self.until.as_ref()?;
-        let which = match self.given {
-            Some(_) => format!("step {failed}: "),
-            None => String::new(),
-        };
-        Some(if until.timed_out {
-            format!(
-                "{which}until timed out after {} ms",
-                until.elapsed_ms.round()
-            )
-        } else {
-            format!("{which}the program ended before until held")
-        })
+        self.outcomes.complaint("send")
     }
 }
 
@@ -335,8 +354,7 @@ pub(super) async fn walk(
     };
     let look = Look::take(session, screen, reader)?;
     Ok(Walked {
-        outcomes,
-        given,
+        outcomes: Outcomes::of(outcomes, given),
         cell,
         look,
     })
