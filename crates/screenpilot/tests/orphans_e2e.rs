@@ -83,8 +83,8 @@ fn stubborn_sessions(daemon: &Daemon, n: u32) -> (Vec<i32>, Vec<i32>) {
     for sid in ["stubborn", "leaderless"] {
         daemon.sp_json(&["wait", sid, "--regex", "ready", "--timeout-ms", &ms]);
     }
-    let stubborn = members_of(&daemon, "stubborn");
-    let leaderless = members_of(&daemon, "leaderless");
+    let stubborn = members_of(daemon, "stubborn");
+    let leaderless = members_of(daemon, "leaderless");
     assert_eq!(stubborn.len(), 2, "sh and sleep: {stubborn:?}");
     assert_eq!(leaderless.len(), 1, "the sleep left behind: {leaderless:?}");
     (stubborn, leaderless)
