@@ -149,8 +149,8 @@ pub enum Verb {
         /// written to $SCREENPILOT_DIR/mcp-http.token.
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
-        /// Serve only the tools of these profiles, comma-separated: terminal, textual, desktop
-        /// (default: every tool).
+        /// Serve only the tools of these profiles, comma-separated: terminal, textual, desktop (the
+        /// default: all three), classic (the seed's terminal tools: send_keys, wait_for, ...).
         #[arg(long, value_name = "PROFILES")]
         tools: Option<String>,
     },
