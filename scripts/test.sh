@@ -10,6 +10,33 @@ root=$(pwd)
 
 say() { printf '\n== %s\n' "$*"; }
 
+# Each stage's time, printed as it ends and all together at the end, so the next slow stage is seen.
+STAGES=()
+stage_name=""
+stage_start=$SECONDS
+run_start=$SECONDS
+stage() {
+  if [ -n "$stage_name" ]; then
+    local took=$((SECONDS - stage_start))
+    STAGES+=("$(printf '%5d s  %s' "$took" "$stage_name")")
+    printf '   (%s: %d s)\n' "$stage_name" "$took"
+  fi
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -z "$1" ] || say "$1"
+}
+reported=""
+stage_report() {
+  [ -z "$reported" ] || return 0
+  reported=1
+  stage ""
+  printf '\n== stage times (%d s in all)\n' "$((SECONDS - run_start))"
+  printf '%s\n' "${STAGES[@]}"
+}
+log=""
+# Also when a stage fails: what ran, and how long each took.
+trap 'status=$?; [ -z "$log" ] || rm -f "$log"; stage_report; exit $status' EXIT
+
 # Debian packages: real programs the tests drive, fonts for screenshots, and chromium (the watch
 # page is tested in a real headless browser).
 APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium)
@@ -111,37 +138,38 @@ install_asciinema() {
 
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
+stage "test dependencies (apt, venvs, Node, asciinema)"
 [ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 
-say "cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all --check
 
-say "cargo clippy (warnings are errors)"
+stage "cargo clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
-say "import cycles (no two files, and no two sibling modules, of the workspace import each other)"
+stage "import cycles (no two files, and no two sibling modules, of the workspace import each other)"
 python3 scripts/check_cycles.py
 python3 scripts/test_check_cycles.py
 
-say "cargo package (every crate packs with its crates.io metadata and builds from its .crate alone)"
+stage "cargo package (every crate packs with its crates.io metadata and builds from its .crate alone)"
 # --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
 # Verified (each packed crate is built on its own, so a file left out of a .crate fails here): about
 # 70 s on a 2-core machine with the dependencies already built, 145 s cold, in a run of about 10 min.
 cargo package --locked --workspace --allow-dirty --quiet
 
-say "cargo build --release (the package tests pack the release binary, as it would ship)"
+stage "cargo build --release (the package tests pack the release binary, as it would ship)"
 cargo build --release --locked -p screenpilot
 
-say "cargo test"
+stage "cargo test"
 # A run that executes no test is a failure, not a pass.
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 cargo test --locked --workspace 2>&1 | tee "$log"
 passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 if [ "$passed" -eq 0 ]; then
   echo "no tests ran" >&2
   exit 1
 fi
+stage_report
 say "all checks passed: $passed tests"
