@@ -779,6 +779,11 @@ impl Screen {
             .unwrap_or_default()
     }
 
+    /// Rows of history above the visible screen (none on the alternate screen).
+    pub fn history_rows(&self) -> usize {
+        self.history_len()
+    }
+
     /// Up to `max_lines` lines of history above the visible screen, oldest first, in the same form as
     /// [`Screen::text`]. Empty on the alternate screen, which has no history.
     pub fn scrollback_text(&self, max_lines: usize) -> String {

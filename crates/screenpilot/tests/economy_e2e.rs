@@ -594,3 +594,48 @@ fn bad_input_is_named_by_its_field() {
     d.wait_regex("sh", PROMPT);
     d.assert_bash_healthy("sh", "after");
 }
+
+#[test]
+fn a_scrollback_budget_says_how_much_it_left() {
+    let d = Daemon::new();
+    bash(&d, "sh");
+    call_ok(&d, "run", json!({"sid": "sh", "command": "seq 1 200"}));
+    let some = call_ok(&d, "snapshot", json!({"sid": "sh", "scrollback": 10}));
+    let left = some["scrollback_left"].as_u64().expect("scrollback_left");
+    assert!(left >= 150, "{some}");
+    let all = call_ok(&d, "snapshot", json!({"sid": "sh", "scrollback": 10_000}));
+    assert_eq!(all["scrollback_left"], 0, "{all}");
+    assert!(
+        all["scrollback"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("$ seq 1 200\n1\n2\n"),
+        "{all}"
+    );
+}
+
+#[test]
+fn computer_on_a_terminal_carries_a_condition_too() {
+    let d = Daemon::new();
+    bash(&d, "sh");
+    let (_, typed) = call(
+        &d,
+        "computer",
+        json!({"sid": "sh", "actions": [{"type": "type", "text": "echo c-$((5*5))"}, {"type": "keypress", "keys": ["Return"]}],
+               "until": {"regex": "^c-25$"}, "timeout_ms": LONG_MS}),
+    );
+    assert_eq!(typed["ok"], true, "{}", common::brief(&typed));
+    assert_eq!(typed["until"]["held"], "regex", "{}", common::brief(&typed));
+    let (_, late) = call(
+        &d,
+        "computer",
+        json!({"sid": "sh", "action": {"type": "screenshot"}, "until": {"regex": "^never$"}, "timeout_ms": 200}),
+    );
+    assert_eq!(late["until"]["timed_out"], true, "{}", common::brief(&late));
+    let bad = call_error(
+        &d,
+        "computer",
+        json!({"sid": "sh", "action": {"type": "screenshot"}, "until": {"regex": "("}}),
+    );
+    assert_eq!(bad["field"], "until.regex", "{bad}");
+}

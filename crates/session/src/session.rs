@@ -97,6 +97,9 @@ pub struct ScreenState {
     pub rows: u16,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub scrollback: Option<String>,
+    /// With `scrollback`: rows of history older than those given (ask for more to read them).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub scrollback_left: Option<usize>,
     /// The text with styles marked, e.g. `[reverse]Banana[/]` (markup in screenpilot_screen::styled).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub styled: Option<String>,
@@ -262,6 +265,11 @@ impl Session {
         *lock(&self.last_used) = Instant::now();
     }
 
+    /// How long the session has existed.
+    pub fn age(&self) -> Duration {
+        self.started.elapsed().unwrap_or_default()
+    }
+
     /// How long since anyone used the session; zero while a wait is in progress or a person is
     /// attached to it.
     pub fn idle_for(&self) -> Duration {
@@ -391,6 +399,9 @@ impl Session {
                 cols: size.cols,
                 rows: size.rows,
                 scrollback: options.scrollback.map(|n| screen.scrollback_text(n)),
+                scrollback_left: options
+                    .scrollback
+                    .map(|n| screen.history_rows().saturating_sub(n)),
                 styled: None,
                 highlights: plain.then(Vec::new),
                 cells: None,

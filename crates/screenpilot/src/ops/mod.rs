@@ -33,7 +33,7 @@ mod run;
 mod screen;
 mod step;
 mod textual;
-mod until;
+pub(crate) mod until;
 mod waits;
 mod watch;
 

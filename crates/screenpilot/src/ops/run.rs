@@ -288,8 +288,9 @@ async fn start(
             end_on_exit: true,
             ..Until::default()
         };
+        // Only while the shell is young: one whose rc replaced the marks is refused at once after.
         let options = WaitOptions {
-            timeout: limit.min(FIRST_PROMPT),
+            timeout: limit.min(FIRST_PROMPT.saturating_sub(session.age())),
             scrollback: None,
         };
         wait_until(session, &until, options).await;

@@ -51,6 +51,13 @@ impl SessionScreen {
         view.fact("hash", &state.hash);
         view.fact("size", format!("{}x{}", state.cols, state.rows));
         view.scrollback = state.scrollback.clone().filter(|s| !s.is_empty());
+        if let Some(left) = state.scrollback_left.filter(|n| *n > 0) {
+            // The budget's remainder, and how to read it.
+            view.fact(
+                "scrollback_left",
+                format!("{left} (ask a larger scrollback)"),
+            );
+        }
         view.screen = Some(state.styled.clone().unwrap_or_else(|| state.text.clone()));
         if let Some(found) = state.highlights.as_ref().filter(|h| !h.is_empty()) {
             view.extras.push(("highlights", highlights_brief(found)));

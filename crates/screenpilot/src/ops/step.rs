@@ -235,6 +235,11 @@ fn parse_at<T: serde::de::DeserializeOwned>(value: &Value, field: &str) -> Resul
     })
 }
 
+/// An `until` object, errors naming `until.FIELD`.
+pub(super) fn until_object(value: &Value) -> Result<UntilParams, OpError> {
+    parse_at(value, "until")
+}
+
 /// The steps of a call: its own fields first (when any is given), then `steps`, each checked and
 /// compiled before anything is sent.
 pub(super) async fn checked_steps(

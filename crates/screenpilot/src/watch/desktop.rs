@@ -277,6 +277,7 @@ async fn run_actions(ctx: Context, sid: String, mut queue: mpsc::UnboundedReceiv
             max_long_edge: None,
             max_pixels: None,
             full_size: true,
+            ..ComputerParams::default()
         };
         if let Err(e) = Computer::run(&ctx, params, &Progress::default()).await {
             if e.code == ErrorCode::UnknownSession {

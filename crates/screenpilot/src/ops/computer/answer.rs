@@ -109,6 +109,9 @@ pub struct ComputerDone {
     pub failed_action: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
+    /// With `until` (terminals): how the wait after the actions ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<crate::ops::until::UntilDone>,
 }
 
 impl Report for ComputerDone {
@@ -188,6 +191,7 @@ pub(super) fn answer(
         failed_index: None,
         failed_action: None,
         outcome: None,
+        until: None,
     };
     let have_picture = picture.is_ok();
     match picture {

@@ -63,6 +63,14 @@ pub struct ComputerParams {
     /// Desktops: the screenshot unscaled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_size: bool,
+    /// Terminals: after the actions, wait until this holds (as `send` takes it)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<request::ActionObject>")]
+    // a plain object, as `action` is listed
+    pub until: Option<Value>,
+    /// With `until`: its limit in ms (default 10000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// Most actions in one call.
@@ -74,12 +82,13 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's names too. x,y: screenshot pixels. actions: a list. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's names too. x,y: screenshot pixels. actions: a list; until (terminals): as in send. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("step_timeout_ms", Profile::CLASSIC),
         ("max_long_edge", Profile::CLASSIC),
         ("max_pixels", Profile::CLASSIC),
         ("full_size", Profile::CLASSIC),
+        ("timeout_ms", Profile::CLASSIC),
     ];
     type Params = ComputerParams;
     type Output = ComputerDone;
@@ -184,6 +193,24 @@ async fn computer(
         }
     }
 
+    // A terminal's actions may carry the condition to wait for after them, as `send`'s input does.
+    let until = match (&target, p.until) {
+        (_, None) => None,
+        (Target::Desktop(_), Some(_)) => {
+            return Err(OpError::invalid(
+                "until",
+                "waits for a terminal's screen; on a desktop use a wait action",
+            ))
+        }
+        (Target::Terminal(session), Some(value)) => {
+            let limit = super::until::timeout(p.timeout_ms, "timeout_ms")?;
+            let params = super::step::until_object(&value)?;
+            let compiled = params.compile(ctx).await?;
+            let before = session.with_screen(|s| (s.hash(), s.visual_hash()));
+            Some(compiled.arm(before, limit))
+        }
+    };
+
     let total = parsed.len();
     let mut results: Vec<Map<String, Value>> = Vec::with_capacity(total);
     let mut zoom: Option<[u32; 4]> = None;
@@ -230,6 +257,10 @@ async fn computer(
         }
     }
 
+    let waited = match (&until, &target, &failure) {
+        (Some(armed), Target::Terminal(session), None) => Some(armed.wait(session).await),
+        _ => None,
+    };
     let picture = match &target {
         Target::Desktop(desktop) => {
             on_desktop::picture(desktop, zoom, size, scale, step_timeout).await
@@ -252,7 +283,9 @@ async fn computer(
         settled,
         screen,
     };
-    answer(&p.sid, kind, &parsed, run, picture)
+    let mut done = answer(&p.sid, kind, &parsed, run, picture)?;
+    done.until = waited;
+    Ok(done)
 }
 
 #[cfg(test)]
