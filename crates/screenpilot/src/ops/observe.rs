@@ -158,7 +158,7 @@ pub struct Snapped {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Snapshotted {
-    Whole(Snapped),
+    Whole(Box<Snapped>),
     Look(Looked),
 }
 
@@ -275,10 +275,10 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
             }
             None => None,
         };
-        Ok(Snapshotted::Whole(Snapped {
+        Ok(Snapshotted::Whole(Box::new(Snapped {
             screen: AnyScreen::Terminal(screen),
             image,
-        }))
+        })))
     }
 }
 
