@@ -251,7 +251,7 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
             Target::Desktop(desktop) => {
                 return snapshot_desktop(ctx, &desktop, p)
                     .await
-                    .map(Snapshotted::Whole)
+                    .map(|s| Snapshotted::Whole(Box::new(s)))
             }
         };
         // A reader of deltas asking for nothing more than the screen gets a look.
