@@ -35,7 +35,7 @@ stage_report() {
 }
 log=""
 # Also when a stage fails: what ran, and how long each took.
-trap 'status=$?; [ -z "$log" ] || rm -f "$log"; stage_report; exit $status' EXIT
+trap 'status=$?; rm -f "$log" "${asciinema_log:-}"; stage_report; exit $status' EXIT
 
 # Debian packages: real programs the tests drive, fonts for screenshots, and chromium (the watch
 # page is tested in a real headless browser).
@@ -120,10 +120,20 @@ INSPECTOR_VERSION=2.12.0
 ASCIINEMA=.venv/asciinema/bin/asciinema
 PLAYER=.venv/asciinema-player
 PLAYER_VERSION=3.18.0
-install_asciinema() {
+# asciinema compiles for a few minutes while the other installs mostly wait on the network: it builds
+# in the background from the start (cargo is always there), and install_asciinema waits for it.
+asciinema_log=$(mktemp)
+start_asciinema_build() {
   if [ ! -x "$ASCIINEMA" ]; then
-    say "asciinema 3 (.venv/asciinema)"
-    cargo install --quiet --locked asciinema --version '^3' --root .venv/asciinema
+    say "asciinema 3 (.venv/asciinema), building in the background"
+    mkdir -p .venv
+    cargo install --quiet --locked asciinema --version '^3' --root .venv/asciinema >"$asciinema_log" 2>&1 &
+    asciinema_build=$!
+  fi
+}
+install_asciinema() {
+  if [ -n "${asciinema_build:-}" ]; then
+    wait "$asciinema_build" || { cat "$asciinema_log" >&2; echo "cargo install asciinema failed" >&2; exit 1; }
   fi
   local have
   have=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
@@ -139,7 +149,7 @@ install_asciinema() {
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
 stage "test dependencies (apt, venvs, Node, asciinema)"
-[ "${SKIP_DEPS:-}" = 1 ] || { install_deps; install_asciinema; }
+[ "${SKIP_DEPS:-}" = 1 ] || { start_asciinema_build; install_deps; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 
