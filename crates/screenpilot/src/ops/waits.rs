@@ -142,8 +142,29 @@ impl Waited {
     }
 }
 
-fn flag(name: &'static str, value: impl ToString) -> Option<(&'static str, String)> {
-    Some((name, value.to_string()))
+/// What the answer of a classic wait says beyond its screen: whether its condition held, the flags of
+/// its header line, and a detail for the complaint. Every such answer reads the same way ([`Report`]).
+trait Answered {
+    fn waited(&self) -> &Waited;
+    fn held(&self) -> bool;
+    fn flags(&self) -> Vec<(&'static str, String)>;
+    fn detail(&self) -> Option<String> {
+        None
+    }
+}
+
+impl<A: Answered> Report for A {
+    fn satisfied(&self) -> bool {
+        self.held()
+    }
+    fn view(&self) -> View {
+        let flags: Vec<Option<(&'static str, String)>> =
+            self.flags().into_iter().map(Some).collect();
+        self.waited().view_with(&flags)
+    }
+    fn complaint(&self) -> Option<String> {
+        (!self.held()).then(|| self.waited().complaint_with(self.detail()))
+    }
 }
 
 /// What `wait_for` answers.
@@ -158,15 +179,15 @@ pub struct Matched {
     pub matched_text: Option<String>,
 }
 
-impl Report for Matched {
-    fn satisfied(&self) -> bool {
+impl Answered for Matched {
+    fn waited(&self) -> &Waited {
+        &self.waited
+    }
+    fn held(&self) -> bool {
         self.matched
     }
-    fn view(&self) -> View {
-        self.waited.view_with(&[flag("matched", self.matched)])
-    }
-    fn complaint(&self) -> Option<String> {
-        (!self.matched).then(|| self.waited.complaint_with(None))
+    fn flags(&self) -> Vec<(&'static str, String)> {
+        vec![("matched", self.matched.to_string())]
     }
 }
 
@@ -182,19 +203,21 @@ pub struct Expected {
     pub matched_text: Option<String>,
 }
 
-impl Report for Expected {
-    fn satisfied(&self) -> bool {
+impl Answered for Expected {
+    fn waited(&self) -> &Waited {
+        &self.waited
+    }
+    fn held(&self) -> bool {
         self.matched
     }
-    fn view(&self) -> View {
-        self.waited
-            .view_with(&[flag("matched", self.matched), flag("index", self.index)])
+    fn flags(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("matched", self.matched.to_string()),
+            ("index", self.index.to_string()),
+        ]
     }
-    fn complaint(&self) -> Option<String> {
-        (!self.matched).then(|| {
-            self.waited
-                .complaint_with(Some(format!("index {}", self.index)))
-        })
+    fn detail(&self) -> Option<String> {
+        Some(format!("index {}", self.index))
     }
 }
 
@@ -216,15 +239,15 @@ impl Changed {
     }
 }
 
-impl Report for Changed {
-    fn satisfied(&self) -> bool {
+impl Answered for Changed {
+    fn waited(&self) -> &Waited {
+        &self.waited
+    }
+    fn held(&self) -> bool {
         self.changed
     }
-    fn view(&self) -> View {
-        self.waited.view_with(&[flag("changed", self.changed)])
-    }
-    fn complaint(&self) -> Option<String> {
-        (!self.changed).then(|| self.waited.complaint_with(None))
+    fn flags(&self) -> Vec<(&'static str, String)> {
+        vec![("changed", self.changed.to_string())]
     }
 }
 
@@ -264,21 +287,21 @@ impl Readied {
     }
 }
 
-impl Report for Readied {
-    fn satisfied(&self) -> bool {
+impl Answered for Readied {
+    fn waited(&self) -> &Waited {
+        &self.waited
+    }
+    fn held(&self) -> bool {
         matches!(self.reason, ReadyReason::Marker | ReadyReason::Stable)
     }
-    fn view(&self) -> View {
-        self.waited.view_with(&[
-            flag("matched", self.matched),
-            flag("reason", self.reason_name()),
-        ])
+    fn flags(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("matched", self.matched.to_string()),
+            ("reason", self.reason_name().to_owned()),
+        ]
     }
-    fn complaint(&self) -> Option<String> {
-        (!self.satisfied()).then(|| {
-            self.waited
-                .complaint_with(Some(format!("reason {}", self.reason_name())))
-        })
+    fn detail(&self) -> Option<String> {
+        Some(format!("reason {}", self.reason_name()))
     }
 }
 
