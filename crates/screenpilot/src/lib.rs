@@ -36,6 +36,7 @@ pub mod mcp;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+pub mod steps;
 pub mod watch;
 pub mod watch_state;
 

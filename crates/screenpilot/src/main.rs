@@ -25,6 +25,13 @@ fn main() -> ExitCode {
             Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), cli.json),
         };
     }
+    // test runs step files on sessions of its own: no daemon.
+    if let Verb::Test(args) = &cli.verb {
+        return match cli::test::run(args, cli.json) {
+            Ok(status) => ExitCode::from(status as u8),
+            Err(error) => fail(&error, cli.json),
+        };
+    }
     // replay plays a file in this terminal: no daemon, no operation.
     if let Verb::Replay(args) = &cli.verb {
         let replay = cli::replay::Replay {

@@ -105,6 +105,9 @@ pub enum Verb {
     /// Record a running session as asciicast v3, from its current screen: record SID start FILE.cast
     /// [--input] [--force]; record SID stop (the program keeps running)
     Record(RecordArgs),
+    /// Run step files (TOML: spawn, input with until, expectations, goldens) and check what they
+    /// expect: test FILE|DIR... [--update] [--junit FILE] [--report DIR]; exit status 1 if any failed
+    Test(TestArgs),
     /// Play an asciicast v2 or v3 recording in this terminal with its timing: replay FILE.cast
     /// [--speed 4] [--idle-limit 1]; Ctrl-C stops it
     Replay(ReplayArgs),
@@ -190,6 +193,26 @@ pub struct RecordArgs {
 pub enum RecordVerb {
     Start,
     Stop,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Step files, or directories of them (every *.toml below).
+    #[arg(required = true, num_args = 1..)]
+    pub paths: Vec<PathBuf>,
+    /// Write goldens that are missing or differ from the screen, instead of failing.
+    #[arg(long)]
+    pub update: bool,
+    /// Write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write into this directory: each session's recording, and an HTML page per failed file (the
+    /// steps, the screen after each, what failed).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// How many files run at once (default: the cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod attach_input;
 mod plan;
 mod present;
 pub mod replay;
+pub mod test;
 
 pub use args::*;
 

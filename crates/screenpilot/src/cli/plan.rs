@@ -291,6 +291,10 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 caller_umask: None,
             },
         ),
+        Verb::Test(_) => Err(OpError::new(
+            ErrorCode::BadRequest,
+            "test runs step files here; it asks the daemon nothing",
+        )),
         Verb::Replay(_) => Err(OpError::new(
             ErrorCode::BadRequest,
             "replay plays a file here; it asks the daemon nothing",

@@ -1,0 +1,750 @@
+//! Step files: what a test does, as a person would write it down. TOML, one `[[step]]` table per step:
+//!
+//! ```toml
+//! name = "dialog picks Cherry"     # optional: the file's name otherwise
+//! timeout_ms = 10000               # optional: each wait's and each expectation's limit
+//!
+//! [[step]]
+//! spawn = "dialog --menu Fruit 12 40 4 1 Apple 2 Banana 3 Cherry"
+//! size = "60x15"                   # and sid, cwd, env: as the spawn tool takes them
+//! until = { regex = "Cherry" }     # as the send tool takes it
+//!
+//! [[step]]
+//! keys = ["Down", "Down"]          # or text, line (text, then Enter), mouse
+//! until = { visual = true }
+//!
+//! [[step]]
+//! expect = { row = 9, styled = '\[reverse\].*Cherry' }
+//!
+//! [[step]]
+//! golden = "dialog.txt"            # or { file, mask = [[row, col, rows, cols]], tolerance }
+//! ```
+//!
+//! Every error names the file, the line of the step, and the field: a file is checked whole before
+//! anything runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Each wait's and each expectation's limit when the file says none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Something wrong with a step file: where, which field, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {field}: {message}", path.display())]
+pub struct FileError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// A step file, checked.
+#[derive(Debug, Clone)]
+pub struct StepFile {
+    pub path: PathBuf,
+    pub name: String,
+    pub timeout: Duration,
+    pub steps: Vec<Step>,
+}
+
+/// One step: which session it acts on, and what it does.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The line of its `[[step]]`, 1-based.
+    pub line: usize,
+    /// The session; none: the last one started.
+    pub sid: Option<String>,
+    pub timeout: Option<Duration>,
+    pub action: Action,
+}
+
+/// What a step does.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Start a terminal program: the spawn tool's parameters (`cmd`, `cols`, `rows`, `cwd`, `env`,
+    /// `until`).
+    Spawn(serde_json::Map<String, Value>),
+    /// Input and a condition: the send tool's parameters (`text`, `keys`, `mouse`, `until`).
+    Send(serde_json::Map<String, Value>),
+    /// A new terminal size.
+    Resize { cols: u16, rows: u16 },
+    /// What the screen must show, each retried until it holds or the step's limit.
+    Expect(Vec<Expectation>),
+    /// The screen must equal a stored golden (written with `--update`).
+    Golden(Golden),
+    /// A Textual app, as the textual_run tool takes it; opened as a session named by the step's sid
+    /// (default "app") unless it says otherwise.
+    Textual(serde_json::Map<String, Value>),
+    /// A desktop, as the desktop_start tool takes it.
+    Desktop(serde_json::Map<String, Value>),
+    /// Computer actions, as the computer tool takes `actions`.
+    Computer(Vec<Value>),
+    /// End the session.
+    Close,
+}
+
+/// One thing a person checks, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expectation {
+    /// A regex that must match the screen text (or a row of it, or a region).
+    Text { regex: String, scope: Scope },
+    /// A regex that must not match.
+    Absent { regex: String, scope: Scope },
+    /// A regex over the styled text (`[reverse]Banana[/]`).
+    Styled { regex: String, scope: Scope },
+    /// The cursor at `[row, col]`.
+    Cursor { row: u16, col: u16 },
+    /// The program ended with this status.
+    ExitCode(i32),
+    /// A regex over the terminal's title, or over a desktop's window titles.
+    Title(String),
+    /// A Textual widget's state: the fields given must equal the query's (`value`, `label`, ...).
+    Widget {
+        selector: String,
+        state: serde_json::Map<String, Value>,
+    },
+}
+
+/// Where an expectation looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    #[default]
+    Screen,
+    Row(u16),
+    /// `[row, col, rows, cols]`.
+    Region([u16; 4]),
+}
+
+/// A golden screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Golden {
+    /// Relative to the step file's directory.
+    pub file: PathBuf,
+    pub kind: GoldenKind,
+    /// Cell regions `[row, col, rows, cols]` that may differ (a clock, a pid).
+    pub masks: Vec<[u16; 4]>,
+    /// PNG: the share of pixels allowed to differ (0 to 1).
+    pub tolerance: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoldenKind {
+    Text,
+    Styled,
+    Png,
+    Svg,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    step: Vec<toml::Spanned<toml::Table>>,
+}
+
+/// Keys a step may have, for the error that names an unknown one.
+const STEP_KEYS: &[&str] = &[
+    "sid",
+    "timeout_ms",
+    "note",
+    "spawn",
+    "size",
+    "cwd",
+    "env",
+    "until",
+    "text",
+    "keys",
+    "line",
+    "mouse",
+    "resize",
+    "expect",
+    "golden",
+    "textual",
+    "desktop",
+    "computer",
+    "close",
+];
+
+/// The keys that say what a step does; a step has exactly one (input keys count as one).
+const ACTIONS: &[&str] = &[
+    "spawn", "input", "until", "resize", "expect", "golden", "textual", "desktop", "computer",
+    "close",
+];
+
+impl StepFile {
+    /// Read and check `path`.
+    pub fn read(path: &Path) -> Result<StepFile, FileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| FileError {
+            path: path.to_owned(),
+            line: 0,
+            field: "file".into(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        StepFile::parse(path, &text)
+    }
+
+    /// Check `text`, the contents of `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<StepFile, FileError> {
+        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        let raw: Raw = toml::from_str(text).map_err(|e| FileError {
+            path: path.to_owned(),
+            line: e.span().map_or(0, |s| line_of(s.start)),
+            field: "toml".into(),
+            message: e.message().to_owned(),
+        })?;
+        let error = |line: usize, field: &str, message: String| FileError {
+            path: path.to_owned(),
+            line,
+            field: field.to_owned(),
+            message,
+        };
+        if raw.step.is_empty() {
+            return Err(error(1, "step", "no [[step]] tables: nothing to do".into()));
+        }
+        let mut steps = Vec::with_capacity(raw.step.len());
+        for spanned in &raw.step {
+            let line = line_of(spanned.span().start);
+            steps.push(
+                step(spanned.get_ref(), line)
+                    .map_err(|(field, message)| error(line, &field, message))?,
+            );
+        }
+        let name = raw.name.unwrap_or_else(|| {
+            path.file_stem()
+                .map_or_else(|| "steps".to_owned(), |s| s.to_string_lossy().into_owned())
+        });
+        Ok(StepFile {
+            path: path.to_owned(),
+            name,
+            timeout: raw
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+            steps,
+        })
+    }
+
+    /// The directory relative paths in the file are taken from.
+    pub fn dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_owned)
+    }
+}
+
+type Bad = (String, String);
+
+fn bad(field: &str, message: impl Into<String>) -> Bad {
+    (field.to_owned(), message.into())
+}
+
+fn json(value: &toml::Value) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn string(table: &toml::Table, key: &str) -> Result<Option<String>, Bad> {
+    match table.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(bad(key, format!("a string, not {}", other.type_str()))),
+    }
+}
+
+fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
+    if let Some(unknown) = table.keys().find(|k| !STEP_KEYS.contains(&k.as_str())) {
+        return Err(bad(
+            unknown,
+            format!("not a step field; a step has {}", STEP_KEYS.join(", ")),
+        ));
+    }
+    let input = ["text", "keys", "line", "mouse"]
+        .iter()
+        .any(|k| table.contains_key(*k));
+    let kinds: Vec<&str> = ACTIONS
+        .iter()
+        .copied()
+        .filter(|a| match *a {
+            "input" => input,
+            // A condition goes with spawn, input and computer; alone it is a wait.
+            "until" => {
+                table.contains_key("until")
+                    && !input
+                    && !table.contains_key("spawn")
+                    && !table.contains_key("computer")
+            }
+            key => table.contains_key(key),
+        })
+        .collect();
+    let kind = match kinds[..] {
+        [one] => one,
+        [] => {
+            return Err(bad(
+                "step",
+                format!("says nothing to do; give one of {}", ACTIONS.join(", ")),
+            ))
+        }
+        _ => {
+            return Err(bad(
+                kinds[1],
+                format!(
+                    "one step does one thing: {} and {} are two steps",
+                    kinds[0], kinds[1]
+                ),
+            ))
+        }
+    };
+    let sid = string(table, "sid")?;
+    let timeout = match table.get("timeout_ms") {
+        None => None,
+        Some(toml::Value::Integer(ms)) if *ms > 0 => Some(Duration::from_millis(*ms as u64)),
+        Some(other) => {
+            return Err(bad(
+                "timeout_ms",
+                format!("a number of ms above 0, not {other}"),
+            ))
+        }
+    };
+    let until = table.get("until").map(json);
+    let action =
+        match kind {
+            "spawn" => {
+                let mut params = serde_json::Map::new();
+                params.insert(
+                    "cmd".into(),
+                    Value::String(string(table, "spawn")?.unwrap_or_default()),
+                );
+                if let Some(size) = string(table, "size")? {
+                    let (cols, rows) = size_of(&size).ok_or_else(|| {
+                        bad("size", format!("{size:?} is not COLSxROWS, e.g. \"80x24\""))
+                    })?;
+                    params.insert("cols".into(), cols.into());
+                    params.insert("rows".into(), rows.into());
+                }
+                for key in ["cwd", "env"] {
+                    if let Some(value) = table.get(key) {
+                        params.insert(key.into(), json(value));
+                    }
+                }
+                params.extend(until.map(|u| ("until".to_owned(), u)));
+                Action::Spawn(params)
+            }
+            "input" | "until" => {
+                let mut params = serde_json::Map::new();
+                if let Some(text) = string(table, "line")? {
+                    if table.contains_key("text") {
+                        return Err(bad(
+                            "line",
+                            "give line (text, then Enter) or text, not both",
+                        ));
+                    }
+                    params.insert("text".into(), text.into());
+                    let mut keys = vec![Value::from("Enter")];
+                    if let Some(more) = table.get("keys") {
+                        let Value::Array(more) = json(more) else {
+                            return Err(bad(
+                                "keys",
+                                "a list of key tokens, e.g. [\"Down\", \"Enter\"]",
+                            ));
+                        };
+                        keys.extend(more);
+                    }
+                    params.insert("keys".into(), Value::Array(keys));
+                } else {
+                    for key in ["text", "keys"] {
+                        if let Some(value) = table.get(key) {
+                            params.insert(key.into(), json(value));
+                        }
+                    }
+                }
+                if let Some(mouse) = table.get("mouse") {
+                    params.insert("mouse".into(), json(mouse));
+                }
+                params.extend(until.map(|u| ("until".to_owned(), u)));
+                Action::Send(params)
+            }
+            "resize" => {
+                let size = string(table, "resize")?.unwrap_or_default();
+                let (cols, rows) = size_of(&size).ok_or_else(|| {
+                    bad(
+                        "resize",
+                        format!("{size:?} is not COLSxROWS, e.g. \"100x30\""),
+                    )
+                })?;
+                Action::Resize { cols, rows }
+            }
+            "expect" => Action::Expect(expectations(&table["expect"])?),
+            "golden" => Action::Golden(golden(&table["golden"])?),
+            "textual" | "desktop" => {
+                let Value::Object(params) = json(&table[kind]) else {
+                    return Err(bad(
+                        kind,
+                        format!("a table of the {kind} tool's parameters"),
+                    ));
+                };
+                if kind == "textual" {
+                    Action::Textual(params)
+                } else {
+                    Action::Desktop(params)
+                }
+            }
+            "computer" => match json(&table["computer"]) {
+                Value::Array(actions) => Action::Computer(actions),
+                one @ Value::Object(_) => Action::Computer(vec![one]),
+                _ => return Err(bad(
+                    "computer",
+                    "an action table or a list of them, e.g. { type = \"click\", x = 10, y = 20 }",
+                )),
+            },
+            "close" => Action::Close,
+            other => return Err(bad(other, "not a step")),
+        };
+    Ok(Step {
+        line,
+        sid,
+        timeout,
+        action,
+    })
+}
+
+fn size_of(text: &str) -> Option<(u16, u16)> {
+    let (c, r) = text
+        .to_lowercase()
+        .split_once('x')
+        .map(|(c, r)| (c.trim().to_owned(), r.trim().to_owned()))?;
+    Some((c.parse().ok()?, r.parse().ok()?))
+}
+
+/// `expect = {...}` or `expect = [{...}, ...]`.
+fn expectations(value: &toml::Value) -> Result<Vec<Expectation>, Bad> {
+    let tables: Vec<&toml::Table> = match value {
+        toml::Value::Table(t) => vec![t],
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_table()
+                    .ok_or_else(|| bad("expect", "a list of tables, e.g. [{ text = \"ok\" }]"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => {
+            return Err(bad(
+                "expect",
+                "a table, e.g. { text = \"^42$\" }, or a list of them",
+            ))
+        }
+    };
+    tables.into_iter().map(expectation).collect()
+}
+
+const EXPECT_KEYS: &[&str] = &[
+    "text",
+    "absent",
+    "styled",
+    "row",
+    "region",
+    "cursor",
+    "exit_code",
+    "title",
+    "widget",
+    "state",
+];
+
+fn cells(value: &toml::Value, field: &str, n: usize) -> Result<Vec<u16>, Bad> {
+    let numbers: Option<Vec<u16>> = value.as_array().filter(|a| a.len() == n).and_then(|a| {
+        a.iter()
+            .map(|v| v.as_integer().and_then(|i| u16::try_from(i).ok()))
+            .collect()
+    });
+    numbers.ok_or_else(|| bad(field, format!("{n} numbers (cells, 0-based), not {value}")))
+}
+
+fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
+    if let Some(unknown) = table.keys().find(|k| !EXPECT_KEYS.contains(&k.as_str())) {
+        return Err(bad(
+            &format!("expect.{unknown}"),
+            format!(
+                "not an expectation field; they are {}",
+                EXPECT_KEYS.join(", ")
+            ),
+        ));
+    }
+    let scope = match (table.get("row"), table.get("region")) {
+        (Some(_), Some(_)) => return Err(bad("expect.region", "give row or region, not both")),
+        (Some(row), None) => Scope::Row(
+            row.as_integer()
+                .and_then(|r| u16::try_from(r).ok())
+                .ok_or_else(|| bad("expect.row", format!("a row number (0-based), not {row}")))?,
+        ),
+        (None, Some(region)) => {
+            let r = cells(region, "expect.region", 4)?;
+            Scope::Region([r[0], r[1], r[2], r[3]])
+        }
+        (None, None) => Scope::Screen,
+    };
+    let regex = |key: &str| -> Result<Option<String>, Bad> {
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
+        let text = value
+            .as_str()
+            .ok_or_else(|| bad(&format!("expect.{key}"), "a regex string"))?;
+        regex::Regex::new(text).map_err(|e| {
+            bad(
+                &format!("expect.{key}"),
+                format!("invalid regex {text:?}: {e}"),
+            )
+        })?;
+        Ok(Some(text.to_owned()))
+    };
+    let mut found = Vec::new();
+    if let Some(r) = regex("text")? {
+        found.push(Expectation::Text { regex: r, scope });
+    }
+    if let Some(r) = regex("absent")? {
+        found.push(Expectation::Absent { regex: r, scope });
+    }
+    if let Some(r) = regex("styled")? {
+        found.push(Expectation::Styled { regex: r, scope });
+    }
+    if let Some(r) = regex("title")? {
+        found.push(Expectation::Title(r));
+    }
+    if let Some(cursor) = table.get("cursor") {
+        let c = cells(cursor, "expect.cursor", 2)?;
+        found.push(Expectation::Cursor {
+            row: c[0],
+            col: c[1],
+        });
+    }
+    if let Some(code) = table.get("exit_code") {
+        let code = code
+            .as_integer()
+            .and_then(|c| i32::try_from(c).ok())
+            .ok_or_else(|| bad("expect.exit_code", format!("a number, not {code}")))?;
+        found.push(Expectation::ExitCode(code));
+    }
+    if let Some(selector) = string(table, "widget").map_err(|(_, m)| bad("expect.widget", m))? {
+        let Some(Value::Object(state)) = table.get("state").map(json) else {
+            return Err(bad(
+                "expect.state",
+                "a table of the widget's fields to check, e.g. { value = \"alice\" }",
+            ));
+        };
+        found.push(Expectation::Widget { selector, state });
+    } else if table.contains_key("state") {
+        return Err(bad("expect.state", "goes with widget = \"SELECTOR\""));
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(bad(
+            "expect",
+            "says nothing to check: give text, absent, styled, cursor, exit_code, title or widget",
+        )),
+        _ => Err(bad(
+            "expect",
+            "one check a table: put several in a list, expect = [{ ... }, { ... }]",
+        )),
+    }
+    .and_then(|e| match (&e, scope) {
+        (Expectation::Text { .. } | Expectation::Absent { .. } | Expectation::Styled { .. }, _)
+        | (_, Scope::Screen) => Ok(e),
+        _ => Err(bad(
+            "expect.row",
+            "row and region go with text, absent and styled",
+        )),
+    })
+}
+
+fn golden(value: &toml::Value) -> Result<Golden, Bad> {
+    let (file, table) = match value {
+        toml::Value::String(file) => (file.clone(), None),
+        toml::Value::Table(t) => (
+            string(t, "file")
+                .map_err(|(_, m)| bad("golden.file", m))?
+                .ok_or_else(|| bad("golden.file", "the golden's path, e.g. \"menu.txt\""))?,
+            Some(t),
+        ),
+        _ => {
+            return Err(bad(
+                "golden",
+                "a path, or a table { file, kind, mask, tolerance }",
+            ))
+        }
+    };
+    let mut golden = Golden {
+        kind: kind_of(&file),
+        file: PathBuf::from(file),
+        masks: Vec::new(),
+        tolerance: 0.0,
+    };
+    if let Some(t) = table {
+        if let Some(unknown) = t
+            .keys()
+            .find(|k| !["file", "kind", "mask", "tolerance"].contains(&k.as_str()))
+        {
+            return Err(bad(
+                &format!("golden.{unknown}"),
+                "not a golden field; they are file, kind, mask, tolerance",
+            ));
+        }
+        if let Some(kind) = string(t, "kind").map_err(|(_, m)| bad("golden.kind", m))? {
+            golden.kind = match kind.as_str() {
+                "text" => GoldenKind::Text,
+                "styled" => GoldenKind::Styled,
+                "png" => GoldenKind::Png,
+                "svg" => GoldenKind::Svg,
+                other => {
+                    return Err(bad(
+                        "golden.kind",
+                        format!("{other:?} is not text, styled, png or svg"),
+                    ))
+                }
+            };
+        }
+        if let Some(masks) = t.get("mask") {
+            let list = masks
+                .as_array()
+                .ok_or_else(|| bad("golden.mask", "a list of [row, col, rows, cols]"))?;
+            for m in list {
+                let r = cells(m, "golden.mask", 4)?;
+                golden.masks.push([r[0], r[1], r[2], r[3]]);
+            }
+        }
+        if let Some(tolerance) = t.get("tolerance") {
+            let share = tolerance
+                .as_float()
+                .or_else(|| tolerance.as_integer().map(|i| i as f64));
+            golden.tolerance = share.filter(|s| (0.0..=1.0).contains(s)).ok_or_else(|| {
+                bad(
+                    "golden.tolerance",
+                    format!("a share of pixels from 0 to 1, not {tolerance}"),
+                )
+            })?;
+        }
+    }
+    Ok(golden)
+}
+
+/// The kind a golden's file name says: `.png`, `.svg`, `.styled.txt`; text otherwise.
+fn kind_of(file: &str) -> GoldenKind {
+    if file.ends_with(".png") {
+        GoldenKind::Png
+    } else if file.ends_with(".svg") {
+        GoldenKind::Svg
+    } else if file.ends_with(".styled.txt") || file.ends_with(".styled") {
+        GoldenKind::Styled
+    } else {
+        GoldenKind::Text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<StepFile, FileError> {
+        StepFile::parse(Path::new("t/menu.toml"), text)
+    }
+
+    #[test]
+    fn a_file_reads_as_its_steps() {
+        let file = parse(
+            r#"
+timeout_ms = 5000
+[[step]]
+spawn = "python3 -q"
+size = "100x30"
+until = { regex = '^>>> $' }
+
+[[step]]
+line = "6*7"
+until = { regex = '^42$' }
+
+[[step]]
+expect = [{ text = "42", row = 1 }, { cursor = [2, 4] }]
+
+[[step]]
+golden = { file = "py.png", mask = [[0, 0, 1, 10]], tolerance = 0.01 }
+"#,
+        )
+        .expect("a good file");
+        assert_eq!(file.name, "menu");
+        assert_eq!(file.timeout, Duration::from_millis(5000));
+        assert_eq!(file.steps.len(), 4);
+        assert_eq!(file.steps[1].line, 8);
+        let Action::Spawn(spawn) = &file.steps[0].action else {
+            panic!("spawn")
+        };
+        assert_eq!(
+            (spawn["cols"].clone(), spawn["rows"].clone()),
+            (100.into(), 30.into())
+        );
+        let Action::Send(send) = &file.steps[1].action else {
+            panic!("send")
+        };
+        assert_eq!(send["keys"], serde_json::json!(["Enter"]));
+        let Action::Expect(expect) = &file.steps[2].action else {
+            panic!("expect")
+        };
+        assert_eq!(
+            expect[0],
+            Expectation::Text {
+                regex: "42".into(),
+                scope: Scope::Row(1)
+            }
+        );
+        let Action::Golden(golden) = &file.steps[3].action else {
+            panic!("golden")
+        };
+        assert_eq!(
+            (golden.kind, golden.masks.clone(), golden.tolerance),
+            (GoldenKind::Png, vec![[0, 0, 1, 10]], 0.01)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_the_field() {
+        let cases = [
+            ("[[step]]\nbogus = 1\n", 1, "bogus"),
+            (
+                "[[step]]\nspawn = \"x\"\n\n[[step]]\nkeys = [\"a\"]\nresize = \"1x1\"\n",
+                4,
+                "resize",
+            ),
+            ("[[step]]\nexpect = { text = \"([\" }\n", 1, "expect.text"),
+            (
+                "[[step]]\nexpect = { row = 1, cursor = [1, 2] }\n",
+                1,
+                "expect.row",
+            ),
+            (
+                "[[step]]\ngolden = { file = \"a.png\", tolerance = 2 }\n",
+                1,
+                "golden.tolerance",
+            ),
+            ("[[step]]\nspawn = \"x\"\nsize = \"big\"\n", 1, "size"),
+            ("[[step]]\nsid = \"a\"\n", 1, "step"),
+            ("[[step]\n", 1, "toml"),
+            ("name = \"x\"\n", 1, "step"),
+        ];
+        for (text, line, field) in cases {
+            let error = parse(text).expect_err(text);
+            assert_eq!(
+                (error.line, error.field.as_str()),
+                (line, field),
+                "{text:?}: {error}"
+            );
+            assert!(
+                error
+                    .to_string()
+                    .starts_with(&format!("t/menu.toml:{line}: {field}: ")),
+                "{error}"
+            );
+        }
+    }
+}

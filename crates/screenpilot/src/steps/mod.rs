@@ -1,0 +1,99 @@
+//! What an agent did, kept as a test: step files ([`file`]) run against real sessions ([`runner`]),
+//! expectations retried on the live screen, golden screens ([`golden`]), and reports a CI system and a
+//! person read ([`report`]). `screenpilot test FILE|DIR...` is the face; [`run_paths`] the library's.
+
+pub mod file;
+pub mod golden;
+pub mod report;
+pub mod runner;
+
+use std::path::{Path, PathBuf};
+
+pub use file::{FileError, StepFile};
+pub use runner::{run_file, FileOutcome, RunOptions};
+
+/// The step files a path names: the file itself, or every `*.toml` under a directory, in order.
+pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
+    let meta = std::fs::metadata(path).map_err(|e| FileError {
+        path: path.to_owned(),
+        line: 0,
+        field: "path".into(),
+        message: format!("cannot read it: {e}"),
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut found = Vec::new();
+    let mut dirs = vec![path.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| FileError {
+            path: dir.clone(),
+            line: 0,
+            field: "path".into(),
+            message: format!("cannot list it: {e}"),
+        })?;
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Read every step file `paths` name, then run them, `jobs` at a time, each on sessions of its own.
+/// Every file is checked before any runs: one bad file is an error of the whole call.
+pub async fn run_paths(
+    paths: &[PathBuf],
+    options: &RunOptions,
+    jobs: usize,
+) -> Result<Vec<FileOutcome>, Vec<FileError>> {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        match files_of(path) {
+            Ok(found) => {
+                for f in found {
+                    match StepFile::read(&f) {
+                        Ok(file) => files.push(file),
+                        Err(e) => errors.push(e),
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    if files.is_empty() && errors.is_empty() {
+        errors.push(FileError {
+            path: paths.first().cloned().unwrap_or_default(),
+            line: 0,
+            field: "path".into(),
+            message: "no step files (*.toml) here".into(),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+    let mut running = tokio::task::JoinSet::new();
+    for (index, file) in files.into_iter().enumerate() {
+        let permits = permits.clone();
+        let options = options.clone();
+        running.spawn(async move {
+            let _permit = permits.acquire().await;
+            (index, run_file(&file, &options).await)
+        });
+    }
+    let mut outcomes = Vec::new();
+    while let Some(done) = running.join_next().await {
+        if let Ok(outcome) = done {
+            outcomes.push(outcome);
+        }
+    }
+    outcomes.sort_by_key(|(index, _)| *index);
+    Ok(outcomes.into_iter().map(|(_, o)| o).collect())
+}
