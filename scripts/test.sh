@@ -167,6 +167,11 @@ stage "cargo package (every crate packs with its crates.io metadata and builds f
 # --workspace: the crates depend on each other by path and version, and none is on crates.io yet.
 # Verified (each packed crate is built on its own, so a file left out of a .crate fails here): about
 # 70 s on a 2-core machine with the dependencies already built, 145 s cold, in a run of about 10 min.
+# Cargo extracts each packed crate under $CARGO_HOME/registry/src/<hash of this checkout's temporary
+# registry>/ and reuses that copy while the version is the same: a second run from the same path would
+# build our crates from the first run's sources. Our crates are on no registry, so these copies are ours.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-[0-9]* \
+  "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-{screen,session,desktop}-[0-9]*
 cargo package --locked --workspace --allow-dirty --quiet
 
 stage "cargo build --release (the package tests pack the release binary, as it would ship)"
