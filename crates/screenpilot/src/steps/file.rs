@@ -105,6 +105,8 @@ pub enum Expectation {
     /// A Textual widget's state: the fields given must equal the query's (`value`, `label`, ...).
     Widget {
         selector: String,
+        /// Which of the widgets the selector matches (0-based, in the query's order).
+        nth: usize,
         state: serde_json::Map<String, Value>,
     },
 }
@@ -451,6 +453,7 @@ const EXPECT_KEYS: &[&str] = &[
     "exit_code",
     "title",
     "widget",
+    "nth",
     "state",
 ];
 
@@ -535,7 +538,18 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
                 "a table of the widget's fields to check, e.g. { value = \"alice\" }",
             ));
         };
-        found.push(Expectation::Widget { selector, state });
+        let nth = match table.get("nth") {
+            None => 0,
+            Some(n) => n
+                .as_integer()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| bad("expect.nth", format!("a 0-based index, not {n}")))?,
+        };
+        found.push(Expectation::Widget {
+            selector,
+            nth,
+            state,
+        });
     } else if table.contains_key("state") {
         return Err(bad("expect.state", "goes with widget = \"SELECTOR\""));
     }

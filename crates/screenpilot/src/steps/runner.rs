@@ -397,14 +397,32 @@ impl Run<'_> {
                 )
                 .into())
             }
+            (Expectation::ExitCode(code), Kind::Desktop) => {
+                let answer = self
+                    .op("wait_exit", json!({"sid": sid, "timeout_ms": limit.as_millis() as u64}))
+                    .await?;
+                if answer["exited"] == true && answer["exit_code"] == json!(code) {
+                    return Ok(());
+                }
+                let how = match answer["exited"] == true {
+                    true => format!("it ended with exit_code {} signal {}", answer["exit_code"], answer["signal"]),
+                    false => "it is still running".to_owned(),
+                };
+                Err(format!("expected the desktop's program to exit with {code} within {} ms, but {how}", limit.as_millis()).into())
+            }
             (_, Kind::Desktop) => Err(format!(
-                "{} does not apply to a desktop: a desktop has title (its windows)",
+                "{} does not apply to a desktop: a desktop has title (its windows) and exit_code (its program)",
                 brief(expectation)
             )
             .into()),
-            (Expectation::Widget { selector, state }, _) => {
-                self.expect_widget(&sid, selector, state, limit).await
-            }
+            (
+                Expectation::Widget {
+                    selector,
+                    nth,
+                    state,
+                },
+                _,
+            ) => self.expect_widget(&sid, selector, *nth, state, limit).await,
             (expectation, _) => {
                 let session = self.terminal(&sid)?;
                 eventually(&session, limit, |s| holds(s, expectation))
@@ -425,6 +443,7 @@ impl Run<'_> {
         &self,
         sid: &str,
         selector: &str,
+        nth: usize,
         state: &Map<String, Value>,
         limit: Duration,
     ) -> Result<(), Failed> {
@@ -436,7 +455,7 @@ impl Run<'_> {
             let answer = self
                 .op("textual_run", json!({"session": sid, "query": [selector]}))
                 .await?;
-            let widget = answer["query"][0]["widgets"][0].clone();
+            let widget = answer["query"][0]["widgets"][nth].clone();
             let differs: Vec<String> = state
                 .iter()
                 .filter(|(key, want)| widget.get(key.as_str()) != Some(want))
@@ -453,7 +472,8 @@ impl Run<'_> {
             let why = if widget.is_object() {
                 differs.join("; ")
             } else {
-                format!("no widget matches {selector:?}")
+                let matches = answer["query"][0]["count"].as_u64().unwrap_or(0);
+                format!("{selector:?} matches {matches} widget(s): there is no [{nth}]")
             };
             tokio::select! {
                 changed = updates.changed() => if changed.is_err() { return Err(why.into()) },
@@ -530,9 +550,11 @@ pub fn brief(expectation: &Expectation) -> String {
         Expectation::Cursor { row, col } => format!("the cursor at row {row}, col {col}"),
         Expectation::ExitCode(code) => format!("exit status {code}"),
         Expectation::Title(regex) => format!("title /{regex}/"),
-        Expectation::Widget { selector, state } => {
-            format!("{selector} with {}", Value::Object(state.clone()))
-        }
+        Expectation::Widget {
+            selector,
+            nth,
+            state,
+        } => format!("{selector}[{nth}] with {}", Value::Object(state.clone())),
     }
 }
 
