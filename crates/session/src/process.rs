@@ -1,8 +1,10 @@
 //! Child processes: starting a program on a pty, learning how it ended, and ending a whole session's
 //! processes.
 //!
-//! One reaper per process owns `wait()` for any child. The daemon makes itself a child subreaper, so processes
-//! orphaned inside a session are reparented to it and reaped here too: no zombies are left behind. The
+//! One reaper per process waits for the programs it started, by pid. The daemon makes itself a child
+//! subreaper, so processes orphaned inside a session are reparented to it and reaped here too (they are
+//! in sessions of their own): no zombies are left behind, and the children other parts of the process
+//! start and wait for (std's `Command`, a desktop's programs) keep their exit status. The
 //! reaper runs on its own thread so it outlives any single tokio runtime (tests start many).
 
 use std::collections::HashMap;
@@ -76,20 +78,66 @@ fn reaper() -> &'static Reaper {
 }
 
 impl Reaper {
+    /// Reap the children we started, by pid, and the orphans our sessions left us; never a child
+    /// another part of this process started and waits for itself (std's `Command`, a desktop's
+    /// programs): a `wait()` for any child would take their exit status from them.
     fn reap_all(&self) {
         let Ok(mut waiting) = self.waiting.lock() else {
             return;
         };
-        while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
-            let info = ExitInfo {
-                exit_code: status.exit_status(),
-                signal: status.terminating_signal(),
-            };
-            if let Some(sender) = waiting.remove(&pid.as_raw_nonzero().get()) {
+        let ours: Vec<i32> = waiting.keys().copied().collect();
+        for pid in ours {
+            if let Some(info) = reap(pid) {
+                if let Some(sender) = waiting.remove(&pid) {
+                    sender.send_replace(Some(info));
+                }
+            }
+        }
+        // An orphan was reparented to us from a session's process tree, so it is in a session of its
+        // own (every program we start calls setsid); a child in our session belongs to someone else
+        // here. That one stops the scan until it is reaped; the next SIGCHLD resumes it.
+        // SAFETY: getsid(0) only reads our own session id.
+        let our_session = unsafe { libc::getsid(0) };
+        while let Some(pid) = next_exited_child() {
+            // SAFETY: getsid on a pid that is our (unreaped) child: it cannot be reused meanwhile.
+            if unsafe { libc::getsid(pid) } == our_session {
+                break;
+            }
+            let info = reap(pid);
+            if let (Some(info), Some(sender)) = (info, waiting.remove(&pid)) {
                 sender.send_replace(Some(info));
             }
         }
     }
+}
+
+/// Reap `pid` if it has ended.
+fn reap(pid: i32) -> Option<ExitInfo> {
+    // Never `None` (any child): only a real pid.
+    let pid = Pid::from_raw(pid)?;
+    let (_, status) = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG).ok()??;
+    Some(ExitInfo {
+        exit_code: status.exit_status(),
+        signal: status.terminating_signal(),
+    })
+}
+
+/// The pid of a child that has ended and is not reaped yet, leaving it unreaped.
+fn next_exited_child() -> Option<i32> {
+    // SAFETY: siginfo_t is plain data; waitid fills it and, with WNOWAIT, reaps nothing.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid siginfo pointer.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: after a successful waitid, si_pid is the valid member (0 when none has ended).
+    let pid = unsafe { info.si_pid() };
+    (rc == 0 && pid > 0).then_some(pid)
 }
 
 /// A program running on a pty.
@@ -148,7 +196,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
         .spawn(pts)
         .map_err(|e| spawn_error(program, spec, &e))?;
     let pid = child.id() as i32;
-    // We reap through waitpid(-1) ourselves; std's handle does nothing when dropped.
+    // The reaper waits for it by pid; std's handle does nothing when dropped.
     drop(child);
     // Not reaped while we hold the lock: even a program that exits at once is still in /proc.
     note_start_time(pid);

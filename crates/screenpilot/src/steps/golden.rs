@@ -12,7 +12,7 @@ use screenpilot_screen::{styled_text, Cell, CellGrid, CellWidth, Regions};
 use screenpilot_session::Session;
 
 use super::file::{Golden, GoldenKind};
-use super::runner::{eventually, RunOptions};
+use super::options::{eventually, RunOptions};
 
 /// How a golden compared.
 pub enum Compared {
@@ -202,7 +202,7 @@ fn beside(path: &Path, tag: &str, options: &RunOptions) -> PathBuf {
     let name = path
         .file_name()
         .map_or_else(|| "golden".into(), |n| n.to_string_lossy().into_owned());
-    let (stem, ext) = name.split_once('.').unwrap_or((&name, "txt"));
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "txt"));
     let file = format!("{stem}.{tag}.{ext}");
     match &options.report_dir {
         Some(dir) => dir.join(file),

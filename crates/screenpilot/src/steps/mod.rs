@@ -4,6 +4,7 @@
 
 pub mod file;
 pub mod golden;
+mod options;
 pub mod report;
 pub mod runner;
 

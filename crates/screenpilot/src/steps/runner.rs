@@ -7,22 +7,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use screenpilot_session::{Limits, ReadOptions, Registry, Session};
 
 use super::file::{Action, Expectation, Scope, Step, StepFile};
 use super::golden::{self, Compared};
+use super::options::eventually;
+pub use super::options::RunOptions;
 use crate::ops::{execute, prepare, Caller, Context, OpError, Progress};
-
-/// How to run files.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Write goldens that are missing or differ, instead of failing on them.
-    pub update: bool,
-    /// Where to write recordings, pictures and the HTML report of a failure.
-    pub report_dir: Option<PathBuf>,
-}
 
 /// What a step did, for the report.
 #[derive(Debug, Clone)]
@@ -208,22 +202,27 @@ impl Run<'_> {
         Some(session.read(ReadOptions::default()).text)
     }
 
-    fn record(&mut self, step: &Step, what: String, result: String) {
-        let (screen, png) = match self
-            .sid(step)
-            .ok()
-            .and_then(|sid| self.ctx.registry.get(&sid).ok())
-        {
-            Some(session) => {
+    async fn record(&mut self, step: &Step, what: String, result: String) {
+        let sid = self.sid(step).ok();
+        let pictured = self.options.report_dir.is_some();
+        let (screen, png) = match sid.as_deref().map(|sid| (sid, self.ctx.registry.get(sid))) {
+            Some((_, Ok(session))) => {
                 let text = session.read(ReadOptions::default()).text;
-                let png = self
-                    .options
-                    .report_dir
-                    .as_ref()
-                    .and_then(|_| golden::picture(&session, &[]).ok());
+                let png = pictured
+                    .then(|| golden::picture(&session, &[]).ok())
+                    .flatten();
                 (Some(text), png)
             }
-            None => (None, None),
+            // A desktop's screen, for the report only: a picture costs a capture.
+            Some((sid, Err(_))) if pictured && self.kinds.get(sid) == Some(&Kind::Desktop) => {
+                let shot = self.op("screenshot", json!({"sid": sid})).await;
+                let png = shot.ok().and_then(|answer| {
+                    let data = answer["png"].as_str()?;
+                    base64::engine::general_purpose::STANDARD.decode(data).ok()
+                });
+                (None, png)
+            }
+            _ => (None, None),
         };
         self.outcome.steps.push(StepRecord {
             line: step.line,
@@ -276,7 +275,7 @@ impl Run<'_> {
                 self.current = Some(sid.clone());
                 self.kinds.insert(sid, Kind::Terminal);
                 let result = until_held(&answer)?;
-                self.record(step, what, result);
+                self.record(step, what, result).await;
             }
             Action::Send(params) => {
                 let sid = self.sid(step)?;
@@ -287,13 +286,14 @@ impl Run<'_> {
                 let what = describe("send", &params);
                 let answer = self.op("send", Value::Object(params)).await?;
                 let result = until_held(&answer)?;
-                self.record(step, what, result);
+                self.record(step, what, result).await;
             }
             Action::Resize { cols, rows } => {
                 let sid = self.sid(step)?;
                 self.op("resize", json!({"sid": sid, "cols": cols, "rows": rows}))
                     .await?;
-                self.record(step, format!("resize {cols}x{rows}"), "ok".into());
+                self.record(step, format!("resize {cols}x{rows}"), "ok".into())
+                    .await;
             }
             Action::Expect(expectations) => {
                 for expectation in expectations {
@@ -307,7 +307,7 @@ impl Run<'_> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                self.record(step, what, "held".into());
+                self.record(step, what, "held".into()).await;
             }
             Action::Golden(golden) => {
                 let sid = self.sid(step)?;
@@ -322,7 +322,8 @@ impl Run<'_> {
                         }
                         Compared::Differs { message, files } => return Err(Failed(message, files)),
                     };
-                self.record(step, format!("golden {}", golden.file.display()), result);
+                self.record(step, format!("golden {}", golden.file.display()), result)
+                    .await;
             }
             Action::Textual(params) => {
                 let sid = step.sid.clone().unwrap_or_else(|| "app".to_owned());
@@ -338,7 +339,7 @@ impl Run<'_> {
                 }
                 self.current = Some(session.clone());
                 self.kinds.insert(session, Kind::Textual);
-                self.record(step, what, "ok".into());
+                self.record(step, what, "ok".into()).await;
             }
             Action::Desktop(params) => {
                 let sid = step.sid.clone().unwrap_or_else(|| "desktop".to_owned());
@@ -348,7 +349,7 @@ impl Run<'_> {
                 self.op("desktop_start", Value::Object(params)).await?;
                 self.current = Some(sid.clone());
                 self.kinds.insert(sid, Kind::Desktop);
-                self.record(step, what, "ok".into());
+                self.record(step, what, "ok".into()).await;
             }
             Action::Computer(actions) => {
                 let sid = self.sid(step)?;
@@ -362,12 +363,13 @@ impl Run<'_> {
                     step,
                     format!("computer {}", Value::Array(actions.clone())),
                     "ok".into(),
-                );
+                )
+                .await;
             }
             Action::Close => {
                 let sid = self.sid(step)?;
                 self.op("close", json!({"sid": sid})).await?;
-                self.record(step, format!("close {sid}"), "ok".into());
+                self.record(step, format!("close {sid}"), "ok".into()).await;
             }
         }
         Ok(())
@@ -651,27 +653,5 @@ fn shown_part(scope: &Scope, text: &str) -> String {
     match scope {
         Scope::Screen => String::new(),
         _ => format!("; that part reads:\n{}", indent(text)),
-    }
-}
-
-/// Wait until `check` passes on `session`, looking again at each screen update (and once the program
-/// ends), at most `limit`; the last reason it did not.
-pub(super) async fn eventually(
-    session: &Session,
-    limit: Duration,
-    mut check: impl FnMut(&Session) -> Result<(), String>,
-) -> Result<(), String> {
-    let deadline = tokio::time::Instant::now() + limit;
-    let mut updates = session.subscribe();
-    loop {
-        updates.borrow_and_update();
-        let why = match check(session) {
-            Ok(()) => return Ok(()),
-            Err(why) => why,
-        };
-        tokio::select! {
-            changed = updates.changed() => if changed.is_err() { return Err(why) },
-            _ = tokio::time::sleep_until(deadline) => return Err(why),
-        }
     }
 }

@@ -1,0 +1,310 @@
+//! Step files end to end: the files committed in tests/steps (dialog, vim, htop, Textual's own Input
+//! example, a zenity dialog on a desktop) pass through the library and the CLI; each fails with a
+//! readable report once the program behaves otherwise; a changed golden fails, shows what differs, and
+//! passes again after `--update`; masks keep what varies out of a golden; JUnit XML and the HTML page
+//! of a failure are written; bad files are refused naming the file, the line and the field.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use screenpilot::steps::{run_paths, RunOptions};
+
+fn steps_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/steps")
+}
+
+/// `screenpilot test ARGS...` in `dir`: exit status, stdout and stderr.
+fn test_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::binary())
+        .arg("test")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run screenpilot test");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A copy of a committed step file in `dir`, with `edits` (from, to) made to it and its relative
+/// paths (the Textual venv's) made absolute.
+fn variant(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(steps_dir().join(name)).expect("a committed step file");
+    text = text.replace("../../../../", &format!("{}/", common::repo().display()));
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no {from:?}");
+        text = text.replace(from, to);
+    }
+    // A program that behaves otherwise is seen at the limit: keep it short.
+    let path = dir.join(name);
+    std::fs::write(&path, format!("timeout_ms = 3000\n{text}")).expect("write the variant");
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_committed_step_file_passes_through_the_library() {
+    let outcomes = run_paths(&[steps_dir()], &RunOptions::default(), 2)
+        .await
+        .unwrap_or_else(|errors| panic!("bad step files: {errors:?}"));
+    assert!(outcomes.len() >= 5, "{} files", outcomes.len());
+    for o in &outcomes {
+        assert!(o.passed(), "{}: {:#?}", o.path.display(), o.failure);
+        assert!(!o.steps.is_empty());
+    }
+}
+
+#[test]
+fn each_committed_file_fails_readably_when_its_program_behaves_otherwise() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir_all(dir.path().join("goldens")).expect("goldens dir");
+    std::fs::copy(
+        steps_dir().join("goldens/dialog_menu.styled.txt"),
+        dir.path().join("goldens/dialog_menu.styled.txt"),
+    )
+    .expect("copy the golden");
+    let cases: [(&str, &[(&str, &str)], &str); 5] = [
+        // A different item highlighted: the expectation names the row and shows the styled text.
+        (
+            "dialog_menu.toml",
+            &[("keys = [\"Down\", \"Down\"]", "keys = [\"Down\"]")],
+            "expected styled /\\[bold white on blue\\]Cherry/ in row 6",
+        ),
+        (
+            "vim_edit.toml",
+            &[(":2s/brown/red/", ":2s/quick/slow/")],
+            "until did not hold",
+        ),
+        (
+            "htop_sort.toml",
+            &[("keys = [\"M\"]", "keys = [\"N\"]")],
+            "expected text /PID\\s+USER.*MEM%▽/",
+        ),
+        (
+            "textual_input.toml",
+            &[(
+                "text = \"Lovelace\"\nuntil = { regex = \"Lovelace\" }",
+                "text = \"Byron\"\nuntil = { regex = \"Byron\" }",
+            )],
+            "value: want \"Lovelace\", got \"Byron\"",
+        ),
+        (
+            "zenity_question.toml",
+            &[("keys = [\"Return\"]", "keys = [\"Escape\"]")],
+            "to exit with 0",
+        ),
+    ];
+    for (name, edits, said) in cases {
+        let file = variant(dir.path(), name, edits);
+        let report = dir.path().join(format!("report-{name}"));
+        let junit = dir.path().join(format!("{name}.xml"));
+        let (status, out, err) = test_cli(
+            dir.path(),
+            &[
+                file.to_str().unwrap(),
+                "--report",
+                report.to_str().unwrap(),
+                "--junit",
+                junit.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(status, 1, "{name} should fail:\n{out}{err}");
+        assert!(out.contains(&format!("FAIL {}:", file.display())), "{out}");
+        assert!(
+            out.contains(said),
+            "{name}: the failure should say {said:?}:\n{out}"
+        );
+        assert!(out.contains("0 passed, 1 failed"), "{out}");
+        let xml = std::fs::read_to_string(&junit).expect("junit written");
+        assert!(
+            xml.contains("failures=\"1\"") && xml.contains("<failure message="),
+            "{xml}"
+        );
+        let pages: Vec<_> = std::fs::read_dir(&report)
+            .expect("report dir")
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "html"))
+            .collect();
+        assert_eq!(pages.len(), 1, "one HTML page for the failed file");
+        let page = std::fs::read_to_string(pages[0].path()).expect("page");
+        assert!(
+            page.contains("What failed") && page.contains("data:image/png;base64,"),
+            "{name}: the page lacks the failure or the screens"
+        );
+    }
+}
+
+const GOLDEN_FILE: &str = r#"timeout_ms = 3000
+name = "a menu, as a golden"
+[[step]]
+spawn = "sh -c 'dialog --menu Fruit 12 40 4 1 Apple 2 Banana 3 Cherry 2>/dev/null'"
+size = "60x15"
+until = { regex = "Cherry" }
+[[step]]
+golden = "goldens/menu.styled.txt"
+[[step]]
+golden = { file = "goldens/menu.png", tolerance = 0.001 }
+[[step]]
+golden = "goldens/menu.txt"
+"#;
+
+#[test]
+fn a_changed_golden_fails_showing_what_differs_and_update_takes_it() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("menu.toml");
+    std::fs::write(&file, GOLDEN_FILE).expect("write");
+    let path = file.to_str().unwrap();
+    // Missing goldens: a failure naming the file, the line and the field, until --update writes them.
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(&format!("FAIL {path}:7"))
+            && out.contains("golden: ")
+            && out.contains("is missing; run `screenpilot test --update`"),
+        "{out}"
+    );
+    let (status, out, _) = test_cli(dir.path(), &[path, "--update"]);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(out.matches("golden written").count(), 3, "{out}");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 0, "the goldens just written hold: {out}");
+
+    // The program changes: an item renamed. Every golden sees it; the text shows which row, the
+    // picture its changed pixels.
+    std::fs::write(&file, GOLDEN_FILE.replace("2 Banana", "2 Blueberry")).expect("write");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("- golden, + screen") && out.contains("Banana") && out.contains("Blueberry"),
+        "{out}"
+    );
+    assert!(
+        dir.path().join("goldens/menu.styled.actual.txt").exists(),
+        "the screen is written beside the golden"
+    );
+    // A changed colour: the styled golden sees it, the plain text does not.
+    std::fs::write(&file, GOLDEN_FILE).expect("write");
+    let rc = dir.path().join("dialogrc");
+    std::fs::write(&rc, "item_selected_color = (YELLOW,RED,ON)\n").expect("dialogrc");
+    let coloured = GOLDEN_FILE.replace(
+        "sh -c 'dialog",
+        &format!("sh -c 'DIALOGRC={} dialog", rc.display()),
+    );
+    std::fs::write(
+        &file,
+        coloured.replace(
+            "golden = { file = \"goldens/menu.png\", tolerance = 0.001 }\n[[step]]\n",
+            "",
+        ),
+    )
+    .expect("write");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("menu.styled.txt") && out.contains("yellow on red"),
+        "{out}"
+    );
+    // --update takes the new look; then it passes again.
+    let (status, out, _) = test_cli(dir.path(), &[path, "--update"]);
+    assert_eq!(status, 0, "{out}");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 0, "{out}");
+
+    // A picture that differs: the screen's PNG with the differing pixels marked, for a person.
+    let picture_only = |menu: &str| {
+        format!(
+            "timeout_ms = 3000\n[[step]]\nspawn = \"sh -c 'dialog --menu Fruit 12 40 4 1 Apple 2 Banana {menu} 2>/dev/null'\"\nsize = \"60x15\"\nuntil = {{ regex = \"Apple\" }}\n[[step]]\ngolden = {{ file = \"goldens/menu.png\", tolerance = 0.001 }}\n"
+        )
+    };
+    let pictured = dir.path().join("picture.toml");
+    std::fs::write(&pictured, picture_only("3 Cherry")).expect("write");
+    let (status, out, _) = test_cli(dir.path(), &[pictured.to_str().unwrap(), "--update"]);
+    assert_eq!(status, 0, "{out}");
+    std::fs::write(&pictured, picture_only("3 Cheese")).expect("write");
+    let report = dir.path().join("report");
+    let (status, out, _) = test_cli(
+        dir.path(),
+        &[
+            pictured.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("of the pixels differ (tolerance 0.1000%)"),
+        "{out}"
+    );
+    let marked = std::fs::read(report.join("menu.diff.png")).expect("the marked difference");
+    assert!(marked.starts_with(b"\x89PNG"));
+    assert!(std::fs::read(report.join("menu.actual.png")).is_ok_and(|p| p.starts_with(b"\x89PNG")));
+}
+
+#[test]
+fn masks_keep_what_varies_out_of_a_golden_and_a_mask_off_the_screen_is_named() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("clock.toml");
+    let with_mask = r#"
+[[step]]
+spawn = "sh -c 'echo stamp; date +%N; echo end; exec cat'"
+size = "30x5"
+until = { regex = "end" }
+[[step]]
+golden = { file = "clock.txt", mask = [[1, 0, 1, 30]] }
+"#;
+    std::fs::write(&file, with_mask).expect("write");
+    let path = file.to_str().unwrap();
+    let (status, out, _) = test_cli(dir.path(), &[path, "--update"]);
+    assert_eq!(status, 0, "{out}");
+    let golden = std::fs::read_to_string(dir.path().join("clock.txt")).expect("golden");
+    assert_eq!(golden, format!("stamp\n{}\nend\n", "░".repeat(30)));
+    for _ in 0..2 {
+        let (status, out, _) = test_cli(dir.path(), &[path]);
+        assert_eq!(status, 0, "the nanoseconds are masked: {out}");
+    }
+    std::fs::write(&file, with_mask.replace(", mask = [[1, 0, 1, 30]]", "")).expect("write");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 1, "unmasked, the nanoseconds differ: {out}");
+    std::fs::write(
+        &file,
+        with_mask.replace("[[1, 0, 1, 30]]", "[[1, 0, 1, 31]]"),
+    )
+    .expect("write");
+    let (status, out, _) = test_cli(dir.path(), &[path]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains(&format!("FAIL {path}:6"))
+            && out.contains("golden.mask: [1, 0, 1, 31] is not inside the 30x5 screen"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_files_are_refused_naming_the_file_the_line_and_the_field() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let cases = [
+        ("unknown.toml", "[[step]]\nspawn = \"cat\"\n\n[[step]]\nbogus = 1\n", ":4: bogus: not a step field"),
+        ("regex.toml", "[[step]]\nspawn = \"cat\"\nuntil = { regex = \"x\" }\n[[step]]\nexpect = { text = \"([\" }\n", ":4: expect.text: invalid regex"),
+        ("two.toml", "[[step]]\nspawn = \"cat\"\nresize = \"10x10\"\n", ":1: resize: one step does one thing"),
+        ("syntax.toml", "[[step]\n", ":1: toml: "),
+    ];
+    for (name, text, said) in cases {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).expect("write");
+        let (status, out, err) = test_cli(dir.path(), &[file.to_str().unwrap()]);
+        assert_eq!(status, 2, "{name}: {out}{err}");
+        assert!(
+            err.contains(&format!("{}{said}", file.display())),
+            "{name}: {err}"
+        );
+    }
+    let (status, _, err) = test_cli(dir.path(), &["no/such/file.toml"]);
+    assert_eq!(status, 2);
+    assert!(
+        err.contains("no/such/file.toml:0: path: cannot read it"),
+        "{err}"
+    );
+}
