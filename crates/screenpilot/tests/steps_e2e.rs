@@ -11,6 +11,9 @@ use std::process::Command;
 
 use screenpilot::steps::{run_paths, RunOptions};
 
+/// (from, to) text replacements in a step file.
+type Edits = &'static [(&'static str, &'static str)];
+
 fn steps_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/steps")
 }
@@ -66,7 +69,7 @@ fn each_committed_file_fails_readably_when_its_program_behaves_otherwise() {
         dir.path().join("goldens/dialog_menu.styled.txt"),
     )
     .expect("copy the golden");
-    let cases: [(&str, &[(&str, &str)], &str); 5] = [
+    let cases: [(&str, Edits, &str); 5] = [
         // A different item highlighted: the expectation names the row and shows the styled text.
         (
             "dialog_menu.toml",
