@@ -311,3 +311,83 @@ fn bad_files_are_refused_naming_the_file_the_line_and_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn a_session_driven_by_hand_through_the_cli_becomes_a_step_file_that_passes_again() {
+    let d = common::Daemon::new();
+    let sp = |args: &[&str]| {
+        let out = d.sp(args);
+        assert!(
+            out.status.success(),
+            "screenpilot {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // A person picks Cherry in a dialog menu, looking at the screen between keys...
+    sp(&[
+        "spawn",
+        "--sid",
+        "menu",
+        "--size",
+        "60x15",
+        "--until",
+        "Cherry",
+        "--",
+        "sh",
+        "-c",
+        "dialog --menu Fruit 12 40 4 1 Apple 2 Banana 3 Cherry 2>choice",
+    ]);
+    sp(&["keys", "menu", "Down", "Down"]);
+    sp(&["snapshot", "menu"]);
+    sp(&["keys", "menu", "Enter"]);
+    // ...then checks in a shell what it chose, and does a sum.
+    sp(&[
+        "spawn", "--sid", "sh", "--size", "50x10", "--", "bash", "--norc",
+    ]);
+    assert!(sp(&["run", "sh", "cat choice; echo"]).contains('3'));
+    sp(&["type", "sh", "echo $((6*7))"]);
+    sp(&["keys", "sh", "Enter"]);
+    sp(&["wait", "sh", "--until", "^42$"]);
+    sp(&["close", "sh"]);
+    std::fs::create_dir(d.path().join("t")).expect("mkdir");
+    let said = sp(&["save-test", "t/hand.toml"]);
+    assert!(said.contains("hand.toml (9 steps on menu, sh)"), "{said}");
+    let file = d.path().join("t/hand.toml");
+    let text = std::fs::read_to_string(&file).expect("the step file");
+    // Each input carries a condition, given or read from the screens; never a pause.
+    for wanted in [
+        "sid = \"menu\"\nspawn = \"sh -c 'dialog --menu Fruit 12 40 4 1 Apple 2 Banana 3 Cherry 2>choice'\"\nsize = \"60x15\"\ncwd = \"..\"\nuntil = { regex = \"Cherry\" }\n",
+        "keys = [\"Down\", \"Down\"]\nuntil = { visual = true }\n",
+        "run = \"cat choice; echo\"\n",
+        "text = \"echo $((6*7))\"\nuntil = { regex = ",
+        "sid = \"sh\"\nkeys = [\"Enter\"]\n\n[[step]]\nsid = \"sh\"\nuntil = { regex = \"^42$\" }\n",
+        "close = true\n",
+    ] {
+        assert!(text.contains(wanted), "the file lacks {wanted:?}:\n{text}");
+    }
+    assert!(!text.contains("quiet") && !text.contains("sleep"), "{text}");
+    let (status, out, err) = test_cli(d.path(), &[file.to_str().unwrap()]);
+    assert_eq!(
+        status, 0,
+        "the saved test passes again:\n{text}\n{out}{err}"
+    );
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    // What was saved is forgotten: a second save has nothing to write, and says so.
+    let err = d.sp_error(&["save-test", "t/again.toml"]);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to write"),
+        "{err}"
+    );
+    let err = d.sp_error(&["save-test", "t/hand.toml"]);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("already exists; give force"),
+        "{err}"
+    );
+}

@@ -108,6 +108,9 @@ pub enum Verb {
     /// Run step files (TOML: spawn, input with until, expectations, goldens) and check what they
     /// expect: test FILE|DIR... [--update] [--junit FILE] [--report DIR]; exit status 1 if any failed
     Test(TestArgs),
+    /// Write what was done in sessions since the last save-test as a step file that `test` runs
+    /// again, each input with what it waited for: save-test FILE.toml [--sid SID]... [--force]
+    SaveTest(SaveTestArgs),
     /// Play an asciicast v2 or v3 recording in this terminal with its timing: replay FILE.cast
     /// [--speed 4] [--idle-limit 1]; Ctrl-C stops it
     Replay(ReplayArgs),
@@ -193,6 +196,21 @@ pub struct RecordArgs {
 pub enum RecordVerb {
     Start,
     Stop,
+}
+
+#[derive(Debug, Args)]
+pub struct SaveTestArgs {
+    /// The step file to write.
+    pub file: PathBuf,
+    /// Only this session's steps (repeat for more; default: every session's).
+    #[arg(long = "sid", value_name = "SID")]
+    pub sids: Vec<String>,
+    /// The test's name (default: the file's).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Replace an existing file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

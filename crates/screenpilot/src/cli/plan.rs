@@ -291,6 +291,16 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 caller_umask: None,
             },
         ),
+        Verb::SaveTest(a) => Plan::of(
+            "save_test",
+            &crate::ops::SaveTestParams {
+                file: a.file.to_string_lossy().into_owned(),
+                sids: (!a.sids.is_empty()).then(|| a.sids.clone()),
+                name: a.name.clone(),
+                force: a.force,
+                caller_umask: None,
+            },
+        ),
         Verb::Test(_) => Err(OpError::new(
             ErrorCode::BadRequest,
             "test runs step files here; it asks the daemon nothing",

@@ -225,6 +225,8 @@ pub struct Context {
     pub model_sizes: Arc<ModelSizes>,
     /// The watch page's server, when one runs (`watch`).
     pub watch: Arc<crate::watch_state::WatchServer<Context, OpError>>,
+    /// What was done to each session, for `save_test`.
+    pub journal: Arc<super::journal::Journal>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory

@@ -21,6 +21,7 @@ mod desktop;
 mod desktop_waits;
 pub(crate) mod display;
 mod input;
+mod journal;
 mod lifecycle;
 mod look;
 mod model_size;
@@ -30,6 +31,7 @@ mod operation;
 mod program;
 mod record;
 mod run;
+mod save_test;
 mod screen;
 mod step;
 mod textual;
@@ -52,6 +54,7 @@ pub use mouse::MouseParams;
 pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use record::{RecordAction, RecordParams};
 pub use run::RunParams;
+pub use save_test::SaveTestParams;
 pub use step::{SendParams, WaitParams};
 pub use textual::TextualRunParams;
 pub use until::UntilParams;
@@ -114,6 +117,7 @@ operations! {
     attach::Attach,
     attach::AttachShown,
     attach::WriteRaw,
+    save_test::SaveTest,
 }
 
 /// The definition of operation `name`.
@@ -152,6 +156,7 @@ impl Context {
             desktops,
             model_sizes: Arc::default(),
             watch: Arc::default(),
+            journal: Arc::default(),
         }
     }
 }

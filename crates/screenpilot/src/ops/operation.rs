@@ -294,12 +294,25 @@ pub async fn run<O: Operation>(
     params: Value,
     progress: &Progress,
 ) -> Result<Value, OpError> {
+    let journaled = super::journal::concerns(O::NAME);
+    let raw = journaled.then(|| params.clone());
+    let before = match &raw {
+        Some(raw) => ctx
+            .journal
+            .begin(&ctx.registry, raw.get("sid").and_then(Value::as_str)),
+        None => None,
+    };
     let params: O::Params = parse_params(O::NAME, params)?;
     let output = O::run(ctx, params, progress).await?;
+    let held = output.satisfied();
     let answer = Answer {
         ok: output.ok(),
         output,
     };
-    serde_json::to_value(answer)
-        .map_err(|e| OpError::new(ErrorCode::Internal, format!("{}: answer: {e}", O::NAME)))
+    let answer = serde_json::to_value(answer)
+        .map_err(|e| OpError::new(ErrorCode::Internal, format!("{}: answer: {e}", O::NAME)))?;
+    if let Some(raw) = raw {
+        ctx.journal.done(O::NAME, &raw, &answer, held, before);
+    }
+    Ok(answer)
 }

@@ -14,6 +14,9 @@
 //! until = { visual = true }
 //!
 //! [[step]]
+//! run = "make test"                # in a bash session: until the command ends
+//!
+//! [[step]]
 //! expect = { row = 9, styled = '\[reverse\].*Cherry' }
 //!
 //! [[step]]
@@ -72,6 +75,8 @@ pub enum Action {
     Send(serde_json::Map<String, Value>),
     /// A new terminal size.
     Resize { cols: u16, rows: u16 },
+    /// A command line run in the session's bash, waited for until it ends (the run tool).
+    Run(String),
     /// What the screen must show, each retried until it holds or the step's limit.
     Expect(Vec<Expectation>),
     /// The screen must equal a stored golden (written with `--update`).
@@ -165,6 +170,7 @@ const STEP_KEYS: &[&str] = &[
     "line",
     "mouse",
     "resize",
+    "run",
     "expect",
     "golden",
     "textual",
@@ -175,8 +181,8 @@ const STEP_KEYS: &[&str] = &[
 
 /// The keys that say what a step does; a step has exactly one (input keys count as one).
 const ACTIONS: &[&str] = &[
-    "spawn", "input", "until", "resize", "expect", "golden", "textual", "desktop", "computer",
-    "close",
+    "spawn", "input", "until", "resize", "run", "expect", "golden", "textual", "desktop",
+    "computer", "close",
 ];
 
 impl StepFile {
@@ -380,6 +386,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 })?;
                 Action::Resize { cols, rows }
             }
+            "run" => Action::Run(string(table, "run")?.unwrap_or_default()),
             "expect" => Action::Expect(expectations(&table["expect"])?),
             "golden" => Action::Golden(golden(&table["golden"])?),
             "textual" | "desktop" => {

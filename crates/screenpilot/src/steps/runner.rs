@@ -366,6 +366,22 @@ impl Run<'_> {
                 )
                 .await;
             }
+            Action::Run(command) => {
+                let sid = self.sid(step)?;
+                let answer = self
+                    .op(
+                        "run",
+                        json!({"sid": sid, "command": command, "timeout_ms": limit_ms}),
+                    )
+                    .await?;
+                if answer["done"] != true {
+                    return Err(
+                        format!("run: {command:?} did not finish within {limit_ms} ms").into(),
+                    );
+                }
+                let result = format!("exit {}", answer["exit_code"]);
+                self.record(step, format!("run {command:?}"), result).await;
+            }
             Action::Close => {
                 let sid = self.sid(step)?;
                 self.op("close", json!({"sid": sid})).await?;

@@ -1,0 +1,611 @@
+//! What was done to each session, kept so that it can be written down as a step file
+//! (`save_test`): every input, resize, wait and close an operation made, in order, with the screen as
+//! it was before it and as it was when the next operation on that session began (what the agent or
+//! person saw before acting again). An input that carried no condition gets one from those two
+//! screens: a line that appeared, or else "anything visible changed", so the file waits for what the
+//! pause was for instead of pausing.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{json, Map, Value};
+
+use screenpilot_session::{ReadOptions, Registry};
+
+/// The most operations kept; the oldest go first.
+const KEPT: usize = 10_000;
+
+/// A screen as a condition reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screen {
+    text: String,
+    visual: String,
+    /// The program had ended.
+    ended: bool,
+}
+
+/// One step of a future step file.
+#[derive(Debug, Clone)]
+struct Entry {
+    sid: String,
+    /// The step table, in the step file's keys (`spawn`, `text`, `until`, ...).
+    step: Map<String, Value>,
+    /// The step gives input (or starts a program) whose reaction the next step must wait for.
+    acts: bool,
+    before: Option<Screen>,
+    seen: Option<Screen>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: VecDeque<Entry>,
+    /// Some were dropped (more than [`KEPT`]) since the last save.
+    dropped: bool,
+}
+
+/// The operations of a context, since the last `save_test`.
+#[derive(Debug, Default)]
+pub struct Journal {
+    inner: Mutex<Inner>,
+}
+
+/// Operations that can become steps, and the observations that only mark what was seen.
+pub fn concerns(op: &str) -> bool {
+    !matches!(
+        op,
+        "list" | "watch" | "save_test" | "attach" | "attach_shown"
+    )
+}
+
+fn screen_of(registry: &Registry, sid: &str) -> Option<Screen> {
+    let session = registry.get(sid).ok()?;
+    let state = session.read(ReadOptions::default());
+    Some(Screen {
+        text: state.text,
+        visual: state.visual_hash,
+        ended: !state.alive,
+    })
+}
+
+impl Journal {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An operation on `sid` begins: the screen now is what its last step's reaction came to.
+    /// Returns it, as the screen before this operation.
+    pub fn begin(&self, registry: &Registry, sid: Option<&str>) -> Option<(String, Screen)> {
+        let sid = sid?;
+        let screen = screen_of(registry, sid)?;
+        let mut inner = self.lock();
+        if let Some(last) = inner.entries.iter_mut().rev().find(|e| e.sid == sid) {
+            last.seen = Some(screen.clone());
+        }
+        Some((sid.to_owned(), screen))
+    }
+
+    /// Operation `op` with `params` answered `answer`; `held`: whatever it waited for held.
+    pub fn done(
+        &self,
+        op: &str,
+        params: &Value,
+        answer: &Value,
+        held: bool,
+        before: Option<(String, Screen)>,
+    ) {
+        let sid = answer
+            .get("sid")
+            .or_else(|| params.get("sid"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if sid.is_empty() {
+            return;
+        }
+        let steps = steps_of(op, params, held);
+        if steps.is_empty() {
+            return;
+        }
+        let before = before.filter(|(s, _)| *s == sid).map(|(_, screen)| screen);
+        let mut inner = self.lock();
+        for (i, (step, acts)) in steps.into_iter().enumerate() {
+            inner.entries.push_back(Entry {
+                sid: sid.clone(),
+                step,
+                acts,
+                // Later parts of one call (its `steps`) began on a screen nobody kept.
+                before: if i == 0 { before.clone() } else { None },
+                seen: None,
+            });
+        }
+        while inner.entries.len() > KEPT {
+            inner.entries.pop_front();
+            inner.dropped = true;
+        }
+    }
+
+    /// Write the steps on `sids` (all when empty) as a step file for `dir`, and forget them; `now`
+    /// gives each session's current screen, the reaction to its last step.
+    pub fn take(
+        &self,
+        registry: &Registry,
+        sids: &[String],
+        name: &str,
+        dir: &Path,
+    ) -> Result<Written, String> {
+        let mut inner = self.lock();
+        let wanted = |e: &Entry| sids.is_empty() || sids.contains(&e.sid);
+        let mut taken: Vec<Entry> = inner
+            .entries
+            .iter()
+            .filter(|e| wanted(e))
+            .cloned()
+            .collect();
+        if taken.is_empty() {
+            return Err(match sids.is_empty() {
+                true => "nothing to write: no session was driven since the last save_test".into(),
+                false => format!(
+                    "nothing to write: {} had no input since the last save_test",
+                    sids.join(", ")
+                ),
+            });
+        }
+        let dropped = inner.dropped;
+        inner.entries.retain(|e| !wanted(e));
+        inner.dropped = false;
+        drop(inner);
+        // The last step of each session reacted into the screen it shows now.
+        let mut last_of: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, e) in taken.iter().enumerate() {
+            last_of.insert(e.sid.clone(), i);
+        }
+        for (sid, i) in &last_of {
+            if let Some(now) = screen_of(registry, sid) {
+                taken[*i].seen = Some(now);
+            }
+        }
+        let sessions: Vec<String> = last_of.keys().cloned().collect();
+        let text = write_file(&taken, name, dir, sessions.len() > 1, dropped);
+        Ok(Written {
+            text,
+            steps: taken.len(),
+            sessions,
+        })
+    }
+}
+
+/// A step file, written.
+pub struct Written {
+    pub text: String,
+    pub steps: usize,
+    pub sessions: Vec<String>,
+}
+
+/// The steps operation `op` made, each with whether it acts (its reaction is to be waited for).
+fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bool)> {
+    let p = |key: &str| params.get(key).filter(|v| !v.is_null());
+    let with = |pairs: &[(&str, Option<&Value>)]| -> Map<String, Value> {
+        pairs
+            .iter()
+            .filter_map(|(k, v)| Some(((*k).to_owned(), (*v)?.clone())))
+            .collect()
+    };
+    // A condition that did not hold is no condition to keep: the step gets one from the screens.
+    let until = |spec: &Value| spec.get("until").filter(|_| held).cloned();
+    let input = |spec: &Value| {
+        let mut step = with(&[
+            ("text", spec.get("text")),
+            ("keys", spec.get("keys")),
+            ("mouse", spec.get("mouse")),
+        ]);
+        let acts = !step.is_empty();
+        step.extend(until(spec).map(|u| ("until".to_owned(), u)));
+        (step, acts)
+    };
+    let more = |steps: Option<&Value>| -> Vec<(Map<String, Value>, bool)> {
+        steps
+            .and_then(Value::as_array)
+            .map(|all| {
+                all.iter()
+                    .map(input)
+                    .filter(|(s, _)| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let until_only = |until: Value| vec![(with(&[("until", Some(&until))]), false)];
+    match op {
+        "spawn" => {
+            let cmd = match (p("cmd"), p("argv")) {
+                (Some(Value::String(cmd)), _) if params["shell"] == true => {
+                    shell_words::join(["sh", "-c", cmd])
+                }
+                (Some(Value::String(cmd)), _) => cmd.clone(),
+                (_, Some(Value::Array(argv))) => {
+                    shell_words::join(argv.iter().map(|a| a.as_str().unwrap_or_default()))
+                }
+                _ => return Vec::new(),
+            };
+            let mut step = with(&[("spawn", Some(&Value::String(cmd)))]);
+            if let (Some(cols), Some(rows)) = (p("cols"), p("rows")) {
+                step.insert("size".into(), format!("{cols}x{rows}").into());
+            }
+            if let Some(cwd) = p("cwd") {
+                step.insert("cwd".into(), cwd.clone());
+            }
+            if p("env")
+                .and_then(Value::as_object)
+                .is_some_and(|e| !e.is_empty())
+            {
+                step.insert("env".into(), params["env"].clone());
+            }
+            step.extend(until(params).map(|u| ("until".to_owned(), u)));
+            let mut all = vec![(step, true)];
+            all.extend(more(p("steps")));
+            all
+        }
+        "send" => {
+            let mut all = vec![input(params)];
+            all.retain(|(s, _)| !s.is_empty());
+            all.extend(more(p("steps")));
+            all
+        }
+        "send_keys" => vec![(with(&[("keys", p("keys"))]), true)],
+        "type" => vec![(with(&[("text", p("text"))]), true)],
+        "send_line" => vec![(with(&[("line", p("text"))]), true)],
+        "mouse" => {
+            let mut mouse = params.as_object().cloned().unwrap_or_default();
+            for key in ["sid", "settle_ms", "settle_timeout_ms", "styled"] {
+                mouse.remove(key);
+            }
+            vec![(with(&[("mouse", Some(&Value::Object(mouse)))]), true)]
+        }
+        "run" => match p("command") {
+            Some(command) => vec![(with(&[("run", Some(command))]), false)],
+            None => Vec::new(),
+        },
+        "wait" if held => p("until").cloned().map(until_only).unwrap_or_default(),
+        "wait_for" if held => p("pattern")
+            .map(|pattern| until_only(json!({"regex": pattern})))
+            .unwrap_or_default(),
+        "wait_exit" if held => until_only(json!({"exit": true})),
+        "wait_change" if held => until_only(json!({"change": true})),
+        "wait_visual_change" if held => until_only(json!({"visual": true})),
+        "resize" => match (p("cols"), p("rows")) {
+            (Some(cols), Some(rows)) => {
+                vec![(
+                    with(&[("resize", Some(&format!("{cols}x{rows}").into()))]),
+                    false,
+                )]
+            }
+            _ => Vec::new(),
+        },
+        "computer" => {
+            let actions = p("actions")
+                .cloned()
+                .or_else(|| p("action").map(|a| json!([a])));
+            match actions {
+                Some(actions) => {
+                    let mut step = with(&[("computer", Some(&actions))]);
+                    step.extend(until(params).map(|u| ("until".to_owned(), u)));
+                    vec![(step, false)]
+                }
+                None => Vec::new(),
+            }
+        }
+        "textual_run" | "desktop_start" => {
+            let mut table = params.as_object().cloned().unwrap_or_default();
+            for key in [
+                "sid",
+                "caller_env",
+                "caller_umask",
+                "reader",
+                "timeout_ms",
+                "screen",
+            ] {
+                table.remove(key);
+            }
+            let key = if op == "textual_run" {
+                "textual"
+            } else {
+                "desktop"
+            };
+            vec![(with(&[(key, Some(&Value::Object(table)))]), false)]
+        }
+        "close" => vec![(with(&[("close", Some(&Value::Bool(true)))]), false)],
+        _ => Vec::new(),
+    }
+}
+
+/// A regex for the whole of `line` that holds however its digits and spacing come out next time (a
+/// pid, a clock, a column realigned).
+fn line_regex(line: &str) -> String {
+    let mut out = String::from("^\\s*");
+    let mut chars = line.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+            out.push_str("\\d+");
+        } else if c.is_whitespace() {
+            while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                chars.next();
+            }
+            out.push_str("\\s+");
+        } else {
+            // Only what a regex reads as syntax: the pattern stays readable (`root@vm:~#`).
+            if "\\.+*?()|[]{}^$".contains(c) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push_str("\\s*$");
+    out
+}
+
+/// What to wait for after a step that gave input (or started a program), from the screen before it
+/// and the one seen after: the program's end; else the last line that appeared (not the input's own
+/// echo, when there is more) and that nothing on the screen before matched, or the wait would hold
+/// at once; else a change of anything visible.
+fn reaction(step: &Map<String, Value>, before: Option<&Screen>, seen: &Screen) -> Option<Value> {
+    if before == Some(seen) {
+        return None;
+    }
+    if seen.ended && !before.is_some_and(|b| b.ended) {
+        return Some(json!({"exit": true}));
+    }
+    let old = before.map_or("", |b| b.text.as_str());
+    let typed: Vec<String> = ["text", "line"]
+        .iter()
+        .filter_map(|k| step.get(*k).and_then(Value::as_str))
+        .chain(
+            step.get("keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str),
+        )
+        .map(|t| t.trim().to_owned())
+        .filter(|t| t.chars().count() >= 2)
+        .collect();
+    let mut echo = None;
+    let mut found = None;
+    for line in seen.text.lines().map(str::trim_end) {
+        if line.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+            continue;
+        }
+        let pattern = line_regex(line);
+        let Ok(regex) = regex::RegexBuilder::new(&pattern).multi_line(true).build() else {
+            continue;
+        };
+        if regex.is_match(old) {
+            continue;
+        }
+        if typed.iter().any(|t| line.contains(t.as_str())) {
+            echo = Some(pattern);
+        } else {
+            found = Some(pattern);
+        }
+    }
+    match found.or(echo) {
+        Some(pattern) => Some(json!({"regex": pattern})),
+        None if before.is_none() && seen.text.trim().is_empty() => None,
+        None => Some(json!({"visual": true})),
+    }
+}
+
+/// The order a person reads a step's keys in: what it does, then what it waits for.
+const KEY_ORDER: &[&str] = &[
+    "spawn", "textual", "desktop", "size", "cwd", "env", "run", "line", "text", "keys", "mouse",
+    "computer", "resize", "until", "close",
+];
+
+/// The step file's text.
+fn write_file(entries: &[Entry], name: &str, dir: &Path, many: bool, dropped: bool) -> String {
+    let mut out = format!(
+        "# Written by screenpilot save_test; run it with `screenpilot test FILE`.\n\
+         # A condition the session was not given is what its screen showed before the next step.\n\
+         name = {}\n",
+        toml_value(&Value::String(name.to_owned()))
+    );
+    if dropped {
+        out.push_str(
+            "# The earliest steps were not kept (more than 10000): this file starts later.\n",
+        );
+    }
+    for (i, entry) in entries.iter().enumerate() {
+        let mut step = entry.step.clone();
+        // A wait the caller made next says what this input's reaction was; otherwise the screens do.
+        let waited_next = entries[i + 1..]
+            .iter()
+            .find(|e| e.sid == entry.sid)
+            .is_some_and(|next| next.step.len() == 1 && next.step.contains_key("until"));
+        if entry.acts && !step.contains_key("until") && !waited_next {
+            if let Some(seen) = &entry.seen {
+                if let Some(until) = reaction(&step, entry.before.as_ref(), seen) {
+                    step.insert("until".into(), until);
+                }
+            }
+        }
+        if let Some(Value::String(cwd)) = step.get("cwd") {
+            step.insert("cwd".into(), relative(Path::new(cwd), dir).into());
+        }
+        out.push_str("\n[[step]]\n");
+        if many || entry.sid != "main" {
+            out.push_str(&format!(
+                "sid = {}\n",
+                toml_value(&entry.sid.clone().into())
+            ));
+        }
+        let rank = |key: &str| {
+            KEY_ORDER
+                .iter()
+                .position(|k| *k == key)
+                .unwrap_or(KEY_ORDER.len())
+        };
+        let mut keys: Vec<&String> = step.keys().collect();
+        keys.sort_by_key(|k| rank(k));
+        for key in keys {
+            out.push_str(&format!("{key} = {}\n", toml_value(&step[key])));
+        }
+    }
+    out
+}
+
+/// `path` relative to `dir` (the step file's, which a file's relative cwd is read against) when it
+/// is inside it or at most two levels up from it; else as it is.
+fn relative(path: &Path, dir: &Path) -> String {
+    let (to, from): (Vec<_>, Vec<_>) = (path.components().collect(), dir.components().collect());
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let ups = from.len() - common;
+    if common <= 1 || ups > 2 {
+        return path.to_string_lossy().into_owned();
+    }
+    let mut out = std::path::PathBuf::new();
+    for _ in 0..ups {
+        out.push("..");
+    }
+    out.extend(&to[common..]);
+    match out.as_os_str().is_empty() {
+        true => ".".into(),
+        false => out.to_string_lossy().into_owned(),
+    }
+}
+
+/// A JSON value as a TOML value on one line (tables inline).
+fn toml_value(value: &Value) -> String {
+    match value {
+        Value::Null => "\"\"".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => toml::Value::String(s.clone()).to_string(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(toml_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{} = {}", toml_key(k), toml_value(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+    }
+}
+
+fn toml_key(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        key.to_owned()
+    } else {
+        toml::Value::String(key.to_owned()).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(text: &str, visual: &str) -> Screen {
+        Screen {
+            text: text.into(),
+            visual: visual.into(),
+            ended: false,
+        }
+    }
+
+    #[test]
+    fn a_reaction_is_the_last_new_line_that_is_not_the_echo_and_not_there_before() {
+        let step = json!({"text": "ls\r"}).as_object().cloned().unwrap();
+        let before = screen("$ true\n$", "a");
+        let seen = screen("$ true\n$ ls\nnotes.txt  todo 42.txt\n$", "b");
+        assert_eq!(
+            reaction(&step, Some(&before), &seen),
+            Some(json!({"regex": r"^\s*notes\.txt\s+todo\s+\d+\.txt\s*$"}))
+        );
+        // Only the echo is new: it is all there is to wait for.
+        let seen = screen("$ true\n$ ls", "b");
+        assert_eq!(
+            reaction(&step, Some(&before), &seen),
+            Some(json!({"regex": r"^\s*\$\s+ls\s*$"}))
+        );
+        // A prompt like one already shown would hold at once: not that one.
+        let step = json!({"keys": ["Enter"]}).as_object().cloned().unwrap();
+        let before = screen("host:~# ls\nx1\nhost:~# echo 42", "a");
+        let seen = screen("host:~# ls\nx1\nhost:~# echo 42\n42\nhost:~#", "b");
+        assert_eq!(
+            reaction(&step, Some(&before), &seen),
+            Some(json!({"regex": r"^\s*host:~#\s*$"}))
+        );
+        let before = screen("host:~#\nhost:~# echo 42", "a");
+        assert_eq!(
+            reaction(&step, Some(&before), &seen),
+            Some(json!({"regex": r"^\s*\d+\s*$"}))
+        );
+        // The program ended: that is what to wait for.
+        let ended = Screen {
+            ended: true,
+            ..seen.clone()
+        };
+        assert_eq!(
+            reaction(&step, Some(&before), &ended),
+            Some(json!({"exit": true}))
+        );
+    }
+
+    #[test]
+    fn a_highlight_that_moved_is_waited_for_as_a_visual_change() {
+        let step = json!({"keys": ["Down"]}).as_object().cloned().unwrap();
+        let before = screen("1 Apple\n2 Banana", "a");
+        assert_eq!(
+            reaction(&step, Some(&before), &screen("1 Apple\n2 Banana", "b")),
+            Some(json!({"visual": true}))
+        );
+        assert_eq!(reaction(&step, Some(&before), &before.clone()), None);
+    }
+
+    #[test]
+    fn steps_read_as_a_person_writes_them() {
+        let journal = Journal::default();
+        let spawn = json!({"cmd": "bash", "cols": 80, "rows": 24, "cwd": "/w/p", "caller_env": {"HOME": "/root"}});
+        journal.done("spawn", &spawn, &json!({"sid": "main"}), true, None);
+        let send =
+            json!({"sid": "main", "keys": ["Down"], "until": {"regex": "x"}, "timeout_ms": 5});
+        journal.done("send", &send, &json!({}), true, None);
+        let inner = journal.lock();
+        let steps: Vec<&Entry> = inner.entries.iter().collect();
+        let text = write_file(
+            &steps.into_iter().cloned().collect::<Vec<_>>(),
+            "a \"test\"",
+            Path::new("/w"),
+            false,
+            false,
+        );
+        assert!(text.contains("name = 'a \"test\"'\n"), "{text}");
+        assert!(
+            text.contains("\n[[step]]\nspawn = \"bash\"\nsize = \"80x24\"\ncwd = \"p\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n[[step]]\nkeys = [\"Down\"]\nuntil = { regex = \"x\" }\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("HOME") && !text.contains("timeout_ms"),
+            "{text}"
+        );
+        assert_eq!(relative(Path::new("/w/p"), Path::new("/w/p")), ".");
+        assert_eq!(relative(Path::new("/w"), Path::new("/w/t")), "..");
+        assert_eq!(
+            relative(Path::new("/w/src"), Path::new("/w/t/a")),
+            "../../src"
+        );
+        assert_eq!(relative(Path::new("/opt/x"), Path::new("/w/t")), "/opt/x");
+    }
+}
