@@ -43,7 +43,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 TOOLS = {
     "spawn", "list", "alive", "close", "resize", "send_keys", "send_line", "type", "mouse", "snapshot",
     "screenshot", "wait_for", "expect", "wait_change", "wait_visual_change", "wait_ready", "wait_exit",
-    "textual_run", "desktop_start", "computer", "record", "watch", "wait",
+    "textual_run", "desktop_start", "computer", "record", "watch", "wait", "save_test",
 }
 # The classic tools (the seed's names and shapes) with the Textual and desktop ones: every tool.
 PROFILES = ["--tools", "classic,textual,desktop"]
@@ -352,6 +352,17 @@ async def every_other_tool(session: ClientSession, workdir: Path) -> dict:
     check(exited.structured_content["exited"] is True, "wait_exit: the reporter did not exit")
     check(exited.structured_content.get("exit_code") == 0, f"wait_exit: {exited.structured_content}")
     await call_ok(session, "close", {"sid": reporter})
+
+    # What was done to mcp-all, as a step file: its inputs, each with what it waited for.
+    test_file = workdir / "every-tool.toml"
+    test_file.unlink(missing_ok=True)
+    saved = await call_ok(session, "save_test", {"file": str(test_file), "sids": [sid]})
+    check(saved.structured_content["sessions"] == [sid], f"save_test: {saved.structured_content}")
+    steps = test_file.read_text()
+    for wanted in ['spawn = "bash --norc --noprofile"', 'resize = "100x30"', 'text = "echo typed-$((1+1))"',
+                   'line = "echo changed-$((3*3))"', 'until = { regex = "^changed-9$" }', "close = true"]:
+        check(wanted in steps, f"save_test: the file lacks {wanted!r}:\n{steps}")
+    await call_error(session, "save_test", {"file": str(test_file)}, "already exists")
 
     # watch needs a person to look at the page; starting and stopping it is the whole result here.
     try:

@@ -68,9 +68,12 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             .filter_map(|t| t.as_str().map(str::to_owned))
             .collect()
     };
-    assert_eq!(tools("all").len(), 10);
+    assert_eq!(tools("all").len(), 11);
     assert!(tools("classic").len() >= 19, "{:?}", tools("classic"));
-    assert_eq!(tools("textual"), ["list", "close", "textual_run"]);
+    assert_eq!(
+        tools("textual"),
+        ["list", "close", "textual_run", "save_test"]
+    );
     assert!(tools("desktop").contains(&"computer".to_owned()));
     assert!(!tools("desktop").contains(&"spawn".to_owned()));
     assert!(!tools("terminal").contains(&"computer".to_owned()));
@@ -163,9 +166,9 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
             .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&out)));
         let tools = listed["tools"].as_array().cloned().unwrap_or_default();
         match profile {
-            Some("textual") => assert_eq!(tools.len(), 3),
+            Some("textual") => assert_eq!(tools.len(), 4),
             Some(_) => assert!(tools.len() >= 19, "{} tools", tools.len()),
-            None => assert_eq!(tools.len(), 10),
+            None => assert_eq!(tools.len(), 11),
         }
     }
 }

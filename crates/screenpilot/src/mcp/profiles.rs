@@ -87,7 +87,8 @@ mod tests {
                 "screenshot",
                 "desktop_start",
                 "computer",
-                "textual_run"
+                "textual_run",
+                "save_test"
             ]
         );
         assert!(
@@ -111,12 +112,21 @@ mod tests {
                 "snapshot",
                 "screenshot",
                 "desktop_start",
-                "computer"
+                "computer",
+                "save_test"
             ]
         );
         assert_eq!(
             names("terminal"),
-            ["spawn", "send", "run", "list", "close", "screenshot"]
+            [
+                "spawn",
+                "send",
+                "run",
+                "list",
+                "close",
+                "screenshot",
+                "save_test"
+            ]
         );
         // The classic profile is the seed's terminal tools, by their names, and ours beside them.
         let classic = names("classic");
@@ -143,7 +153,10 @@ mod tests {
 
     #[test]
     fn profiles_combine_without_repeating_a_tool() {
-        assert_eq!(names("textual"), ["list", "close", "textual_run"]);
+        assert_eq!(
+            names("textual"),
+            ["list", "close", "textual_run", "save_test"]
+        );
         let both = names("textual, desktop");
         assert!(both.contains(&"textual_run") && both.contains(&"computer"));
         assert!(!both.contains(&"spawn"));

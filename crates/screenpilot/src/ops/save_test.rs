@@ -16,9 +16,8 @@ use super::operation::{Operation, Profile, Report};
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveTestParams {
-    /// The step file to write, e.g. "tests/menu.toml"
     pub file: String,
-    /// Only these sessions (default: all)
+    /// Default: all
     pub sids: Option<Vec<String>>,
     /// The test's name (default: the file's)
     pub name: Option<String>,
@@ -56,7 +55,10 @@ pub struct SaveTest;
 impl Operation for SaveTest {
     const NAME: &'static str = "save_test";
     const PROFILES: &'static [Profile] = Profile::EVERY;
-    const DESCRIPTION: &'static str = "Write what was done in sessions since the last save_test as a step file for `screenpilot test`: each input with what it waited for. E.g. {\"file\":\"t/menu.toml\"}";
+    const DESCRIPTION: &'static str = "Save the sessions' inputs since the last save_test, each with what it waited for, as a test file for `screenpilot test`. E.g. {\"file\":\"t/menu.toml\"}";
+    /// Naming the test and replacing a file are for people; a model picks a new file.
+    const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
+        &[("name", Profile::NONE), ("force", Profile::CLASSIC)];
     type Params = SaveTestParams;
     type Output = SavedTest;
 
