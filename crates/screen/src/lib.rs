@@ -4,8 +4,9 @@
 //! would see (text, hashes, cells, cursor, title, input modes; styled text, highlights and cells as
 //! runs from [`styled`], [`highlights`] and [`runs`]), encodes keys and mouse events for the
 //! application's current modes, and renders the screen to PNG and SVG. It reads asciicast
-//! recordings ([`cast`]). It performs no I/O.
+//! recordings ([`cast`]) and draws them as animated GIFs ([`animation`]). It performs no I/O.
 
+pub mod animation;
 pub mod ansi;
 pub mod cast;
 pub mod color;
