@@ -37,9 +37,10 @@ log=""
 # Also when a stage fails: what ran, and how long each took.
 trap 'status=$?; rm -f "$log" "${asciinema_log:-}"; stage_report; exit $status' EXIT
 
-# Debian packages: real programs the tests drive, fonts for screenshots, and chromium (the watch
-# page is tested in a real headless browser).
-APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium)
+# Debian packages: real programs the tests drive, fonts for screenshots, chromium (the watch
+# page is tested in a real headless browser), and ffmpeg and imagemagick (`render` makes videos with
+# ffmpeg; its tests read the GIFs and videos back with ffprobe and ImageMagick).
+APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium ffmpeg imagemagick)
 
 install_deps() {
   local missing=()

@@ -3,9 +3,12 @@
 //! A pure library: it parses what a program writes to its terminal ([`Screen`]), tells what a person
 //! would see (text, hashes, cells, cursor, title, input modes; styled text, highlights and cells as
 //! runs from [`styled`], [`highlights`] and [`runs`]), encodes keys and mouse events for the
-//! application's current modes, and renders the screen to PNG and SVG. It performs no I/O.
+//! application's current modes, and renders the screen to PNG and SVG. It reads asciicast
+//! recordings ([`cast`]) and draws them as animated GIFs ([`animation`]). It performs no I/O.
 
+pub mod animation;
 pub mod ansi;
+pub mod cast;
 pub mod color;
 pub mod delta;
 pub mod emulator;

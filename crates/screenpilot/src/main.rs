@@ -44,6 +44,20 @@ fn main() -> ExitCode {
             Err(error) => fail(&error, cli.json),
         };
     }
+    // render draws a file into another, here too.
+    if let Verb::Render(args) = &cli.verb {
+        return match cli::render::run(&render_of(args)) {
+            Ok(rendered) => {
+                if cli.json {
+                    println!("{}", json!(rendered));
+                } else {
+                    println!("{}", rendered.human());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(error) => fail(&error, cli.json),
+        };
+    }
     // Fast path: a one-shot verb to a daemon that is already running needs no async runtime.
     if let Some(outcome) = one_shot(&cli) {
         return match outcome {
@@ -83,6 +97,22 @@ fn main() -> ExitCode {
     match outcome {
         Ok(status) => ExitCode::from(status as u8),
         Err(error) => fail(&error, cli.json),
+    }
+}
+
+/// What `render` draws, from its arguments.
+fn render_of(args: &cli::RenderArgs) -> cli::render::Render {
+    cli::render::Render {
+        file: args.file.clone(),
+        output: args.output.clone(),
+        font_px: args.font_px,
+        theme: match args.theme {
+            cli::RenderTheme::Dark => screenpilot_screen::ThemeName::Dark,
+            cli::RenderTheme::Light => screenpilot_screen::ThemeName::Light,
+        },
+        idle_limit: args.idle_limit,
+        fps: args.fps,
+        speed: args.speed,
     }
 }
 

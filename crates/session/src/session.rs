@@ -462,13 +462,17 @@ impl Session {
         self.touch();
         {
             let writer = self.writer.lock().await;
+            // The pty is resized under the screen lock, where no output is absorbed: what the
+            // program draws once told of the new size (SIGWINCH) reaches the screen, and a
+            // recording, after the resize, never at the old size before it.
+            let mut screen = lock(&self.screen);
             writer
                 .resize(pty_process::Size::new(size.rows, size.cols))
                 .map_err(|e| SessionError::Io(format!("resizing session '{}': {e}", self.sid)))?;
-        }
-        self.with_screen(|s| s.resize(size));
-        if let Some(recorder) = lock(&self.recorder).as_mut() {
-            recorder.resize(size);
+            screen.resize(size);
+            if let Some(recorder) = lock(&self.recorder).as_mut() {
+                recorder.resize(size);
+            }
         }
         self.updates.send_modify(|g| *g += 1);
         Ok(())

@@ -114,6 +114,9 @@ pub enum Verb {
     /// Play an asciicast v2 or v3 recording in this terminal with its timing: replay FILE.cast
     /// [--speed 4] [--idle-limit 1]; Ctrl-C stops it
     Replay(ReplayArgs),
+    /// Draw an asciicast v2 or v3 recording as an animated GIF or a video (MP4, WebM: with ffmpeg):
+    /// render FILE.cast -o OUT.gif [--font-px 16] [--theme dark] [--idle-limit 2] [--fps 30] [--speed 1]
+    Render(RenderArgs),
     /// Show every session live in a browser: prints the page's URL (loopback, with its token after #);
     /// read-only unless --control; --stop stops the page
     Watch {
@@ -243,6 +246,38 @@ pub struct ReplayArgs {
     /// Cut pauses longer than this many seconds to it (default: the file's idle_time_limit).
     #[arg(long, value_name = "SECS")]
     pub idle_limit: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// An asciicast v2 or v3 file (`.cast`).
+    pub file: PathBuf,
+    /// The file to write: .gif, .mp4 (H.264) or .webm (VP9); video is made by ffmpeg.
+    #[arg(short = 'o', long)]
+    pub output: PathBuf,
+    /// Font size in pixels, 6 to 96 (16: 10x20 px cells).
+    #[arg(long, value_name = "PX", default_value_t = 16.0)]
+    pub font_px: f64,
+    /// The colours the screen is drawn in.
+    #[arg(long, value_enum, default_value_t = RenderTheme::Dark)]
+    pub theme: RenderTheme,
+    /// Cut pauses longer than this many seconds to it (default: the file's idle_time_limit, else 2).
+    #[arg(long, value_name = "SECS")]
+    pub idle_limit: Option<f64>,
+    /// At most this many frames a second (a frame only when the screen changed); GIF up to 50,
+    /// video up to 60.
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f64,
+    /// Playback speed: 2 is twice as fast.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+}
+
+/// `render --theme`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RenderTheme {
+    Dark,
+    Light,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

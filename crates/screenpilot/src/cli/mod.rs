@@ -8,8 +8,10 @@
 mod args;
 pub mod attach;
 mod attach_input;
+mod ffmpeg;
 mod plan;
 mod present;
+pub mod render;
 pub mod replay;
 pub mod test;
 

@@ -309,6 +309,10 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ErrorCode::BadRequest,
             "replay plays a file here; it asks the daemon nothing",
         )),
+        Verb::Render(_) => Err(OpError::new(
+            ErrorCode::BadRequest,
+            "render draws a file here; it asks the daemon nothing",
+        )),
         Verb::Call { op, params } => Ok(Plan {
             op: op.clone(),
             params: match params {

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use screenpilot_screen::cast::{self, CastError, CastHeader, EventKind, PlaybackClock};
 
 use crate::ops::{ErrorCode, OpError};
 
@@ -29,32 +29,6 @@ pub struct Replay {
 /// person's terminal does not go on sending mouse reports or pasting in brackets. The screen itself
 /// is left as the recording left it.
 const GIVE_BACK: &str = "\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h";
-
-/// Which asciicast version a file is, from its header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Version {
-    /// Event times are seconds since the start.
-    V2,
-    /// Event times are seconds since the previous event.
-    V3,
-}
-
-/// A recording's header, as far as playing it needs.
-#[derive(Debug, Clone, PartialEq)]
-struct Header {
-    version: Version,
-    cols: u64,
-    rows: u64,
-    idle_time_limit: Option<f64>,
-}
-
-/// One event: its time field, code and data.
-#[derive(Debug, Clone, PartialEq)]
-struct Event {
-    time: f64,
-    code: String,
-    data: String,
-}
 
 /// Play `replay.file` to stdout. Returns the exit status: 0 when it played to the end, 130 when
 /// stopped with Ctrl-C.
@@ -80,17 +54,7 @@ pub fn run(replay: &Replay) -> Result<i32, OpError> {
         )
     })?;
     let mut lines = BufReader::new(file).lines();
-    let first = match lines.next() {
-        Some(line) => line.map_err(|e| unreadable(&replay.file, 1, e))?,
-        None => {
-            return Err(bad_line(
-                &replay.file,
-                1,
-                "the file is empty, not an asciicast recording",
-            ))
-        }
-    };
-    let header = parse_header(&first).map_err(|m| bad_line(&replay.file, 1, &m))?;
+    let header = read_header(&replay.file, &mut lines)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -112,7 +76,7 @@ pub fn run(replay: &Replay) -> Result<i32, OpError> {
 /// Play the events after the header, each when it is due.
 async fn play(
     replay: &Replay,
-    header: &Header,
+    header: &CastHeader,
     lines: impl Iterator<Item = std::io::Result<String>>,
     out: &mut impl Write,
 ) -> Result<i32, OpError> {
@@ -128,30 +92,22 @@ async fn play(
         })?;
     // The terminal cannot be resized from here; xterm (with its window operations allowed) takes
     // this request, other terminals ignore it and show the recording at their own size.
-    let resize = |cols, rows| format!("\x1b[8;{rows};{cols}t").into_bytes();
-    if !put(out, &resize(header.cols, header.rows))? {
+    let resize = |size: screenpilot_screen::Size| {
+        format!("\x1b[8;{};{}t", size.rows, size.cols).into_bytes()
+    };
+    if !put(out, &resize(header.size))? {
         return Ok(0);
     }
     let start = tokio::time::Instant::now();
-    let mut clock = 0.0f64;
-    let mut previous = 0.0f64;
+    let mut clock = PlaybackClock::new(header.version, idle_limit, replay.speed);
     for (index, line) in lines.enumerate() {
         let number = index + 2;
         let line = line.map_err(|e| unreadable(&replay.file, number, e))?;
-        if line.trim().is_empty() || line.starts_with('#') {
+        let Some(event) = cast::parse_line(&line).map_err(|e| bad_line(&replay.file, number, e))?
+        else {
             continue;
-        }
-        let event = parse_event(&line).map_err(|m| bad_line(&replay.file, number, &m))?;
-        let mut pause = match header.version {
-            Version::V3 => event.time,
-            Version::V2 => (event.time - previous).max(0.0),
         };
-        previous = event.time;
-        if let Some(limit) = idle_limit {
-            pause = pause.min(limit);
-        }
-        clock += pause / replay.speed;
-        let due = start + Duration::from_secs_f64(clock);
+        let due = start + Duration::from_secs_f64(clock.advance(event.time));
         if due > tokio::time::Instant::now() {
             if !put(out, b"")? {
                 return Ok(0);
@@ -161,15 +117,11 @@ async fn play(
                 _ = ctrl_c.recv() => return Ok(130),
             }
         }
-        let bytes = match event.code.as_str() {
-            "o" => event.data.into_bytes(),
-            "r" => {
-                let (cols, rows) = parse_size(&event.data)
-                    .ok_or_else(|| bad_line(&replay.file, number, "a resize is \"COLSxROWS\""))?;
-                resize(u64::from(cols), u64::from(rows))
-            }
+        let bytes = match event.kind {
+            EventKind::Output(text) => text.into_bytes(),
+            EventKind::Resize(size) => resize(size),
             // Input, markers and the exit status change nothing on the screen.
-            _ => continue,
+            EventKind::Other => continue,
         };
         if !put(out, &bytes)? {
             return Ok(0);
@@ -197,118 +149,32 @@ fn put(out: &mut impl Write, bytes: &[u8]) -> Result<bool, OpError> {
     }
 }
 
-fn bad_line(path: &Path, number: usize, message: &str) -> OpError {
-    OpError::invalid("file", format!("{}:{number}: {message}", path.display()))
-}
-
-fn unreadable(path: &Path, number: usize, e: std::io::Error) -> OpError {
-    bad_line(path, number, &format!("cannot read this line: {e}"))
-}
-
-/// Read the header line of an asciicast v2 or v3 file.
-fn parse_header(line: &str) -> Result<Header, String> {
-    let not_asciicast = "not an asciicast v2 or v3 recording";
-    let value: Value = serde_json::from_str(line)
-        .map_err(|e| format!("{not_asciicast}: the first line is not a JSON header ({e})"))?;
-    if !value.is_object() {
-        return Err(format!(
-            "{not_asciicast}: the first line is not a JSON object"
-        ));
-    }
-    let number = |v: &Value| v.as_u64().filter(|n| *n > 0);
-    let idle_time_limit = value["idle_time_limit"].as_f64();
-    match value["version"].as_u64() {
-        Some(2) => Ok(Header {
-            version: Version::V2,
-            cols: number(&value["width"]).ok_or("the v2 header has no width")?,
-            rows: number(&value["height"]).ok_or("the v2 header has no height")?,
-            idle_time_limit,
-        }),
-        Some(3) => Ok(Header {
-            version: Version::V3,
-            cols: number(&value["term"]["cols"]).ok_or("the v3 header has no term.cols")?,
-            rows: number(&value["term"]["rows"]).ok_or("the v3 header has no term.rows")?,
-            idle_time_limit,
-        }),
-        Some(other) => Err(format!(
-            "{not_asciicast}: version {other} (this player reads 2 and 3; `asciinema convert` turns older ones into v2)"
-        )),
-        None => Err(format!("{not_asciicast}: the header has no version")),
-    }
-}
-
-/// Read one event line: `[time, code, data]`.
-fn parse_event(line: &str) -> Result<Event, String> {
-    let shape = "an event is [time, \"code\", \"data\"]";
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| format!("not JSON ({e}); {shape}"))?;
-    let [time, code, data] = value.as_array().map(Vec::as_slice).unwrap_or_default() else {
-        return Err(shape.to_owned());
+/// Read a recording's first line, its header; errors name the file and line 1.
+pub(crate) fn read_header(
+    path: &Path,
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+) -> Result<CastHeader, OpError> {
+    let first = match lines.next() {
+        Some(line) => line.map_err(|e| unreadable(path, 1, e))?,
+        None => return Err(bad_line(path, 1, CastError::Empty)),
     };
-    let time = time
-        .as_f64()
-        .filter(|t| t.is_finite() && *t >= 0.0)
-        .ok_or_else(|| format!("the time {time} is not a number of seconds; {shape}"))?;
-    let (Some(code), Some(data)) = (code.as_str(), data.as_str()) else {
-        return Err(shape.to_owned());
-    };
-    Ok(Event {
-        time,
-        code: code.to_owned(),
-        data: data.to_owned(),
-    })
+    cast::parse_header(&first).map_err(|e| bad_line(path, 1, e))
 }
 
-fn parse_size(text: &str) -> Option<(u16, u16)> {
-    let (cols, rows) = text.split_once('x')?;
-    Some((cols.trim().parse().ok()?, rows.trim().parse().ok()?))
+/// A recording's line `number` is wrong: `file: PATH:N: why`.
+pub(crate) fn bad_line(path: &Path, number: usize, why: impl std::fmt::Display) -> OpError {
+    OpError::invalid("file", format!("{}:{number}: {why}", path.display()))
+}
+
+pub(crate) fn unreadable(path: &Path, number: usize, e: std::io::Error) -> OpError {
+    bad_line(path, number, format_args!("cannot read this line: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn headers_of_both_versions_read_and_others_are_named() {
-        let v3 =
-            parse_header(r#"{"version":3,"term":{"cols":90,"rows":20},"idle_time_limit":1.5}"#);
-        assert_eq!(
-            v3,
-            Ok(Header {
-                version: Version::V3,
-                cols: 90,
-                rows: 20,
-                idle_time_limit: Some(1.5)
-            })
-        );
-        let v2 = parse_header(r#"{"version": 2, "width": 80, "height": 24}"#).unwrap();
-        assert_eq!((v2.version, v2.cols, v2.rows), (Version::V2, 80, 24));
-        assert!(parse_header("{").unwrap_err().contains("not a JSON header"));
-        assert!(parse_header(r#"{"version": 1, "width": 80}"#)
-            .unwrap_err()
-            .contains("version 1"));
-        assert!(parse_header(r#"{"version": 3, "term": {}}"#)
-            .unwrap_err()
-            .contains("term.cols"));
-    }
-
-    #[test]
-    fn events_read_and_malformed_ones_say_what_an_event_is() {
-        assert_eq!(
-            parse_event(r#"[0.5, "o", "hi"]"#),
-            Ok(Event {
-                time: 0.5,
-                code: "o".into(),
-                data: "hi".into()
-            })
-        );
-        for bad in [r#"[0.5, "o"]"#, r#"{"o": 1}"#, r#"[-1, "o", ""]"#, "nope"] {
-            assert!(
-                parse_event(bad).unwrap_err().contains("an event is"),
-                "{bad}"
-            );
-        }
-    }
+    use screenpilot_screen::cast::CastVersion;
+    use screenpilot_screen::Size;
 
     #[tokio::test(start_paused = true)]
     async fn playback_keeps_the_recorded_clock_scaled_by_speed_with_pauses_cut() {
@@ -317,10 +183,9 @@ mod tests {
             speed: 2.0,
             idle_limit: Some(1.0),
         };
-        let header = Header {
-            version: Version::V3,
-            cols: 10,
-            rows: 3,
+        let header = CastHeader {
+            version: CastVersion::V3,
+            size: Size::new(10, 3),
             idle_time_limit: None,
         };
         let lines = [
@@ -350,10 +215,9 @@ mod tests {
             speed: 1000.0,
             idle_limit: None,
         };
-        let header = Header {
-            version: Version::V2,
-            cols: 10,
-            rows: 3,
+        let header = CastHeader {
+            version: CastVersion::V2,
+            size: Size::new(10, 3),
             idle_time_limit: None,
         };
         let lines = [r#"[0.1, "o", "a"]"#, r#"[0.2, "o"]"#].map(|l| Ok(l.to_owned()));
