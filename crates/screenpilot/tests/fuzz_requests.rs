@@ -88,6 +88,7 @@ const OPS: &[&str] = &[
     "attach_shown",
     "write_raw",
     "status",
+    "save_test",
     "cancel",
     "no_such_op",
     "",
