@@ -290,6 +290,21 @@ impl Capturer {
         width: u16,
         height: u16,
     ) -> Result<Frame> {
+        let started = std::time::Instant::now();
+        let frame = self.read_frame(conn, root, width, height);
+        if frame.is_ok() {
+            crate::stats::captured(started.elapsed());
+        }
+        frame
+    }
+
+    fn read_frame(
+        &mut self,
+        conn: &RustConnection,
+        root: Window,
+        width: u16,
+        height: u16,
+    ) -> Result<Frame> {
         let len = usize::from(width) * usize::from(height) * 4;
         if self.shm_available {
             if self.memory.as_ref().is_none_or(|m| m.len < len) {

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod scale;
 pub mod server;
 pub mod settle;
+pub mod stats;
 mod watcher;
 pub mod x11;
 

@@ -23,10 +23,12 @@ use tokio_util::sync::CancellationToken;
 use screenpilot_session::{ExitInfo, Limits, Registry};
 
 use crate::guard::{self, Guard};
+use crate::metrics;
 use crate::ops::ErrorCode;
 use crate::ops::{self, Context, OpError};
 use crate::paths::Paths;
 use crate::protocol::{Request, Response, MAX_REQUEST_BYTES};
+use crate::resume::{self, Found, Resumable};
 
 /// Why the daemon could not run.
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +147,15 @@ pub async fn run(
 
     let ctx = Context::new(Registry::new(limits));
     crate::watch::install(&ctx);
+    // Opt-in metrics for fleets; a bad address stops the daemon before it takes any request.
+    let metrics = match std::env::var(metrics::METRICS_VAR) {
+        Ok(addr) if !addr.trim().is_empty() => Some(
+            metrics::serve(addr.trim(), ctx.clone())
+                .await
+                .map_err(|e| DaemonError::Setup(e.message))?,
+        ),
+        _ => None,
+    };
     let registry = ctx.registry.clone();
     registry.keep_records(records);
     let expiry = tokio::spawn(registry.clone().expire_idle());
@@ -166,6 +177,9 @@ pub async fn run(
         started: Instant::now(),
         stop: stop_tx,
         running: watch::channel(0).0,
+        resumable: Resumable::default(),
+        instance: instance_name(),
+        metrics,
     });
 
     let _ = writeln!(
@@ -226,6 +240,13 @@ struct DaemonState {
     /// asked): a client can see that what it gave up on (a wait, a Textual run) was stopped, not
     /// merely that it stopped listening.
     running: watch::Sender<usize>,
+    /// Requests sent with a `resume` key, and their answers (see `resume.rs`).
+    resumable: Resumable,
+    /// Names this daemon's life: a client that reconnects compares it, to tell a daemon that stayed
+    /// from a new one (whose sessions are not the ones it left).
+    instance: String,
+    /// Where the metrics page is served (`SCREENPILOT_METRICS`), if it is.
+    metrics: Option<std::net::SocketAddr>,
 }
 
 /// One operation counted in [`DaemonState::running`] for as long as it lives: it counts from before
@@ -262,7 +283,17 @@ fn status(ctx: &Context, state: &DaemonState) -> Value {
         "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
         "max_sessions": ctx.registry.limits().max_sessions,
         "requests_running": *state.running.borrow(),
+        "instance": state.instance,
+        "metrics": state.metrics.map(|addr| format!("http://{addr}/metrics")),
     })
+}
+
+/// A name for this daemon's life: its pid and the time it started, in nanoseconds.
+fn instance_name() -> String {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}-{}", std::process::id(), since_epoch.as_nanos())
 }
 
 /// `status` with `until_running: N` (and `timeout_ms`, default 30,000): the answer waits until exactly
@@ -351,7 +382,7 @@ async fn serve(
     let (outbox, rx) = Outbox::new();
     let overflow = outbox.overflow.clone();
     let mut writer = tokio::spawn(write_answers(write, rx, outbox.queued.clone()));
-    let tasks: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
+    let tasks: Tasks = Arc::default();
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     let mut shed = false;
@@ -408,10 +439,16 @@ async fn serve(
             "screenpilot daemon: closed a client connection that left more than {MAX_QUEUED_ANSWER_BYTES} bytes of answers unread; its requests were stopped"
         );
     }
-    // The client is gone (or finished): nothing it started keeps running.
+    // The client is gone (or finished): nothing it started keeps running, but for requests sent
+    // with a resume key, whose answers are kept for the client to come back for.
     let running: Vec<AbortHandle> = tasks
         .lock()
-        .map(|mut t| t.drain().map(|(_, h)| h).collect())
+        .map(|mut t| {
+            t.drain()
+                .filter(|(_, task)| !task.resumable)
+                .map(|(_, task)| task.abort)
+                .collect()
+        })
         .unwrap_or_default();
     for handle in running {
         handle.abort();
@@ -557,40 +594,65 @@ async fn refuse_one(listener: &UnixListener, reserve: &mut Reserve) {
     *reserve = Reserve::open();
 }
 
+/// The requests running for one connection, by id.
+type Tasks = Arc<Mutex<HashMap<String, Task>>>;
+
+struct Task {
+    abort: AbortHandle,
+    /// Sent with a resume key: it outlives the connection.
+    resumable: bool,
+}
+
 fn handle(
     request: Request,
     ctx: &Context,
     state: &Arc<DaemonState>,
     tx: &Outbox,
-    tasks: &Arc<Mutex<HashMap<String, AbortHandle>>>,
+    tasks: &Tasks,
 ) {
-    let Request { id, op, params } = request;
+    let Request {
+        id,
+        op,
+        params,
+        resume,
+    } = request;
     // The daemon's own operations read their few fields by hand; parameters that are not an object
     // are refused for them as for every other operation, by the same parser.
-    if matches!(op.as_str(), "cancel" | "status" | "shutdown") {
+    if matches!(op.as_str(), "cancel" | "status" | "shutdown" | "resume") {
         if let Err(error) = ops::parse_params::<serde::de::IgnoredAny>(&op, params.clone()) {
+            tx.send(Response::done(id, Err(error)));
+            return;
+        }
+    }
+    if let Some(key) = &resume {
+        if let Err(error) = check_resume_key(key, &state.resumable) {
             tx.send(Response::done(id, Err(error)));
             return;
         }
     }
     match op.as_str() {
         "cancel" => {
+            // By the id on this connection, or by the resume key from any connection.
             let target = params.get("id").map(|v| v.to_string()).unwrap_or_default();
-            let handle = tasks.lock().ok().and_then(|mut t| t.remove(&target));
-            let cancelled = handle.is_some();
-            if let Some(handle) = handle {
-                handle.abort();
+            let task = tasks.lock().ok().and_then(|mut t| t.remove(&target));
+            let mut cancelled = task.is_some();
+            if let Some(task) = task {
+                task.abort.abort();
                 let error = OpError::new(ErrorCode::Cancelled, "request cancelled by the client");
                 tx.send(Response::done(
                     params.get("id").cloned().unwrap_or(Value::Null),
                     Err(error),
                 ));
             }
+            if let Some(key) = params.get("key").and_then(Value::as_str) {
+                cancelled |= state.resumable.cancel(key);
+            }
             tx.send(Response::done(
                 id,
                 Ok(json!({"ok": true, "cancelled": cancelled})),
             ));
         }
+        "resume" => resume_answer(id, &params, state, tx, tasks),
         "status" => match status_when(&params) {
             Err(error) => tx.send(Response::done(id, Err(error))),
             Ok(None) => tx.send(Response::done(id, Ok(status(ctx, state)))),
@@ -632,7 +694,10 @@ fn handle(
                 return;
             }
             let running = Running::start(state);
+            let (start_tx, start_rx) = tokio::sync::oneshot::channel::<Option<resume::Finish>>();
             let task = tokio::spawn(async move {
+                // The task's own record under its resume key, made once its abort handle exists.
+                let finish = start_rx.await.ok().flatten();
                 let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
                 let forward_tx = tx_task.clone();
                 let forward_id = id.clone();
@@ -641,17 +706,146 @@ fn handle(
                         forward_tx.send(Response::progress(forward_id.clone(), update));
                     }
                 });
+                let counted = metrics::enabled().map(|m| {
+                    let waits = ops::find(&op)
+                        .ok()
+                        .filter(|def| (def.time_limit)(&params).is_some());
+                    (m, op.clone(), waits, std::time::Instant::now())
+                });
                 let outcome =
                     execute_guarded(ctx, op, params, ops::Progress::new(progress_tx), running)
                         .await;
+                if let Some((m, op, waits, started)) = counted {
+                    m.operation(&op, metrics::outcome_of(&outcome), started.elapsed());
+                    if let Some(def) = waits {
+                        let held = outcome
+                            .as_ref()
+                            .ok()
+                            .and_then(|answer| (def.read)(answer).ok())
+                            .map(|reading| reading.satisfied);
+                        m.wait(match held {
+                            Some(true) => "held",
+                            Some(false) => "not_held",
+                            None => "error",
+                        });
+                    }
+                }
                 // Every progress line goes out before the final answer.
                 let _ = forward.await;
                 if let Ok(mut tasks) = tasks_task.lock() {
                     tasks.remove(&key_task);
                 }
-                tx_task.send(Response::done(id, outcome));
+                let response = Response::done(id, outcome);
+                if let Some(finish) = finish {
+                    finish.done(outcome_of(&response));
+                }
+                tx_task.send(response);
             });
-            table.insert(key, task.abort_handle());
+            let finish = resume
+                .as_deref()
+                .map(|k| state.resumable.start(k, task.abort_handle()));
+            let _ = start_tx.send(finish);
+            table.insert(
+                key,
+                Task {
+                    abort: task.abort_handle(),
+                    resumable: resume.is_some(),
+                },
+            );
+        }
+    }
+}
+
+/// A resume key must be short and new: a second request under a live key could not be told apart.
+fn check_resume_key(key: &str, resumable: &Resumable) -> Result<(), OpError> {
+    if key.is_empty() || key.len() > resume::MAX_KEY_LEN {
+        return Err(OpError::invalid(
+            "resume",
+            format!(
+                "a key of 1 to {} bytes, unique to the request",
+                resume::MAX_KEY_LEN
+            ),
+        ));
+    }
+    if resumable.contains(key) {
+        return Err(OpError::new(
+            ErrorCode::DuplicateId,
+            format!("resume: a request with key {key:?} is running or its answer is kept; give each request its own key"),
+        )
+        .with_field("resume"));
+    }
+    Ok(())
+}
+
+/// A final answer without its id: what is kept for `resume`.
+fn outcome_of(response: &Response) -> Value {
+    let mut value = serde_json::to_value(response).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("id");
+    }
+    value
+}
+
+/// `resume {key}`: the kept answer of the request sent under `key` (waiting for it when it still
+/// runs), under this request's id; `not_delivered` when this daemon never had it.
+fn resume_answer(id: Value, params: &Value, state: &Arc<DaemonState>, tx: &Outbox, tasks: &Tasks) {
+    let Some(key) = params.get("key").and_then(Value::as_str) else {
+        let error = OpError::invalid("key", "the resume key the request was sent with");
+        tx.send(Response::done(id, Err(error)));
+        return;
+    };
+    let answer_with = |id: Value, done: &resume::Done| {
+        let mut value = done.outcome.clone();
+        value["id"] = id;
+        serde_json::from_value::<Response>(value).unwrap_or_else(|e| {
+            Response::done(
+                Value::Null,
+                Err(OpError::new(ErrorCode::Internal, format!("resume: {e}"))),
+            )
+        })
+    };
+    let not_delivered = |key: &str| {
+        OpError::new(
+            ErrorCode::NotDelivered,
+            format!("resume: no request with key {key:?} reached this daemon (or its answer was kept longer than {} s); it was not run", resume::KEEP_FOR.as_secs()),
+        )
+        .with_field("key")
+    };
+    match state.resumable.take(key) {
+        Found::Done(done) => tx.send(answer_with(id, &done)),
+        Found::Unknown => tx.send(Response::done(id, Err(not_delivered(key)))),
+        Found::Running(mut done) => {
+            let (tx_task, tasks_task, store) = (tx.clone(), tasks.clone(), state.resumable.clone());
+            let (task_key, key) = (id.to_string(), key.to_owned());
+            let table_key = task_key.clone();
+            let mut table = tasks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let task = tokio::spawn(async move {
+                let ended = done.wait_for(Option::is_some).await.is_ok();
+                if let Ok(mut tasks) = tasks_task.lock() {
+                    tasks.remove(&task_key);
+                }
+                // Taken from the store, so it is handed over once.
+                let response = match (ended, store.take(&key)) {
+                    (true, Found::Done(done)) => answer_with(id, &done),
+                    _ => Response::done(
+                        id,
+                        Err(OpError::new(
+                            ErrorCode::Cancelled,
+                            format!("resume: the request with key {key:?} was stopped before it answered"),
+                        )),
+                    ),
+                };
+                tx_task.send(response);
+            });
+            table.insert(
+                table_key,
+                Task {
+                    abort: task.abort_handle(),
+                    resumable: false,
+                },
+            );
         }
     }
 }

@@ -27,15 +27,20 @@
 //! # }).unwrap();
 //! ```
 
+pub mod bridge;
 pub mod cli;
 pub mod client;
 pub mod daemon;
+pub mod fleet;
 pub mod guard;
+pub mod host;
 pub mod loopback_http;
 pub mod mcp;
+pub mod metrics;
 pub mod ops;
 pub mod paths;
 pub mod protocol;
+pub mod resume;
 pub mod steps;
 pub mod watch;
 pub mod watch_state;

@@ -7,6 +7,8 @@ use serde_json::json;
 
 use screenpilot::cli::{self, Cli, DaemonAction, Verb};
 use screenpilot::ops::ErrorCode;
+use screenpilot::fleet::Fleet;
+use screenpilot::host::Host;
 use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
@@ -24,6 +26,20 @@ fn main() -> ExitCode {
             Ok(status) => ExitCode::from(status),
             Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), cli.json),
         };
+    }
+    let hosts = match screenpilot::host::hosts_from(&cli.host) {
+        Ok(hosts) => hosts,
+        Err(error) => return fail(&error, cli.json),
+    };
+    let local = hosts.len() == 1 && hosts[0].is_local();
+    if !local && !cli.host.is_empty() {
+        if let Some(verb) = here_only(&cli.verb) {
+            let error = OpError::invalid(
+                "host",
+                format!("{verb} works on this machine only; leave out --host"),
+            );
+            return fail(&error, cli.json);
+        }
     }
     // test runs step files on sessions of its own: no daemon.
     if let Verb::Test(args) = &cli.verb {
@@ -58,12 +74,14 @@ fn main() -> ExitCode {
             Err(error) => fail(&error, cli.json),
         };
     }
-    // Fast path: a one-shot verb to a daemon that is already running needs no async runtime.
-    if let Some(outcome) = one_shot(&cli) {
-        return match outcome {
-            Ok(status) => ExitCode::from(status as u8),
-            Err(error) => fail(&error, cli.json),
-        };
+    // Fast path: a one-shot verb to this machine's daemon, already running, needs no async runtime.
+    if local {
+        if let Some(outcome) = one_shot(&cli) {
+            return match outcome {
+                Ok(status) => ExitCode::from(status as u8),
+                Err(error) => fail(&error, cli.json),
+            };
+        }
     }
     // The daemon (and the MCP server) serve many requests at once; a one-shot verb is a single
     // request, and a single-threaded runtime starts faster.
@@ -93,10 +111,25 @@ fn main() -> ExitCode {
             )
         }
     };
-    let outcome = runtime.block_on(run(&cli));
+    let outcome = runtime.block_on(run(&cli, hosts));
     match outcome {
         Ok(status) => ExitCode::from(status as u8),
         Err(error) => fail(&error, cli.json),
+    }
+}
+
+/// The verbs that work on this machine only (a verb, for the error), or `None`.
+fn here_only(verb: &Verb) -> Option<&'static str> {
+    match verb {
+        Verb::Test(_) => Some("test (step files run in this process)"),
+        Verb::Replay(_) => Some("replay (it plays a file here)"),
+        Verb::Render(_) => Some("render (it draws a file here)"),
+        Verb::DialStdio { .. } => Some("dial-stdio (it is the far end of a link)"),
+        Verb::Daemon {
+            action: None | Some(DaemonAction::Run | DaemonAction::Start | DaemonAction::Guard),
+            ..
+        } => Some("daemon run and daemon start (a host's daemon starts with its first link)"),
+        _ => None,
     }
 }
 
@@ -121,7 +154,7 @@ fn render_of(args: &cli::RenderArgs) -> cli::render::Render {
 fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
     if matches!(
         cli.verb,
-        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_)
+        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_) | Verb::DialStdio { .. }
     ) {
         return None;
     }
@@ -146,8 +179,9 @@ fn fail(error: &OpError, as_json: bool) -> ExitCode {
 }
 
 /// Run one verb; returns the exit status.
-async fn run(cli: &Cli) -> Result<i32, OpError> {
+async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
     let paths = Paths::from_env();
+    let fleet = Fleet::new(paths.clone(), hosts);
     if let Verb::Daemon {
         action,
         until_running,
@@ -155,7 +189,18 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
     } = &cli.verb
     {
         let until = until_running.map(|n| (n, *timeout_ms));
+        if !fleet.is_local() {
+            return remote_daemon(*action, until, &fleet, cli.json).await;
+        }
         return run_daemon(*action, until, &paths, cli.json).await;
+    }
+    if let Verb::DialStdio { watch } = &cli.verb {
+        screenpilot::bridge::check_not_a_terminal()?;
+        return if *watch {
+            screenpilot::bridge::dial_watch(&paths).await
+        } else {
+            screenpilot::bridge::dial_stdio(&paths).await
+        };
     }
     if let Verb::Mcp {
         http,
@@ -164,7 +209,7 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
     } = &cli.verb
     {
         return screenpilot::mcp::run(
-            paths,
+            fleet,
             http.as_deref(),
             token_file.as_deref(),
             tools.as_deref(),
@@ -173,15 +218,98 @@ async fn run(cli: &Cli) -> Result<i32, OpError> {
         .map(|()| 0);
     }
     if let Verb::Attach(args) = &cli.verb {
-        return cli::attach::run(args, &paths).await;
+        return cli::attach::run(args, &fleet).await;
     }
-    let plan = cli::request(&cli.verb)?;
-    let client = Client::connect_or_start(&paths).await?;
-    let call = client.start(&plan.op, plan.params).await?;
-    let result = call
-        .finish(|update| cli::progress(&cli.verb, update, cli.json))
-        .await?;
-    cli::present(&cli.verb, &plan.op, &result, cli.json)
+    if let (Verb::Watch { stop: false, .. }, false) = (&cli.verb, fleet.is_local()) {
+        return cli::watch_remote::run(&cli.verb, &fleet, cli.json).await;
+    }
+    let plan = cli::plan(&cli.verb)?;
+    let on_progress = |update: &serde_json::Value| match screenpilot::client::link_notice(update) {
+        Some(news) => eprintln!("screenpilot: {news}"),
+        None => cli::progress(&cli.verb, update, cli.json),
+    };
+    if plan.op == "list" {
+        let result = fleet.call(&plan.op, plan.params, None, on_progress).await?;
+        return cli::present(&cli.verb, &plan.op, &result, cli.json);
+    }
+    let (host, client, call) = fleet.start(&plan.op, plan.params, None).await?;
+    let id = call.id();
+    tokio::select! {
+        result = call.finish(on_progress) => {
+            let mut result = result?;
+            fleet.label(host, &mut result);
+            cli::present(&cli.verb, &plan.op, &result, cli.json)
+        }
+        // Ctrl-C stops the request in the daemon too (a daemon on another host would otherwise
+        // run a wait to its end), then exits as an interrupted program does.
+        _ = tokio::signal::ctrl_c() => {
+            let cancelled = tokio::time::timeout(CANCEL_LIMIT, client.cancel(id)).await;
+            let how = match cancelled {
+                Ok(Ok(true)) => "cancelled",
+                Ok(Ok(false)) => "had already ended",
+                _ => "may still run (the daemon did not answer the cancel)",
+            };
+            eprintln!("screenpilot: interrupted; the {} request {how}", plan.op);
+            Ok(130)
+        }
+    }
+}
+
+/// How long an interrupted CLI waits for the daemon to confirm the cancel.
+const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `daemon status` and `daemon stop` for another host's daemon (through its link, which starts it
+/// when none runs: status then reports a fresh one).
+async fn remote_daemon(
+    action: Option<DaemonAction>,
+    until_running: Option<(usize, u64)>,
+    fleet: &Fleet,
+    as_json: bool,
+) -> Result<i32, OpError> {
+    if fleet.hosts().len() != 1 {
+        return Err(OpError::invalid(
+            "host",
+            "daemon status and daemon stop act on one host; give one --host",
+        ));
+    }
+    let host = &fleet.hosts()[0];
+    let client = fleet.client(0, false).await?;
+    match action {
+        Some(DaemonAction::Stop) => {
+            match client.call("shutdown", json!({})).await {
+                Ok(_) => {}
+                Err(e) if matches!(e.code, ErrorCode::DaemonGone | ErrorCode::LinkLost) => {}
+                Err(e) => return Err(e),
+            }
+            if as_json {
+                println!("{}", json!({"ok": true, "stopped": true, "host": host.name}));
+            } else {
+                println!("stopped the daemon on host {}", host.name);
+            }
+            Ok(0)
+        }
+        _ => {
+            let params = match until_running {
+                Some((n, ms)) => json!({"until_running": n, "timeout_ms": ms}),
+                None => json!({}),
+            };
+            let status = client.call("status", params).await?;
+            if as_json {
+                println!("{status}");
+            } else {
+                println!(
+                    "running on host {}: pid {}, {} session(s), {} request(s) running, up {} s, socket {}",
+                    host.name,
+                    status["pid"],
+                    status["sessions"],
+                    status["requests_running"],
+                    status["uptime_secs"],
+                    status["socket"].as_str().unwrap_or("?")
+                );
+            }
+            Ok(i32::from(status["reached"] == false))
+        }
+    }
 }
 
 /// The daemon verbs: run in the foreground, start in the background, stop, status.

@@ -4,7 +4,10 @@
 //! answers come: every request runs concurrently. The daemon answers each with
 //! `{"id": ID, "ok": true, "result": {...}}` or `{"id": ID, "ok": false, "error": {code, message, field}}`,
 //! possibly preceded by `{"id": ID, "progress": {...}}` lines. `{"op": "cancel", "params": {"id": ID}}`
-//! stops a running request. Closing the connection cancels everything it started.
+//! stops a running request. Closing the connection cancels everything it started, except requests
+//! sent with a `"resume": KEY`: those run to their end, and their answer is kept for
+//! `{"op": "resume", "params": {"key": KEY}}` on a later connection (a client on another host whose
+//! link dropped; see `resume.rs`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +24,9 @@ pub struct Request {
     pub op: String,
     #[serde(default)]
     pub params: Value,
+    /// Keep running if the connection goes, and keep the answer for `resume` under this key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod registry;
 pub mod session;
 pub mod shell;
 pub mod spec;
+pub mod stats;
 pub mod views;
 pub mod wait;
 

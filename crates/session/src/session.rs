@@ -439,6 +439,7 @@ impl Session {
             .await;
             match written {
                 Ok(Ok(())) => {
+                    crate::stats::input(chunk.len());
                     if let Some(recorder) = lock(&self.recorder).as_mut() {
                         recorder.input(chunk);
                     }
@@ -655,7 +656,10 @@ async fn pump(
         tokio::select! {
             read = reader.read(&mut buf), if reading => match read {
                 Ok(0) | Err(_) => reading = false,
-                Ok(n) => session.absorb(&buf[..n]).await,
+                Ok(n) => {
+                    crate::stats::output(n);
+                    session.absorb(&buf[..n]).await
+                }
             },
             _ = exit.changed(), if !exited => {
                 exited = true;

@@ -16,6 +16,12 @@ pub struct Cli {
     /// Print exactly one JSON object: the same fields the MCP tool returns.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Where the daemon is: local (default), ssh://[user@]host[:port], or exec:COMMAND (a command
+    /// that runs `screenpilot dial-stdio` in a box, e.g. exec:docker exec -i box screenpilot
+    /// dial-stdio); NAME=... names it. Repeat for several hosts (sids then read NAME/SID). Default:
+    /// $SCREENPILOT_HOST.
+    #[arg(long, global = true, value_name = "HOST")]
+    pub host: Vec<String>,
     #[command(subcommand)]
     pub verb: Verb,
 }
@@ -149,6 +155,13 @@ pub enum Verb {
         )]
         timeout_ms: u64,
     },
+    /// Connect stdin and stdout to this host's daemon (starting it if needed), for a client on
+    /// another host: ssh HOST screenpilot dial-stdio, docker exec -i BOX screenpilot dial-stdio.
+    /// With --watch, to its watch page instead (what `watch --host` forwards a browser to).
+    DialStdio {
+        #[arg(long)]
+        watch: bool,
+    },
     /// Serve MCP on stdio (for agents), or on loopback HTTP with --http 127.0.0.1:PORT.
     Mcp {
         /// Serve streamable HTTP on this loopback IP:PORT instead of stdio (port 0: any free port).
@@ -165,7 +178,7 @@ pub enum Verb {
     },
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Keys while attached: Ctrl-] d detaches (the program keeps running); Ctrl-] Ctrl-] sends one Ctrl-] to the program.\nExit status: 0 after detaching; the program's own status if it ends while attached."
 )]

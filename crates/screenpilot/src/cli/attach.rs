@@ -28,7 +28,7 @@ use crate::ops::{
     AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, ShownParams,
     WriteRawParams,
 };
-use crate::paths::Paths;
+use crate::fleet::Fleet;
 use crate::protocol::Response;
 
 /// How long the daemon may take to end an attachment the person left.
@@ -39,7 +39,7 @@ const INPUT_DRAIN_LIMIT: Duration = Duration::from_secs(5);
 
 /// Attach this terminal to session `args.sid`; returns the exit status: 0 after detaching, the
 /// program's own status when it ended while attached.
-pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
+pub async fn run(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     if !termios::isatty(stdin.as_fd()) || !termios::isatty(stdout.as_fd()) {
@@ -48,7 +48,12 @@ pub async fn run(args: &AttachArgs, paths: &Paths) -> Result<i32, OpError> {
             "attach: needs a terminal (stdin and stdout); programs drive sessions with keys, type and wait",
         ));
     }
-    let client = Client::connect_or_start(paths).await?;
+    let (host, sid) = fleet.locate("attach", &args.sid).await?;
+    let client = fleet.client(host, false).await?;
+    let args = &AttachArgs {
+        sid,
+        ..args.clone()
+    };
     let mut size = terminal_size()?;
     if args.resize {
         resize_session(&client, &args.sid, size).await?;

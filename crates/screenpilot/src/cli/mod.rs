@@ -14,6 +14,7 @@ mod present;
 pub mod render;
 pub mod replay;
 pub mod test;
+pub mod watch_remote;
 
 pub use args::*;
 

@@ -320,10 +320,12 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 None => json!({}),
             },
         }),
-        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_) => Err(OpError::new(
-            ErrorCode::Internal,
-            "daemon, mcp and attach are not single operations",
-        )),
+        Verb::Daemon { .. } | Verb::Mcp { .. } | Verb::Attach(_) | Verb::DialStdio { .. } => {
+            Err(OpError::new(
+                ErrorCode::Internal,
+                "daemon, mcp, attach and dial-stdio are not single operations",
+            ))
+        }
     }
 }
 

@@ -29,7 +29,7 @@ pub async fn serve(
         Some(file) => read_token(file)?,
         None => {
             let token = new_token()?;
-            let file = write_token(&server.shared.paths.dir, TOKEN_FILE, &token)?;
+            let file = write_token(&server.shared.fleet.paths().dir, TOKEN_FILE, &token)?;
             eprintln!(
                 "screenpilot mcp: bearer token {token} (also in {})",
                 file.display()

@@ -22,18 +22,18 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
+use crate::fleet::Fleet;
 use crate::ops::{ErrorCode, OpError};
-use crate::paths::Paths;
 
 /// Serve MCP on stdio, or on loopback HTTP when `http` is `IP:PORT`. Returns when the client goes away
 /// (stdio) or on SIGINT/SIGTERM (HTTP). `tools` picks profiles ([`profiles`]); `None` serves all.
 pub async fn run(
-    paths: Paths,
+    fleet: Fleet,
     http: Option<&str>,
     token_file: Option<&Path>,
     tools: Option<&str>,
 ) -> Result<(), OpError> {
-    let server = Screenpilot::serving(paths, profiles::select(tools)?);
+    let server = Screenpilot::serving_on(fleet, profiles::select(tools)?);
     let outcome = match http {
         Some(addr) => http::serve(server.clone(), addr, token_file).await,
         None => serve_stdio(server.clone()).await,

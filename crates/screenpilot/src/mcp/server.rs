@@ -16,8 +16,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::profiles::Selection;
 use super::{present, tools};
-use crate::client::Client;
-use crate::ops::{self, Caller, ErrorCode, OpError, OPERATIONS};
+use crate::client::{link_notice, Client};
+use crate::fleet::{Fleet, Routed};
+use crate::host::Host;
+use crate::ops::{self, ErrorCode, OpError, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
@@ -40,9 +42,9 @@ pub struct Screenpilot {
 }
 
 pub(super) struct Shared {
-    pub(super) paths: Paths,
-    /// The daemon connection, opened on the first tool call and reopened if the daemon went away.
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    /// The daemons: this machine's, or the hosts of `--host`; each connection opened on the first
+    /// tool call for it, and reopened if the daemon went away.
+    pub(super) fleet: Fleet,
     tools: Vec<Tool>,
     /// Cancelled at shutdown: every running call then cancels its daemon request.
     pub(super) shutdown: CancellationToken,
@@ -67,11 +69,15 @@ impl Screenpilot {
     /// A server listing only the selected operations (`--tools` profiles); calls to other tools are
     /// refused.
     pub fn serving(paths: Paths, selection: Selection) -> Screenpilot {
+        Screenpilot::serving_on(Fleet::new(paths, vec![Host::local()]), selection)
+    }
+
+    /// A server of the selected operations over the daemons of `fleet`.
+    pub fn serving_on(fleet: Fleet, selection: Selection) -> Screenpilot {
         let classic = selection.classic();
         let server = Screenpilot {
             shared: Arc::new(Shared {
-                paths,
-                client: tokio::sync::Mutex::new(None),
+                fleet,
                 tools: selection
                     .ops
                     .iter()
@@ -145,11 +151,16 @@ impl ServerHandler for Screenpilot {
             Err(error) => return Ok(present::tool_result(None, Err(error)).into()),
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let caller = Caller::this_process().reading_as(self.reader.clone());
-        let params = match (op.prepare)(arguments, &caller) {
-            Ok(params) => params,
-            Err(error) => return Ok(present::tool_result(Some(op), Err(error)).into()),
-        };
+        let fleet = &self.shared.fleet;
+        if op.name == "list" && fleet.hosts().len() > 1 {
+            let listed = fleet.call("list", arguments, None, |_| {}).await;
+            return Ok(present::tool_result(Some(op), listed).into());
+        }
+        let Routed { host, params } =
+            match fleet.route(op.name, arguments, self.reader.clone()).await {
+                Ok(routed) => routed,
+                Err(error) => return Ok(present::tool_result(Some(op), Err(error)).into()),
+            };
         let limit = (op.time_limit)(&params);
         let report = Progress {
             token: context.meta.get_progress_token(),
@@ -162,30 +173,22 @@ impl ServerHandler for Screenpilot {
         };
         let outcome = self
             .shared
-            .forward(op.name, params, report, &context.ct)
-            .await;
+            .forward(host, op.name, params, report, &context.ct)
+            .await
+            .map(|mut answer| {
+                fleet.label(host, &mut answer);
+                answer
+            });
         Ok(present::tool_result(Some(op), outcome).into())
     }
 }
 
 impl Shared {
-    /// A live daemon connection, starting the daemon if none is running.
-    async fn client(&self, fresh: bool) -> Result<Arc<Client>, OpError> {
-        let mut slot = self.client.lock().await;
-        if let Some(client) = slot.as_ref() {
-            if !fresh && !is_closed(client).await {
-                return Ok(client.clone());
-            }
-        }
-        let client = Client::connect_or_start(&self.paths).await?;
-        *slot = Some(client.clone());
-        Ok(client)
-    }
-
-    /// Run `op` on the daemon, reporting progress while it runs, and cancelling it there when the MCP
-    /// client cancels the call (or the server shuts down).
+    /// Run `op` on the daemon of host `host`, reporting progress while it runs, and cancelling it
+    /// there when the MCP client cancels the call (or the server shuts down).
     async fn forward(
         &self,
+        host: usize,
         op: &str,
         params: Value,
         mut report: Progress,
@@ -193,12 +196,12 @@ impl Shared {
     ) -> Result<Value, OpError> {
         self.running.send_modify(|n| *n += 1);
         let _running = RunningCall(&self.running);
-        let client = self.client(false).await?;
+        let client = self.fleet.client(host, false).await?;
         let (client, mut call) = match client.start(op, params.clone()).await {
             Ok(call) => (client, call),
             // The daemon went away since the last call (stopped, restarted): once more on a new link.
             Err(e) if e.code == ErrorCode::DaemonGone => {
-                let client = self.client(true).await?;
+                let client = self.fleet.client(host, true).await?;
                 let call = client.start(op, params).await?;
                 (client, call)
             }
@@ -266,14 +269,6 @@ async fn cancelled_or_shutdown(
     tokio::select! {
         _ = cancelled.cancelled() => "cancelled by the MCP client",
         _ = shutdown.cancelled() => "stopped: the MCP server is shutting down",
-    }
-}
-
-async fn is_closed(client: &Client) -> bool {
-    tokio::select! {
-        biased;
-        _ = client.closed() => true,
-        _ = std::future::ready(()) => false,
     }
 }
 
@@ -345,6 +340,7 @@ impl Progress {
         };
         self.last = progress;
         let message = match daemon_progress {
+            Some(line) if link_notice(line).is_some() => link_notice(line).unwrap_or_default(),
             Some(Value::String(line)) => line.clone(),
             Some(Value::Object(line)) if line.get("message").is_some_and(Value::is_string) => {
                 line["message"].as_str().unwrap_or_default().to_owned()

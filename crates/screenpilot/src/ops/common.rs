@@ -89,6 +89,14 @@ error_codes! {
     DaemonUnavailable = "daemon_unavailable",
     /// A request reused the id of a running one on the same connection.
     DuplicateId = "duplicate_id",
+    /// The daemon on another host cannot be reached: the `ssh` or bridge command failed, or
+    /// screenpilot is not installed there.
+    HostUnreachable = "host_unreachable",
+    /// The link to another host dropped and was not restored in time: the request's outcome is
+    /// unknown (the sessions live on in that host's daemon).
+    LinkLost = "link_lost",
+    /// The link dropped before the request reached the daemon: it was not run.
+    NotDelivered = "not_delivered",
     McpFailed = "mcp_failed",
     /// The terminal app has not enabled mouse reporting.
     MouseUnavailable = "mouse_unavailable",
@@ -240,6 +248,10 @@ pub struct Caller {
     /// Who is looking, for screens sent as what changed since this reader's last look (an MCP
     /// server names itself; the CLI with `--delta`); `None`: whole screens.
     pub reader: Option<String>,
+    /// The caller is on another host than the daemon: its directory and environment mean nothing
+    /// there, so paths, the working directory and the environment are left for the bridge on the
+    /// daemon's host to fill in (`screenpilot dial-stdio` does, as that host's caller).
+    pub elsewhere: bool,
 }
 
 impl Caller {
@@ -251,6 +263,17 @@ impl Caller {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
             env: utf8_vars(std::env::vars_os()),
             reader: None,
+            elsewhere: false,
+        }
+    }
+
+    /// A caller on another host than the daemon: it fills in only who is looking.
+    pub fn elsewhere(reader: Option<String>) -> Caller {
+        Caller {
+            cwd: PathBuf::new(),
+            env: BTreeMap::new(),
+            reader,
+            elsewhere: true,
         }
     }
 
@@ -270,12 +293,14 @@ impl Caller {
     /// Fill in the environment a program of this caller starts from (a parameter the daemon reads
     /// with [`program_env`]): the caller's own, or none when it asked for a clean one.
     pub fn fill_env(&self, caller_env: &mut Option<BTreeMap<String, String>>, clean_env: bool) {
-        *caller_env = (!clean_env).then(|| self.env.clone());
+        if !self.elsewhere {
+            *caller_env = (!clean_env).then(|| self.env.clone());
+        }
     }
 
     /// `path` made absolute against the caller's directory.
     pub fn absolute(&self, path: &str) -> String {
-        if Path::new(path).is_absolute() {
+        if Path::new(path).is_absolute() || self.elsewhere {
             path.to_owned()
         } else {
             self.cwd.join(path).to_string_lossy().into_owned()
@@ -301,6 +326,9 @@ impl Caller {
 
     /// The working directory for a program: the one given (made absolute), else the caller's.
     pub fn resolve_cwd(&self, cwd: &mut Option<String>) {
+        if self.elsewhere {
+            return;
+        }
         match cwd {
             Some(dir) => *dir = self.absolute(dir),
             None => *cwd = Some(self.cwd.to_string_lossy().into_owned()),
@@ -480,6 +508,7 @@ mod tests {
             cwd: PathBuf::from("/"),
             env: BTreeMap::from([("TOKEN".to_owned(), "t".to_owned())]),
             reader: None,
+            elsewhere: false,
         };
         let mut sent = None;
         caller.fill_env(&mut sent, false);

@@ -267,6 +267,25 @@ pub enum SessionEntry {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Sessions {
     pub sessions: Vec<SessionEntry>,
+    /// With several hosts: those that did not answer, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreachable>,
+}
+
+/// A host `list` could not reach.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Unreachable {
+    pub host: String,
+    pub error: String,
+}
+
+impl Sessions {
+    /// Lines saying which hosts did not answer.
+    fn unreachable_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.unreachable
+            .iter()
+            .map(|u| format!("host {} unreachable: {}", u.host, u.error))
+    }
 }
 
 impl Report for Sessions {
@@ -296,19 +315,23 @@ impl Report for Sessions {
                 ),
             })
             .collect();
+        let mut lines = lines;
+        if lines.is_empty() {
+            lines.push("no sessions".to_owned());
+        }
+        lines.extend(self.unreachable_lines());
         View {
-            screen: Some(if lines.is_empty() {
-                "no sessions".to_owned()
-            } else {
-                lines.join("\n")
-            }),
+            screen: Some(lines.join("\n")),
             ..View::default()
         }
     }
 
     fn human(&self) -> String {
         if self.sessions.is_empty() {
-            return "no sessions".into();
+            return std::iter::once("no sessions".to_owned())
+                .chain(self.unreachable_lines())
+                .collect::<Vec<_>>()
+                .join("\n");
         }
         let mut out = format!(
             "{:<20} {:<9} {:>8} {:<10} {:>9}  COMMAND",
@@ -352,6 +375,10 @@ impl Report for Sessions {
                 short_state(alive, exit),
                 cmd.join(" ")
             ));
+        }
+        for line in self.unreachable_lines() {
+            out.push('\n');
+            out.push_str(&line);
         }
         out
     }
@@ -416,7 +443,10 @@ impl Operation for List {
             .map(SessionEntry::Terminal)
             .collect();
         sessions.extend(ctx.desktops.list().into_iter().map(SessionEntry::Desktop));
-        Ok(Sessions { sessions })
+        Ok(Sessions {
+            sessions,
+            unreachable: Vec::new(),
+        })
     }
 }
 
