@@ -212,10 +212,19 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
             ]))
         })
         .collect();
-    let worst = (1..=5)
-        .map(|n| echo_round_trip(&d, "other", n))
-        .max()
-        .unwrap_or_default();
+    // Drawn on the runtime's own threads, the pictures would hold every echo until one of them was
+    // done; drawn off them, each echo comes back while all six are still being drawn. What is
+    // checked is that order of events, not a time (the times are printed for a person).
+    let mut shots = shots;
+    let mut worst = Duration::ZERO;
+    for n in 1..=5 {
+        worst = worst.max(echo_round_trip(&d, "other", n));
+        let done = shots.iter_mut().map(|s| s.running()).filter(|r| !r).count();
+        assert_eq!(
+            done, 0,
+            "echo {n} came back only after {done} of the screenshots were drawn: rendering holds the daemon's shared threads"
+        );
+    }
     eprintln!("echo round trip: idle {idle:?}, worst while rendering {worst:?}");
     for shot in shots {
         let out = shot.finish();
@@ -225,10 +234,6 @@ fn screenshots_are_capped_in_size_and_drawn_off_the_shared_threads() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    assert!(
-        worst < idle * 10 + Duration::from_millis(500),
-        "another session's echo took {worst:?} while screenshots rendered (idle: {idle:?})"
-    );
     // Each took about 80 MiB while it was drawn and sent (pixels, PNG, base64, the answer); once
     // they are done the daemon does not keep that.
     let kept = status_kib(pid, "RssAnon").saturating_sub(anon_before);

@@ -244,6 +244,13 @@ impl Background {
             .expect("collect a background output")
     }
 
+    /// Whether it still runs (a look at its state, not a wait).
+    pub fn running(&mut self) -> bool {
+        self.0
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
     /// Kill it now (SIGKILL) and reap it.
     pub fn kill(mut self) {
         if let Some(mut child) = self.0.take() {
