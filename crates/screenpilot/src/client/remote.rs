@@ -92,14 +92,14 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
     let mut reader = BufReader::new(stdout);
     let limit = connect_limit();
     let handshake = async {
-        stdin
-            .write_all(b"{\"id\":0,\"op\":\"status\",\"params\":{}}\n")
-            .await
-            .map_err(|e| format!("cannot write to {program}: {e}"))?;
-        stdin
-            .flush()
-            .await
-            .map_err(|e| format!("cannot write to {program}: {e}"))?;
+        // A command that ended at once refuses the write; what it printed first still tells more.
+        let _ = async {
+            stdin
+                .write_all(b"{\"id\":0,\"op\":\"status\",\"params\":{}}\n")
+                .await?;
+            stdin.flush().await
+        }
+        .await;
         let mut line = String::new();
         loop {
             line.clear();
@@ -142,13 +142,19 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
             status,
         )),
         Err(why) => {
-            let why = if why.is_empty() {
-                // The bridge's stdout closed: its exit says why.
-                let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+            // A pipe that closed under us most often means the command ended: its exit says why.
+            let status = if why.is_empty() || why.starts_with("cannot ") {
+                tokio::time::timeout(Duration::from_secs(5), child.wait())
                     .await
                     .ok()
-                    .and_then(Result::ok);
-                exited(host, &program, status, &tail).await
+                    .and_then(Result::ok)
+            } else {
+                None
+            };
+            let why = if let Some(status) = status {
+                exited(host, &program, Some(status), &tail).await
+            } else if why.is_empty() {
+                exited(host, &program, None, &tail).await
             } else {
                 let said = tail.text();
                 if said.is_empty() {

@@ -185,11 +185,12 @@ impl Lab {
         format!("ssh://{}@{}", self.user, self.hosts[k].addr)
     }
 
-    /// A command bridge into host `k`'s namespace, standing in for `docker exec -i BOX`.
+    /// A command bridge into host `k`'s namespace, standing in for `docker exec -i BOX`: like it,
+    /// the bridge starts in the box's own directory and environment, not the client's.
     pub fn exec_url(&self, k: usize) -> String {
         let bin_dir = Path::new(binary()).parent().expect("bin dir");
         format!(
-            "{}=exec:nsenter --net=/run/netns/{} env SCREENPILOT_DIR={} PATH={}:/usr/bin:/bin {} dial-stdio",
+            "{}=exec:nsenter --net=/run/netns/{} --wd=/ env -i HOME=/root SCREENPILOT_DIR={} PATH={}:/usr/bin:/bin {} dial-stdio",
             self.hosts[k].name,
             self.hosts[k].ns,
             self.hosts[k].daemon_dir.display(),

@@ -48,7 +48,7 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
             &ms,
         ],
     );
-    let text = echoed["screen"]["text"].as_str().unwrap_or_default();
+    let text = echoed["text"].as_str().unwrap_or_default();
     let here = lab.here().display().to_string();
     assert!(text.contains("[unset] /"), "{echoed}");
     assert!(!text.contains(&here), "the host ran the program in our directory: {text}");
@@ -87,7 +87,15 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
         .collect();
     assert!(out.status.success(), "textual: {out:?}");
     assert_eq!(lines.len(), 3, "two streamed steps and the answer: {lines:?}");
-    assert!(lines[1]["text"].as_str().unwrap_or_default().contains("count: 2"), "{lines:?}");
+    assert_eq!(lines[0]["progress"]["step"], 1, "{lines:?}");
+    assert!(
+        lines[1]["progress"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("count: 2"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[2]["ok"], true, "{lines:?}");
 
     // A desktop on the host, driven by a computer action.
     let started = lab.ok(
