@@ -74,28 +74,34 @@ pub async fn dial_watch(paths: &Paths) -> Result<i32, OpError> {
     let client = crate::client::Client::connect_or_start(paths).await?;
     let answer = client.call("watch", serde_json::json!({})).await?;
     let address = answer["address"].as_str().unwrap_or_default().to_owned();
-    let mut page = tokio::net::TcpStream::connect(&address).await.map_err(|e| {
-        OpError::new(
-            ErrorCode::IoError,
-            format!("cannot reach the watch page at {address}: {e}"),
-        )
-    })?;
+    let mut page = tokio::net::TcpStream::connect(&address)
+        .await
+        .map_err(|e| {
+            OpError::new(
+                ErrorCode::IoError,
+                format!("cannot reach the watch page at {address}: {e}"),
+            )
+        })?;
     let (mut page_read, mut page_write) = page.split();
+    // The page closing ends the connection; our stdin closing only stops what we send it.
     let up = async {
         let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut page_write).await;
         let _ = page_write.shutdown().await;
+        std::future::pending::<()>().await;
     };
     let down = async {
         let mut stdout = tokio::io::stdout();
         let mut buf = vec![0u8; 64 * 1024];
         while let Ok(n) = page_read.read(&mut buf).await {
-            if n == 0 || stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
+            if n == 0 || stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err()
+            {
                 break;
             }
         }
     };
     tokio::select! {
-        _ = async { tokio::join!(up, down) } => {}
+        _ = up => {}
+        _ = down => {}
         _ = stdout_hang_up() => {}
     }
     Ok(0)

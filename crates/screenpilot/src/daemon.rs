@@ -603,13 +603,7 @@ struct Task {
     resumable: bool,
 }
 
-fn handle(
-    request: Request,
-    ctx: &Context,
-    state: &Arc<DaemonState>,
-    tx: &Outbox,
-    tasks: &Tasks,
-) {
+fn handle(request: Request, ctx: &Context, state: &Arc<DaemonState>, tx: &Outbox, tasks: &Tasks) {
     let Request {
         id,
         op,

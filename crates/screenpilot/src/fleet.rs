@@ -48,7 +48,10 @@ impl Fleet {
             hosts
         };
         Fleet {
-            clients: hosts.iter().map(|_| tokio::sync::Mutex::new(None)).collect(),
+            clients: hosts
+                .iter()
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
             paths,
             hosts,
         }
@@ -362,7 +365,10 @@ async fn futures_join_all<F: Future>(futures: impl Iterator<Item = F>) -> Vec<F:
         }
     })
     .await;
-    outputs.into_iter().map(|o| o.expect("each future finished")).collect()
+    outputs
+        .into_iter()
+        .map(|o| o.expect("each future finished"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -370,7 +376,10 @@ mod tests {
     use super::*;
 
     fn fleet(specs: &[&str]) -> Fleet {
-        let hosts = specs.iter().map(|s| Host::parse(s).expect("host")).collect();
+        let hosts = specs
+            .iter()
+            .map(|s| Host::parse(s).expect("host"))
+            .collect();
         Fleet::new(Paths::in_dir("/nonexistent".into()), hosts)
     }
 
@@ -431,6 +440,9 @@ mod tests {
         .expect("prepared");
         assert_eq!(params["cwd"], "work");
         assert_eq!(params["record"], "a.cast");
-        assert!(params.get("caller_env").is_none_or(Value::is_null), "{params}");
+        assert!(
+            params.get("caller_env").is_none_or(Value::is_null),
+            "{params}"
+        );
     }
 }

@@ -76,7 +76,8 @@ impl Host {
     pub fn parse(text: &str) -> Result<Host, OpError> {
         let text = text.trim();
         let bad = |why: String| OpError::invalid("host", why);
-        let example = "e.g. ssh://me@box:2222, exec:docker exec -i box screenpilot dial-stdio, or local";
+        let example =
+            "e.g. ssh://me@box:2222, exec:docker exec -i box screenpilot dial-stdio, or local";
         // NAME= before a place; a place never starts with a NAME= of its own.
         let (name, spec) = match text.split_once('=') {
             Some((name, rest)) if is_name(name) && !name.contains(':') => {
@@ -368,9 +369,11 @@ mod tests {
 
     #[test]
     fn the_ssh_command_asks_nothing_and_runs_the_bridge() {
-        let h = Host::parse("ssh://me@box:2222")
-            .expect("ok")
-            .with_ssh(vec!["ssh".into(), "-F".into(), "/cfg".into()]);
+        let h = Host::parse("ssh://me@box:2222").expect("ok").with_ssh(vec![
+            "ssh".into(),
+            "-F".into(),
+            "/cfg".into(),
+        ]);
         let command = h.command().expect("a command");
         let argv: Vec<String> = std::iter::once(command.as_std().get_program())
             .chain(command.as_std().get_args())
@@ -379,7 +382,10 @@ mod tests {
         let text = argv.join(" ");
         assert!(text.starts_with("ssh -F /cfg -T"), "{text}");
         assert!(text.contains("BatchMode=yes"), "{text}");
-        assert!(text.ends_with("-p 2222 -- me@box screenpilot dial-stdio"), "{text}");
+        assert!(
+            text.ends_with("-p 2222 -- me@box screenpilot dial-stdio"),
+            "{text}"
+        );
         assert!(Host::local().command().is_none());
     }
 

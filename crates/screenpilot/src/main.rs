@@ -6,9 +6,9 @@ use clap::Parser;
 use serde_json::json;
 
 use screenpilot::cli::{self, Cli, DaemonAction, Verb};
-use screenpilot::ops::ErrorCode;
 use screenpilot::fleet::Fleet;
 use screenpilot::host::Host;
+use screenpilot::ops::ErrorCode;
 use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
@@ -112,6 +112,9 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(run(&cli, hosts));
+    // Done: a read of stdin parked on a blocking thread (dial-stdio, whose far side has not closed
+    // our stdin) must not hold the exit.
+    runtime.shutdown_background();
     match outcome {
         Ok(status) => ExitCode::from(status as u8),
         Err(error) => fail(&error, cli.json),
@@ -282,7 +285,10 @@ async fn remote_daemon(
                 Err(e) => return Err(e),
             }
             if as_json {
-                println!("{}", json!({"ok": true, "stopped": true, "host": host.name}));
+                println!(
+                    "{}",
+                    json!({"ok": true, "stopped": true, "host": host.name})
+                );
             } else {
                 println!("stopped the daemon on host {}", host.name);
             }

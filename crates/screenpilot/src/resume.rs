@@ -73,7 +73,9 @@ pub struct Finish {
 
 impl Resumable {
     fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Is a request with this key running or kept? A second request with a live key is refused.
@@ -208,7 +210,10 @@ mod tests {
             panic!("kept");
         };
         assert_eq!(answer.outcome["result"]["n"], 1);
-        assert!(matches!(store.take("k1"), Found::Unknown), "handed over once");
+        assert!(
+            matches!(store.take("k1"), Found::Unknown),
+            "handed over once"
+        );
         assert!(matches!(store.take("never"), Found::Unknown));
     }
 

@@ -17,5 +17,8 @@ pub(crate) fn input(bytes: usize) {
 
 /// Bytes read from programs, and bytes written to them, since this process started.
 pub fn bytes() -> (u64, u64) {
-    (OUTPUT.load(Ordering::Relaxed), INPUT.load(Ordering::Relaxed))
+    (
+        OUTPUT.load(Ordering::Relaxed),
+        INPUT.load(Ordering::Relaxed),
+    )
 }

@@ -24,11 +24,11 @@ use tokio::sync::mpsc;
 use super::args::AttachArgs;
 use super::attach_input::{Chord, MouseShift};
 use crate::client::{Call, Client};
+use crate::fleet::Fleet;
 use crate::ops::{
     AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, ShownParams,
     WriteRawParams,
 };
-use crate::fleet::Fleet;
 use crate::protocol::Response;
 
 /// How long the daemon may take to end an attachment the person left.

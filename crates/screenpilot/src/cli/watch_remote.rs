@@ -42,7 +42,10 @@ pub async fn run(verb: &Verb, fleet: &Fleet, as_json: bool) -> Result<i32, OpErr
     let (Some(url), Some(address)) = (answer["url"].as_str(), answer["address"].as_str()) else {
         return Err(OpError::new(
             ErrorCode::BadResponse,
-            format!("watch: the daemon on host {} gave no URL: {answer}", host.name),
+            format!(
+                "watch: the daemon on host {} gave no URL: {answer}",
+                host.name
+            ),
         ));
     };
     let remote: SocketAddr = address.parse().map_err(|_| {
@@ -51,12 +54,12 @@ pub async fn run(verb: &Verb, fleet: &Fleet, as_json: bool) -> Result<i32, OpErr
             format!("watch: the daemon on host {} gave no address", host.name),
         )
     })?;
-    let listener = TcpListener::bind(local).await.map_err(|e| {
-        OpError::invalid("http", format!("cannot listen on {local}: {e}"))
-    })?;
-    let here = listener.local_addr().map_err(|e| {
-        OpError::new(ErrorCode::IoError, format!("watch: the local port: {e}"))
-    })?;
+    let listener = TcpListener::bind(local)
+        .await
+        .map_err(|e| OpError::invalid("http", format!("cannot listen on {local}: {e}")))?;
+    let here = listener
+        .local_addr()
+        .map_err(|e| OpError::new(ErrorCode::IoError, format!("watch: the local port: {e}")))?;
     let fragment = url.split_once('#').map_or("", |(_, f)| f);
     let local_url = format!("http://{here}/#{fragment}");
     if as_json {
@@ -73,10 +76,12 @@ pub async fn run(verb: &Verb, fleet: &Fleet, as_json: bool) -> Result<i32, OpErr
         );
     }
     let rewrite = Rewrite { here, remote };
-    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| OpError::new(ErrorCode::Runtime, format!("signal handler: {e}")))?;
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| OpError::new(ErrorCode::Runtime, format!("signal handler: {e}")))?;
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .map_err(|e| OpError::new(ErrorCode::Runtime, format!("signal handler: {e}")))?;
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| OpError::new(ErrorCode::Runtime, format!("signal handler: {e}")))?;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -105,8 +110,7 @@ async fn forward(mut browser: TcpStream, host: Host, rewrite: Rewrite) {
     let Ok(mut child) = command.spawn() else {
         return;
     };
-    let (Some(mut to_page), Some(mut from_page)) = (child.stdin.take(), child.stdout.take())
-    else {
+    let (Some(mut to_page), Some(mut from_page)) = (child.stdin.take(), child.stdout.take()) else {
         return;
     };
     let head = match read_head(&mut browser).await {
@@ -114,16 +118,24 @@ async fn forward(mut browser: TcpStream, host: Host, rewrite: Rewrite) {
         None => return,
     };
     let (mut browser_read, mut browser_write) = browser.split();
+    // The page's side closing ends the connection; the browser's closing only ends what it sends.
     let up = async {
-        to_page.write_all(&rewrite.head(&head)).await?;
-        tokio::io::copy(&mut browser_read, &mut to_page).await?;
-        to_page.shutdown().await
+        let _ = async {
+            to_page.write_all(&rewrite.head(&head)).await?;
+            tokio::io::copy(&mut browser_read, &mut to_page).await?;
+            to_page.shutdown().await
+        }
+        .await;
+        std::future::pending::<()>().await;
     };
     let down = async {
-        tokio::io::copy(&mut from_page, &mut browser_write).await?;
-        browser_write.shutdown().await
+        let _ = tokio::io::copy(&mut from_page, &mut browser_write).await;
+        let _ = browser_write.shutdown().await;
     };
-    let _ = tokio::join!(up, down);
+    tokio::select! {
+        _ = up => {}
+        _ = down => {}
+    }
     let _ = child.start_kill();
     let _ = child.wait().await;
 }

@@ -189,7 +189,10 @@ pub fn link_notice(progress: &Value) -> Option<String> {
         ),
         "restored" => format!(
             "the link to host {host} is back after {} ms; asking for what happened meanwhile",
-            progress.get("after_ms").and_then(Value::as_u64).unwrap_or(0)
+            progress
+                .get("after_ms")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
         ),
         other => format!("the link to host {host}: {other}"),
     })
@@ -277,7 +280,10 @@ impl Link {
                 } else {
                     ErrorCode::DaemonGone
                 },
-                format!("cannot send to the screenpilot daemon ({}): {e}", self.place),
+                format!(
+                    "cannot send to the screenpilot daemon ({}): {e}",
+                    self.place
+                ),
             )
         })
     }
@@ -321,9 +327,7 @@ impl Link {
                 .collect();
             for id in ids {
                 if let Some(call) = pending.remove(&id) {
-                    let _ = call
-                        .answers
-                        .send(Response::done(json!(id), Err(error(id))));
+                    let _ = call.answers.send(Response::done(json!(id), Err(error(id))));
                 }
             }
         }
@@ -552,7 +556,10 @@ async fn remake(link: &Arc<Link>, host: &Host, why: &str, instance: &str) -> Opt
             link.place,
             limit.as_millis()
         );
-        link.end_calls(|_| true, |_| OpError::new(ErrorCode::LinkLost, message.clone()));
+        link.end_calls(
+            |_| true,
+            |_| OpError::new(ErrorCode::LinkLost, message.clone()),
+        );
         return None;
     };
     if status["instance"].as_str().unwrap_or_default() != instance {
@@ -561,7 +568,10 @@ async fn remake(link: &Arc<Link>, host: &Host, why: &str, instance: &str) -> Opt
             "the link to {} was lost ({why}), and the daemon there is a new one since (its sessions are not the ones left): the request's outcome is unknown",
             link.place
         );
-        link.end_calls(|_| true, |_| OpError::new(ErrorCode::LinkLost, message.clone()));
+        link.end_calls(
+            |_| true,
+            |_| OpError::new(ErrorCode::LinkLost, message.clone()),
+        );
         return None;
     }
     let Wire { mut writer, feed } = wire;

@@ -63,7 +63,11 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
     let Some(mut command) = host.command() else {
         return Err(LinkFailure("not a remote host".into()));
     };
-    let program = command.as_std().get_program().to_string_lossy().into_owned();
+    let program = command
+        .as_std()
+        .get_program()
+        .to_string_lossy()
+        .into_owned();
     // Its own process group: a Ctrl-C at the person's terminal is ours to handle (we end the link
     // cleanly), not a signal that kills ssh under us.
     command.process_group(0);
@@ -117,12 +121,14 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
                     line.trim_end().chars().take(200).collect::<String>()
                 ));
             };
-            if response.id == Value::from(0) && response.is_final() {
+            if response.id == 0 && response.is_final() {
                 return Ok(response.result.unwrap_or(Value::Null));
             }
         }
     };
     let outcome = tokio::select! {
+        // What the command printed before it ended says more than that it ended.
+        biased;
         outcome = tokio::time::timeout(limit, handshake) => match outcome {
             Ok(outcome) => outcome,
             Err(_) => Err(format!("no answer within {} ms ({CONNECT_LIMIT_VAR})", limit.as_millis())),
@@ -215,7 +221,10 @@ pub async fn why_down(child: Option<&mut Child>, tail: Option<&Tail>) -> String 
         None => None,
     };
     let how = match status {
-        Some(s) if s.code().is_some() => format!("the link command exited with status {}", s.code().unwrap_or_default()),
+        Some(s) if s.code().is_some() => format!(
+            "the link command exited with status {}",
+            s.code().unwrap_or_default()
+        ),
         Some(_) => "the link command was killed".to_owned(),
         None => "the link closed".to_owned(),
     };

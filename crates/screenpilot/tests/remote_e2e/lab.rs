@@ -69,8 +69,26 @@ impl Lab {
             .expect("a temp dir");
         let path = dir.path().to_owned();
         std::fs::create_dir_all("/run/sshd").expect("sshd's privilege separation directory");
-        run(&["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", &format!("{}/id", path.display())]);
-        run(&["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", &format!("{}/host_key", path.display())]);
+        run(&[
+            "ssh-keygen",
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-f",
+            &format!("{}/id", path.display()),
+        ]);
+        run(&[
+            "ssh-keygen",
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-f",
+            &format!("{}/host_key", path.display()),
+        ]);
         std::fs::copy(path.join("id.pub"), path.join("authorized_keys")).expect("authorized_keys");
         let host_pub = std::fs::read_to_string(path.join("host_key.pub")).expect("host key");
         let user = std::env::var("USER")
@@ -79,7 +97,9 @@ impl Lab {
             .unwrap_or_else(|| "root".into());
 
         let client_ns = format!("spl{tag}c");
-        let _ = Command::new("ip").args(["netns", "del", &client_ns]).output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &client_ns])
+            .output();
         run(&["ip", "netns", "add", &client_ns]);
         run(&["ip", "-n", &client_ns, "link", "set", "lo", "up"]);
         let bin_dir = Path::new(binary()).parent().expect("bin dir").to_owned();
@@ -91,13 +111,33 @@ impl Lab {
             run(&["ip", "netns", "add", &ns]);
             run(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
             let (client_if, host_if) = (format!("vc{tag}{k}"), format!("vh{tag}{k}"));
-            run(&["ip", "link", "add", &client_if, "type", "veth", "peer", "name", &host_if]);
+            run(&[
+                "ip", "link", "add", &client_if, "type", "veth", "peer", "name", &host_if,
+            ]);
             run(&["ip", "link", "set", &client_if, "netns", &client_ns]);
             run(&["ip", "link", "set", &host_if, "netns", &ns]);
             let net = format!("10.{}.{k}", 100 + n % 100);
             let addr = format!("{net}.2");
-            run(&["ip", "-n", &client_ns, "addr", "add", &format!("{net}.1/24"), "dev", &client_if]);
-            run(&["ip", "-n", &ns, "addr", "add", &format!("{addr}/24"), "dev", &host_if]);
+            run(&[
+                "ip",
+                "-n",
+                &client_ns,
+                "addr",
+                "add",
+                &format!("{net}.1/24"),
+                "dev",
+                &client_if,
+            ]);
+            run(&[
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{addr}/24"),
+                "dev",
+                &host_if,
+            ]);
             run(&["ip", "-n", &client_ns, "link", "set", &client_if, "up"]);
             run(&["ip", "-n", &ns, "link", "set", &host_if, "up"]);
             let daemon_dir = path.join(format!("h{k}"));
@@ -270,11 +310,27 @@ impl Lab {
 
     /// Take host `k`'s link down (its veth in the client namespace).
     pub fn cut(&self, k: usize) {
-        run(&["ip", "-n", &self.client_ns, "link", "set", &self.hosts[k].client_if, "down"]);
+        run(&[
+            "ip",
+            "-n",
+            &self.client_ns,
+            "link",
+            "set",
+            &self.hosts[k].client_if,
+            "down",
+        ]);
     }
 
     pub fn restore(&self, k: usize) {
-        run(&["ip", "-n", &self.client_ns, "link", "set", &self.hosts[k].client_if, "up"]);
+        run(&[
+            "ip",
+            "-n",
+            &self.client_ns,
+            "link",
+            "set",
+            &self.hosts[k].client_if,
+            "up",
+        ]);
     }
 }
 

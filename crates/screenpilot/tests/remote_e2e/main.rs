@@ -29,7 +29,15 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     let mut spawn = lab.cli(
         &[host],
         &[
-            "--json", "spawn", "--sid", "sh", "--env", "PS1=$ ", "--", "bash", "--norc",
+            "--json",
+            "spawn",
+            "--sid",
+            "sh",
+            "--env",
+            "PS1=$ ",
+            "--",
+            "bash",
+            "--norc",
             "--noprofile",
         ],
     );
@@ -51,24 +59,46 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     let text = echoed["text"].as_str().unwrap_or_default();
     let here = lab.here().display().to_string();
     assert!(text.contains("[unset] /"), "{echoed}");
-    assert!(!text.contains(&here), "the host ran the program in our directory: {text}");
+    assert!(
+        !text.contains(&here),
+        "the host ran the program in our directory: {text}"
+    );
 
     // Keys, and the wait that sees them.
     lab.ok(host, &["type", "sh", "echo typed-$((6*7))"]);
     let keyed = lab.ok(
         host,
-        &["keys", "sh", "Enter", "--until", "^typed-42$", "--until-timeout-ms", &ms],
+        &[
+            "keys",
+            "sh",
+            "Enter",
+            "--until",
+            "^typed-42$",
+            "--until-timeout-ms",
+            &ms,
+        ],
     );
     assert!(keyed["until"]["held"].is_string(), "{keyed}");
     let snap = lab.ok(host, &["snapshot", "sh"]);
-    assert!(snap["text"].as_str().unwrap_or_default().contains("typed-42"), "{snap}");
+    assert!(
+        snap["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("typed-42"),
+        "{snap}"
+    );
 
     // A screenshot is written where the client runs.
     let shot = lab.ok(host, &["screenshot", "sh", "-o", "shot.png"]);
     let png = std::fs::read(lab.here().join("shot.png")).unwrap_or_else(|e| panic!("{shot}: {e}"));
     let decoder = png::Decoder::new(std::io::Cursor::new(png));
     let info = decoder.read_info().expect("a PNG").info().clone();
-    assert!(info.width > 200 && info.height > 100, "{}x{}", info.width, info.height);
+    assert!(
+        info.width > 200 && info.height > 100,
+        "{}x{}",
+        info.width,
+        info.height
+    );
 
     // Textual: each action's screen streams back over the link as it happens.
     let actions = json!([{"click": "#inc"}, {"click": "#inc"}]).to_string();
@@ -77,7 +107,15 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     let out = lab.run(
         lab.cli(
             &[host],
-            &["--json", "textual", &app, "--python", &python, "--actions", &actions],
+            &[
+                "--json",
+                "textual",
+                &app,
+                "--python",
+                &python,
+                "--actions",
+                &actions,
+            ],
         ),
         BOUND,
     );
@@ -86,7 +124,11 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     assert!(out.status.success(), "textual: {out:?}");
-    assert_eq!(lines.len(), 3, "two streamed steps and the answer: {lines:?}");
+    assert_eq!(
+        lines.len(),
+        3,
+        "two streamed steps and the answer: {lines:?}"
+    );
     assert_eq!(lines[0]["progress"]["step"], 1, "{lines:?}");
     assert!(
         lines[1]["progress"]["text"]
@@ -108,7 +150,11 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     assert_eq!(started["window"]["title"], "Remote", "{started}");
     let typed = lab.ok(
         host,
-        &["call", "computer", &json!({"sid": "d", "action": {"type": "type", "text": "over the link\n"}}).to_string()],
+        &[
+            "call",
+            "computer",
+            &json!({"sid": "d", "action": {"type": "type", "text": "over the link\n"}}).to_string(),
+        ],
     );
     assert_eq!(typed["ok"], true);
     let ended = lab.ok(host, &["wait", "d", "--exit", "--timeout-ms", &ms]);
@@ -122,9 +168,14 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     let local = Daemon::new();
     let ssh = shell_words::join(lab.ssh_argv());
     let ssh_env = format!("SCREENPILOT_SSH={ssh}");
-    let attach = format!("{} --host {} attach sh", common::binary(), shell_words::quote(host));
+    let attach = format!(
+        "{} --host {} attach sh",
+        common::binary(),
+        shell_words::quote(host)
+    );
     local.sp_json(&[
-        "spawn", "--sid", "viewer", "--size", "100x30", "--env", &ssh_env, "--", "sh", "-c", &attach,
+        "spawn", "--sid", "viewer", "--size", "100x30", "--env", &ssh_env, "--", "sh", "-c",
+        &attach,
     ]);
     local.wait_regex("viewer", r"typed-42");
     local.sp_json(&["line", "viewer", "echo via-attach"]);
@@ -138,17 +189,34 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
     // Ctrl-C on a long wait stops it on the host too.
     let mut waiting = lab.cli(
         &[host],
-        &["wait", "sh", "--regex", "never-shows", "--timeout-ms", "600000"],
+        &[
+            "wait",
+            "sh",
+            "--regex",
+            "never-shows",
+            "--timeout-ms",
+            "600000",
+        ],
     );
     waiting.stdout(Stdio::null()).stderr(Stdio::piped());
     let child = waiting.spawn().expect("a long wait");
     let until = |n: &str| {
         lab.at_host(
             k,
-            &["daemon", "status", "--until-running", n, "--timeout-ms", "60000"],
+            &[
+                "daemon",
+                "status",
+                "--until-running",
+                n,
+                "--timeout-ms",
+                "60000",
+            ],
         )
     };
-    assert!(until("1").status.success(), "the wait never ran on the host");
+    assert!(
+        until("1").status.success(),
+        "the wait never ran on the host"
+    );
     // SAFETY: a signal to the child we started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().expect("the wait ends");
@@ -162,7 +230,11 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
         "the host still runs the wait the client gave up"
     );
     let listed = lab.ok(host, &["list"]);
-    assert_eq!(listed["sessions"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(
+        listed["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
     lab.ok(host, &["close", "sh"]);
 }
 
@@ -227,17 +299,44 @@ fn a_cut_link_is_reported_and_the_pending_wait_is_answered_once_it_is_back() {
     let host = lab.ssh_url(0);
     lab.ok(
         &host,
-        &["spawn", "--sid", "sh", "--env", "PS1=$ ", "--", "bash", "--norc", "--noprofile"],
+        &[
+            "spawn",
+            "--sid",
+            "sh",
+            "--env",
+            "PS1=$ ",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ],
     );
     let mut waiting = lab.cli(
         &[&host],
-        &["wait", "sh", "--regex", "^after-the-cut$", "--timeout-ms", "300000"],
+        &[
+            "wait",
+            "sh",
+            "--regex",
+            "^after-the-cut$",
+            "--timeout-ms",
+            "300000",
+        ],
     );
     waiting.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = waiting.spawn().expect("a pending wait");
     let lines = lines_of(&mut child);
     assert!(lab
-        .at_host(0, &["daemon", "status", "--until-running", "1", "--timeout-ms", "60000"])
+        .at_host(
+            0,
+            &[
+                "daemon",
+                "status",
+                "--until-running",
+                "1",
+                "--timeout-ms",
+                "60000"
+            ]
+        )
         .status
         .success());
 
@@ -285,7 +384,17 @@ fn a_cut_link_is_reported_and_the_pending_wait_is_answered_once_it_is_back() {
     let mut child = sending.spawn().expect("an input with a wait");
     let lines = lines_of(&mut child);
     assert!(lab
-        .at_host(0, &["daemon", "status", "--until-running", "1", "--timeout-ms", "60000"])
+        .at_host(
+            0,
+            &[
+                "daemon",
+                "status",
+                "--until-running",
+                "1",
+                "--timeout-ms",
+                "60000"
+            ]
+        )
         .status
         .success());
     lab.cut(0);
@@ -428,16 +537,49 @@ fn bad_hosts_are_named_within_a_bound_and_harm_no_other() {
     let e = refused("ssh://10.254.254.2", &[]);
     assert_eq!(e["code"], "host_unreachable", "{e}");
     assert_eq!(e["field"], "host", "{e}");
-    assert!(e["message"].as_str().unwrap_or_default().contains("exited with status 255"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("exited with status 255"),
+        "{e}"
+    );
     // A host without screenpilot.
-    let e = refused(&good, &[("SCREENPILOT_REMOTE_BIN", "/nonexistent/screenpilot")]);
-    assert!(e["message"].as_str().unwrap_or_default().contains("status 127"), "{e}");
-    assert!(e["message"].as_str().unwrap_or_default().contains("SCREENPILOT_REMOTE_BIN"), "{e}");
+    let e = refused(
+        &good,
+        &[("SCREENPILOT_REMOTE_BIN", "/nonexistent/screenpilot")],
+    );
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("status 127"),
+        "{e}"
+    );
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SCREENPILOT_REMOTE_BIN"),
+        "{e}"
+    );
     // A bridge command that exits at once, and one that speaks something else.
     let e = refused("exec:false", &[]);
-    assert!(e["message"].as_str().unwrap_or_default().contains("false exited with status 1"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("false exited with status 1"),
+        "{e}"
+    );
     let e = refused("exec:echo hello", &[]);
-    assert!(e["message"].as_str().unwrap_or_default().contains("did not answer in screenpilot's protocol"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not answer in screenpilot's protocol"),
+        "{e}"
+    );
     // An ssh that would ask for a password (no key it may use): refused, never a prompt.
     let nokey = lab.dir.path().join("ssh_config_nokey");
     let config = std::fs::read_to_string(lab.dir.path().join("ssh_config"))
@@ -447,11 +589,29 @@ fn bad_hosts_are_named_within_a_bound_and_harm_no_other() {
     let ssh = lab
         .ssh_argv()
         .iter()
-        .map(|a| if a.ends_with("ssh_config") { nokey.display().to_string() } else { a.clone() })
+        .map(|a| {
+            if a.ends_with("ssh_config") {
+                nokey.display().to_string()
+            } else {
+                a.clone()
+            }
+        })
         .collect::<Vec<_>>();
     let e = refused(&good, &[("SCREENPILOT_SSH", &shell_words::join(ssh))]);
-    assert!(e["message"].as_str().unwrap_or_default().contains("Permission denied"), "{e}");
-    assert!(e["message"].as_str().unwrap_or_default().contains("never asks for a password"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Permission denied"),
+        "{e}"
+    );
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("never asks for a password"),
+        "{e}"
+    );
     // A host that is not one.
     let e = refused("box", &[]);
     assert_eq!(e["field"], "host", "{e}");
@@ -469,7 +629,11 @@ fn bad_hosts_are_named_within_a_bound_and_harm_no_other() {
         format!("{}/keep", lab.hosts[0].addr),
         "{listed}"
     );
-    assert_eq!(listed["sessions"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(
+        listed["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
     let unreachable = listed["unreachable"].as_array().expect("unreachable hosts");
     let said = |name: &str| {
         unreachable
@@ -479,6 +643,232 @@ fn bad_hosts_are_named_within_a_bound_and_harm_no_other() {
             .unwrap_or_default()
             .to_owned()
     };
-    assert!(said("bad").contains("false exited with status 1"), "{listed}");
-    assert!(said("silent").contains("no answer within 3000 ms"), "{listed}");
+    assert!(
+        said("bad").contains("false exited with status 1"),
+        "{listed}"
+    );
+    assert!(
+        said("silent").contains("no answer within 3000 ms"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn an_mcp_server_drives_two_hosts_for_a_real_mcp_client() {
+    let lab = Lab::new(2, &[]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_remote.py");
+    let mut client = std::process::Command::new(venv_python());
+    client
+        .arg(&script)
+        .arg(common::binary())
+        .arg(lab.ssh_url(0))
+        .arg(
+            lab.exec_url(1)
+                .split_once('=')
+                .map(|(_, url)| url.to_owned())
+                .unwrap_or_default(),
+        )
+        .env("SCREENPILOT_SSH", shell_words::join(lab.ssh_argv()))
+        .env("SCREENPILOT_DIR", lab.dir.path().join("local"))
+        .current_dir(lab.here());
+    let out = lab.run(client, BOUND);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success() && summary["ok"] == true,
+        "{summary}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(summary["after_cancel"], true, "{summary}");
+    // The cancelled wait is stopped on its host, not left to run its ten minutes.
+    let stopped = lab.at_host(
+        1,
+        &[
+            "daemon",
+            "status",
+            "--until-running",
+            "0",
+            "--timeout-ms",
+            "60000",
+        ],
+    );
+    assert!(stopped.status.success(), "{stopped:?}");
+}
+
+#[test]
+fn the_watch_page_of_a_host_is_reached_through_its_link() {
+    let lab = Lab::new(1, &[]);
+    let host = lab.ssh_url(0);
+    lab.ok(
+        &host,
+        &[
+            "spawn",
+            "--sid",
+            "sh",
+            "--env",
+            "PS1=$ ",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ],
+    );
+    let mut watching = lab.cli(&[&host], &["watch"]);
+    watching.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = watching.spawn().expect("watch");
+    let stdout = child.stdout.take().expect("stdout");
+    let url = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .next()
+        .expect("the local URL");
+    let (addr, token) = url
+        .trim_start_matches("http://")
+        .split_once("/#token=")
+        .map(|(a, t)| (a.to_owned(), t.to_owned()))
+        .unwrap_or_else(|| panic!("not a watch URL: {url}"));
+    assert!(addr.starts_with("127.0.0.1:"), "{url}");
+    // The page, from the host, through a link made for this connection.
+    let get = |headers: &str| -> String {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&addr).expect("connect");
+        write!(stream, "GET / HTTP/1.1\r\nHost: {addr}\r\n{headers}\r\n").expect("send");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        response
+    };
+    let page = get("");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("xterm.js"), "{page}");
+    // A page of another origin is still refused by the host's own check.
+    let foreign = get("Origin: http://evil.example\r\n");
+    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    // The live list of sessions, over a WebSocket through the same forwarding.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        use tokio_tungstenite::tungstenite::http::HeaderValue;
+        let mut request = format!("ws://{addr}/ws/sessions")
+            .into_client_request()
+            .expect("request");
+        let headers = request.headers_mut();
+        headers.insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_str(&format!("screenpilot.watch, bearer.{token}")).expect("header"),
+        );
+        headers.insert(
+            "Origin",
+            HeaderValue::from_str(&format!("http://{addr}")).expect("header"),
+        );
+        let (mut socket, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .expect("the sessions socket");
+        loop {
+            let message = tokio::time::timeout(BOUND, socket.next())
+                .await
+                .expect("a message in time")
+                .expect("open")
+                .expect("a message");
+            let Ok(text) = message.to_text() else {
+                continue;
+            };
+            let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            if value["type"] == "sessions" {
+                assert_eq!(value["sessions"][0]["sid"], "sh", "{value}");
+                break;
+            }
+        }
+    });
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(wait_for_process_exit(child.id() as i32, BOUND));
+    let _ = child.wait();
+}
+
+#[test]
+fn a_hosts_metrics_are_valid_prometheus_text_with_bounded_labels() {
+    let lab = Lab::new(1, &[("SCREENPILOT_METRICS", "127.0.0.1:9464")]);
+    let host = lab.ssh_url(0);
+    let ms = LONG_MS.to_string();
+    lab.ok(&host, &["spawn", "--sid", "m", "--", "cat"]);
+    lab.ok(
+        &host,
+        &[
+            "line",
+            "m",
+            "hello",
+            "--until",
+            "^hello$",
+            "--until-timeout-ms",
+            &ms,
+        ],
+    );
+    let (status, _) = lab.json(
+        &host,
+        &["wait", "m", "--regex", "never", "--timeout-ms", "50"],
+    );
+    assert_eq!(status, 1);
+    lab.ok(
+        &host,
+        &["desktop", "start", "--sid", "d", "--size", "320x240"],
+    );
+    lab.ok(&host, &["screenshot", "d", "-o", "d.png"]);
+    // Scraped where it listens (inside the host), then checked by Prometheus's own linter.
+    let scrape = std::process::Command::new("nsenter")
+        .arg(format!("--net=/run/netns/{}", lab.hosts[0].ns))
+        .args([
+            "python3",
+            "-c",
+            "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:9464/metrics').read().decode())",
+        ])
+        .output()
+        .expect("scrape");
+    let page = String::from_utf8_lossy(&scrape.stdout).to_string();
+    assert!(scrape.status.success(), "{scrape:?}");
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian's prometheus)");
+    {
+        use std::io::Write;
+        let mut stdin = promtool.stdin.take().expect("stdin");
+        stdin.write_all(page.as_bytes()).expect("feed promtool");
+    }
+    let checked = promtool.wait_with_output().expect("promtool");
+    assert!(checked.status.success(), "promtool: {checked:?}\n{page}");
+    let has = |line: &str| page.lines().any(|l| l.starts_with(line));
+    assert!(
+        has("screenpilot_sessions{kind=\"terminal\",state=\"running\"} 1"),
+        "{page}"
+    );
+    assert!(
+        has("screenpilot_sessions{kind=\"desktop\",state=\"running\"} 1"),
+        "{page}"
+    );
+    assert!(
+        has("screenpilot_operations_total{op=\"spawn\",outcome=\"ok\"} 1"),
+        "{page}"
+    );
+    assert!(has("screenpilot_waits_total{outcome=\"held\"} 1"), "{page}");
+    assert!(
+        has("screenpilot_waits_total{outcome=\"not_held\"} 1"),
+        "{page}"
+    );
+    assert!(
+        !has("screenpilot_desktop_capture_seconds_count 0"),
+        "{page}"
+    );
+    assert!(
+        !has("screenpilot_terminal_bytes_total{direction=\"out\"} 0"),
+        "{page}"
+    );
+    // No series is per session: no sid, no command, anywhere.
+    assert!(!page.contains("sid=") && !page.contains("\"m\""), "{page}");
+    lab.ok(&host, &["close", "d"]);
 }
