@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::net::UnixStream;
 
-use super::{answer_grace, final_answer, ANSWER_GRACE_VAR};
+use super::limits::{answer_grace, ANSWER_GRACE_VAR};
+use super::wire::final_answer;
 use crate::ops::ErrorCode;
 use crate::ops::OpError;
 use crate::paths::Paths;

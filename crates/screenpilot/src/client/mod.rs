@@ -10,8 +10,10 @@
 //! never sent again on its own; when the link cannot be restored in time (or the daemon there is a new
 //! one), waiting calls end with `link_lost`: their outcome is unknown.
 
+mod limits;
 mod local;
 mod remote;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,46 +21,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
+pub use limits::RECONNECT_LIMIT_VAR;
 pub use local::{call_blocking, connect as connect_local, connect_or_start as local_connection};
 pub use remote::CONNECT_LIMIT_VAR;
+pub use wire::Wire;
+
+use limits::{answer_grace, reconnect_limit, remote_answer_grace, ANSWER_GRACE_VAR};
+use wire::{final_answer, Feed, Writer};
 
 use crate::host::Host;
 use crate::ops::ErrorCode;
 use crate::ops::OpError;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
-
-type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// One connection: what is written to it, and what is read from it.
-pub struct Wire {
-    writer: Writer,
-    feed: Feed,
-}
-
-/// The reading side of a connection, and for a remote link the command that carries it.
-struct Feed {
-    reader: Box<dyn AsyncBufRead + Send + Unpin>,
-    child: Option<tokio::process::Child>,
-    tail: Option<remote::Tail>,
-}
-
-impl Wire {
-    fn over_socket(stream: tokio::net::UnixStream) -> Wire {
-        let (read, write) = stream.into_split();
-        Wire {
-            writer: Box::new(write),
-            feed: Feed {
-                reader: Box::new(tokio::io::BufReader::new(read)),
-                child: None,
-                tail: None,
-            },
-        }
-    }
-}
 
 /// Whether requests can be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,17 +93,6 @@ struct Link {
 
 /// How long a daemon that has been silent with calls waiting may take to answer `status`.
 const STATUS_CHECK_LIMIT: Duration = Duration::from_secs(10);
-
-/// Names the grace period, in ms, a client allows the daemon beyond a request's own timeouts.
-pub(crate) const ANSWER_GRACE_VAR: &str = "SCREENPILOT_ANSWER_GRACE_MS";
-/// The grace period when [`ANSWER_GRACE_VAR`] is not set.
-const DEFAULT_ANSWER_GRACE: Duration = Duration::from_secs(60);
-/// The same over a remote link, where silence most often means a dead network.
-const REMOTE_ANSWER_GRACE: Duration = Duration::from_secs(10);
-
-/// How long a dropped remote link is tried again before waiting calls end with `link_lost`.
-const RECONNECT_LIMIT: Duration = Duration::from_secs(120);
-pub const RECONNECT_LIMIT_VAR: &str = "SCREENPILOT_RECONNECT_MS";
 
 /// The answers to one request: progress lines, then the final answer.
 pub struct Call {
@@ -678,35 +645,4 @@ async fn watchdog(
         closed.send_replace(true);
         return;
     }
-}
-
-/// The outcome a final (non-progress) response carries.
-fn final_answer(response: Response) -> Result<Value, OpError> {
-    match (response.result, response.error) {
-        (_, Some(error)) => Err(error),
-        (Some(result), None) => Ok(result),
-        (None, None) => Ok(Value::Null),
-    }
-}
-
-fn duration_var(name: &str) -> Option<Duration> {
-    std::env::var(name)
-        .ok()
-        .and_then(|ms| ms.trim().parse::<u64>().ok())
-        .map(Duration::from_millis)
-}
-
-/// The grace period a client allows this machine's daemon: [`ANSWER_GRACE_VAR`], else the default.
-fn answer_grace() -> Duration {
-    duration_var(ANSWER_GRACE_VAR).unwrap_or(DEFAULT_ANSWER_GRACE)
-}
-
-/// The same over a remote link: [`ANSWER_GRACE_VAR`], else 10 s.
-fn remote_answer_grace() -> Duration {
-    duration_var(ANSWER_GRACE_VAR).unwrap_or(REMOTE_ANSWER_GRACE)
-}
-
-/// How long a dropped remote link is tried again: [`RECONNECT_LIMIT_VAR`], else 120 s.
-fn reconnect_limit() -> Duration {
-    duration_var(RECONNECT_LIMIT_VAR).unwrap_or(RECONNECT_LIMIT)
 }

@@ -2,15 +2,13 @@
 //! exec -i ...`) run with its stdin and stdout as the connection, checked by a first `status` before
 //! anything else is sent.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
 
-use super::{Feed, Wire};
+use super::wire::{Feed, Tail, Wire};
 use crate::host::{Host, LinkFailure, Place, REMOTE_BIN_VAR};
 use crate::protocol::Response;
 
@@ -18,35 +16,6 @@ use crate::protocol::Response;
 /// to 20 s). `SCREENPILOT_CONNECT_TIMEOUT_MS` changes it.
 const CONNECT_LIMIT: Duration = Duration::from_secs(40);
 pub const CONNECT_LIMIT_VAR: &str = "SCREENPILOT_CONNECT_TIMEOUT_MS";
-
-/// The most of the link command's stderr kept for messages.
-const TAIL_BYTES: usize = 2048;
-
-/// The end of what the link command wrote to stderr.
-#[derive(Clone, Default)]
-pub struct Tail(Arc<Mutex<VecDeque<u8>>>);
-
-impl Tail {
-    fn push(&self, bytes: &[u8]) {
-        let mut tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        tail.extend(bytes);
-        let over = tail.len().saturating_sub(TAIL_BYTES);
-        tail.drain(..over);
-    }
-
-    /// Its last lines, trimmed; empty when it said nothing.
-    pub fn text(&self) -> String {
-        let tail = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let bytes: Vec<u8> = tail.iter().copied().collect();
-        let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        lines[lines.len().saturating_sub(4)..].join(" / ")
-    }
-}
 
 /// The limit for making a link.
 pub fn connect_limit() -> Duration {

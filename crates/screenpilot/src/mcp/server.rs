@@ -102,6 +102,20 @@ impl Screenpilot {
         }
     }
 
+    /// What a model reads first: with several hosts, also how sids name them.
+    pub fn instructions(&self) -> String {
+        let hosts = self.shared.fleet.hosts();
+        if hosts.len() < 2 {
+            return INSTRUCTIONS.to_owned();
+        }
+        let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+        format!(
+            "{INSTRUCTIONS} Sessions live on hosts {}: every sid is HOST/SID; spawn with sid \"{}/\" to start one there.",
+            names.join(", "),
+            names[0]
+        )
+    }
+
     /// The tools, as `tools/list` sends them.
     pub fn tools(&self) -> &[Tool] {
         &self.shared.tools
@@ -115,7 +129,7 @@ impl ServerHandler for Screenpilot {
                 "screenpilot",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions())
     }
 
     async fn list_tools(
