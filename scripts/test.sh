@@ -40,7 +40,9 @@ trap 'status=$?; rm -f "$log" "${asciinema_log:-}"; stage_report; exit $status' 
 # Debian packages: real programs the tests drive, fonts for screenshots, chromium (the watch
 # page is tested in a real headless browser), and ffmpeg and imagemagick (`render` makes videos with
 # ffmpeg; its tests read the GIFs and videos back with ffprobe and ImageMagick).
-APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium ffmpeg imagemagick)
+# openssh-server and iproute2 make the remote-host tests' hosts (network namespaces, each with its own sshd),
+# and prometheus's promtool checks the daemon's metrics page.
+APT_PACKAGES=(tmux vim less htop dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium ffmpeg imagemagick openssh-server openssh-client iproute2 prometheus)
 
 install_deps() {
   local missing=()
