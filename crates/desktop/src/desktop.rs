@@ -23,6 +23,7 @@ use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
 use crate::ready::{self, FocusBy};
 use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
+use crate::session_bus::SessionBus;
 use crate::settle::{self, Settle, Settled, DEFAULT_REACTION};
 use crate::watcher::Watcher;
 use crate::x11::{connect_local, WindowInfo, X11};
@@ -217,6 +218,10 @@ pub struct Desktop {
     closed: AtomicBool,
     broken: AtomicBool,
     pub step_timeout: Duration,
+    /// The session bus its applications (and their accessibility) talk on: our own on a private
+    /// Xvfb; on an attached display, the caller's (its `DBUS_SESSION_BUS_ADDRESS`), if it had one.
+    session_bus: Option<SessionBus>,
+    attached_bus: Option<String>,
     /// Dropped (and removed) after everything else.
     private_dir: PrivateDir,
 }
@@ -318,8 +323,30 @@ impl Desktop {
             closed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
             step_timeout: limit,
+            session_bus: None,
+            attached_bus: spec.program_env.as_deref().and_then(|vars| {
+                vars.iter()
+                    .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
+                    .and_then(|(_, v)| v.to_str().map(str::to_owned))
+            }),
             private_dir: dir,
         };
+        if !desktop.attached {
+            let launched = SessionBus::launch(
+                desktop.private_dir.path(),
+                &desktop.display,
+                desktop.xauthority.as_deref(),
+                limit,
+            )
+            .await;
+            match launched {
+                Ok(bus) => desktop.session_bus = bus,
+                Err(e) => {
+                    desktop.close().await;
+                    return Err(e);
+                }
+            }
+        }
         if let Some((conn, screen)) = watch_conn {
             match blocking("watching the display", limit, move || {
                 Watcher::start(conn, screen)
@@ -346,7 +373,10 @@ impl Desktop {
     /// Start the window manager and wait until it has taken over; start the program and wait until
     /// its window is shown with the keyboard focus.
     async fn bring_up(&mut self, spec: &DesktopSpec) -> Result<()> {
-        let env = display_env(&self.display, self.xauthority.as_deref());
+        let mut env = display_env(&self.display, self.xauthority.as_deref());
+        if let Some(bus) = &self.session_bus {
+            env.extend(bus.env());
+        }
         let limit = self.step_timeout;
         if !self.attached {
             let wm = match &spec.window_manager {
@@ -565,6 +595,15 @@ impl Desktop {
     }
 
     /// The top-level (client) windows: title, class, pid, geometry, focus, mapping.
+    /// The session bus its applications talk on (and expose their accessibility trees on): our
+    /// own on a private Xvfb, the caller's on an attached display; `None` when there is none.
+    pub fn session_bus_address(&self) -> Option<String> {
+        self.session_bus
+            .as_ref()
+            .map(|bus| bus.address.clone())
+            .or_else(|| self.attached_bus.clone())
+    }
+
     pub async fn windows(&self) -> Result<Vec<WindowInfo>> {
         self.run("listing the windows", self.step_timeout, |x| x.windows())
             .await
@@ -696,6 +735,9 @@ impl Desktop {
             }
         };
         tokio::join!(program, wm);
+        if let Some(bus) = &self.session_bus {
+            bus.child.stop(grace).await;
+        }
         if let Some(xvfb) = &self.xvfb {
             xvfb.stop(grace).await;
         }

@@ -24,6 +24,7 @@ mod ready;
 pub mod registry;
 pub mod scale;
 pub mod server;
+pub mod session_bus;
 pub mod settle;
 pub mod stats;
 mod watcher;

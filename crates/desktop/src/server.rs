@@ -6,12 +6,9 @@
 //! free number or for the socket to appear.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use tokio::io::unix::AsyncFd;
 
 use crate::error::{DesktopError, Result};
 use crate::process::{log_tail, Child, Launch};
@@ -159,35 +156,12 @@ pub async fn launch_xvfb(dir: &Path, width: u32, height: u32, limit: Duration) -
 
 /// Read "N\n" from the `-displayfd` pipe.
 async fn read_display_number(fd: OwnedFd) -> std::result::Result<u32, String> {
-    // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
-    let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-        .map_err(|e| format!("cannot watch the display pipe: {e}"))?;
-    let mut text = Vec::new();
-    loop {
-        let mut guard = fd.readable().await.map_err(|e| e.to_string())?;
-        let mut buf = [0u8; 32];
-        let read = guard.try_io(|inner| {
-            let mut file = std::mem::ManuallyDrop::new(
-                // SAFETY: borrowed view of the descriptor the AsyncFd owns; never closed here.
-                unsafe { std::fs::File::from_raw_fd(inner.get_ref().as_raw_fd()) },
-            );
-            file.read(&mut buf)
-        });
-        match read {
-            Ok(Ok(0)) => return Err("it exited before reporting its display number".into()),
-            Ok(Ok(n)) => {
-                text.extend_from_slice(&buf[..n]);
-                if let Some(end) = text.iter().position(|b| *b == b'\n') {
-                    let line = String::from_utf8_lossy(&text[..end]).trim().to_owned();
-                    return line
-                        .parse()
-                        .map_err(|_| format!("it reported {line:?} as its display number"));
-                }
-            }
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(format!("reading its display number failed: {e}")),
-            Err(_would_block) => {}
-        }
+    match crate::process::first_line(fd).await {
+        Ok(Some(line)) => line
+            .parse()
+            .map_err(|_| format!("it reported {line:?} as its display number")),
+        Ok(None) => Err("it exited before reporting its display number".into()),
+        Err(why) => Err(format!("its display number: {why}")),
     }
 }
 

@@ -1,0 +1,364 @@
+//! Acting on an element the way its application offers: its Action interface (click, press,
+//! toggle, activate), EditableText (set the text), Selection (pick a child), Component (focus,
+//! scroll into view). What an application does not offer is done with the pointer or the keyboard
+//! by the caller, at the element's box, which [`Bus::act`] hands back as [`Done::Pointer`] or
+//! [`Done::Keyboard`] after checking that the element is there, shown and enabled.
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::action::ActionProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::editable_text::EditableTextProxy;
+use atspi::proxy::selection::SelectionProxy;
+use atspi::{Interface, Role, ScrollType, State};
+use zbus::proxy::CacheProperties;
+
+use crate::bus::Bus;
+use crate::element::{Bounds, Element, Object};
+use crate::error::{from_zbus, A11yError, Result};
+use crate::walk::{object_of, proxy, Fetched};
+
+/// What to do to an element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    Click,
+    DoubleClick,
+    Focus,
+    /// Replace its text.
+    Set(String),
+    /// Type into it (focused first).
+    Type(String),
+    /// Pick it among its siblings (a list row, a combo box's item, a tab).
+    Select,
+    Toggle,
+    /// Scroll it into view.
+    Scroll,
+}
+
+impl Act {
+    /// The names `do` takes.
+    pub const NAMES: &'static str = "click, double_click, focus, set, type, select, toggle, scroll";
+
+    pub fn parse(name: &str, text: Option<&str>) -> Result<Act> {
+        let text_of = |what: &str| {
+            text.map(str::to_owned).ok_or_else(|| {
+                A11yError::invalid(
+                    "text",
+                    format!("{what} needs text, e.g. {{\"do\": \"{what}\", \"text\": \"hello\"}}"),
+                )
+            })
+        };
+        Ok(match name {
+            "click" => Act::Click,
+            "double_click" => Act::DoubleClick,
+            "focus" => Act::Focus,
+            "set" => Act::Set(text_of("set")?),
+            "type" => Act::Type(text_of("type")?),
+            "select" => Act::Select,
+            "toggle" => Act::Toggle,
+            "scroll" => Act::Scroll,
+            other => {
+                return Err(A11yError::invalid(
+                    "do",
+                    format!("{other:?} is not an action; one of {}", Act::NAMES),
+                ))
+            }
+        })
+    }
+}
+
+/// How an act was done, or what the caller is to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Done {
+    /// Through the application's own interface (which one, e.g. "action click").
+    Interface(String),
+    /// Click (`clicks` times) with the pointer at this point of the screen.
+    Pointer { x: i32, y: i32, clicks: u8 },
+    /// The element has the focus now: type `text` (after selecting what it holds, when `replace`).
+    Keyboard { text: String, replace: bool },
+}
+
+/// Action names that mean "do what a click does", in order of preference.
+const CLICKS: &[&str] = &["click", "press", "activate", "jump", "open", "select"];
+const TOGGLES: &[&str] = &["toggle", "click", "press", "activate"];
+
+impl Bus {
+    /// `element` as it is now: an error when it is gone, hidden or disabled (named in `field`).
+    pub(crate) async fn live(&self, element: &Element, field: &'static str) -> Result<Fetched> {
+        let what = element.describe();
+        let Some(object) = &element.object else {
+            return Err(A11yError::refused(
+                field,
+                format!("{what} has no accessibility tree (its application exposes none); act on it with computer"),
+            ));
+        };
+        let fetched = self.fetch(object).await.map_err(|e| match e {
+            A11yError::Gone { .. } => A11yError::Gone {
+                field,
+                message: format!(
+                    "{what} is gone (closed, or replaced since the snapshot); snapshot again"
+                ),
+            },
+            other => other,
+        })?;
+        if fetched.states.contains(State::Defunct) {
+            return Err(A11yError::Gone {
+                field,
+                message: format!(
+                    "{what} is gone (closed, or replaced since the snapshot); snapshot again"
+                ),
+            });
+        }
+        if !fetched.states.contains(State::Showing) {
+            return Err(A11yError::refused(
+                field,
+                format!("{what} is hidden (not shown now: a closed menu, another tab, a minimised window)"),
+            ));
+        }
+        Ok(fetched)
+    }
+
+    /// Do `act` on `element`: through its interfaces when it offers them, else say how with the
+    /// pointer or keyboard. Checks first that it is there, shown and (for anything but focus and
+    /// scroll) enabled.
+    pub async fn act(&self, element: &Element, act: &Act, field: &'static str) -> Result<Done> {
+        let fetched = self.live(element, field).await?;
+        let what = element.describe();
+        let object = element.object.clone().unwrap_or(Object {
+            bus: String::new(),
+            path: String::new(),
+        });
+        let enabled =
+            fetched.states.contains(State::Sensitive) || fetched.states.contains(State::Enabled);
+        if !enabled && !matches!(act, Act::Focus | Act::Scroll) {
+            return Err(A11yError::refused(
+                field,
+                format!("{what} is disabled (the application does not take input there now)"),
+            ));
+        }
+        let point = |clicks: u8| -> Result<Done> {
+            let b = fetched.bounds.ok_or_else(|| {
+                A11yError::refused(
+                    field,
+                    format!(
+                        "{what} offers no action for that and has no box on the screen to click"
+                    ),
+                )
+            })?;
+            let (x, y) = b.center();
+            Ok(Done::Pointer { x, y, clicks })
+        };
+        match act {
+            Act::Click => match self.named_action(&object, &fetched, CLICKS).await? {
+                Some(name) => Ok(Done::Interface(format!("action {name}"))),
+                None => point(1),
+            },
+            Act::DoubleClick => point(2),
+            Act::Toggle => match self.named_action(&object, &fetched, TOGGLES).await? {
+                Some(name) => Ok(Done::Interface(format!("action {name}"))),
+                None => point(1),
+            },
+            Act::Focus => {
+                if self.grab_focus(&object, &fetched).await? {
+                    Ok(Done::Interface("focus".into()))
+                } else {
+                    point(1)
+                }
+            }
+            Act::Scroll => {
+                if fetched.interfaces.contains(Interface::Component) {
+                    let component = proxy!(ComponentProxy, &self.conn, object);
+                    if component
+                        .scroll_to(ScrollType::Anywhere)
+                        .await
+                        .unwrap_or(false)
+                    {
+                        return Ok(Done::Interface("scroll".into()));
+                    }
+                }
+                // GTK does not scroll on request, but a focused row is shown.
+                if self.grab_focus(&object, &fetched).await? {
+                    return Ok(Done::Interface("focus (to scroll it into view)".into()));
+                }
+                Err(A11yError::refused(
+                    field,
+                    format!("{what} can neither be scrolled to nor focused by its application"),
+                ))
+            }
+            Act::Set(text) => {
+                if fetched.interfaces.contains(Interface::EditableText)
+                    && fetched.states.contains(State::Editable)
+                {
+                    let editable = proxy!(EditableTextProxy, &self.conn, object);
+                    if editable
+                        .set_text_contents(text)
+                        .await
+                        .map_err(|e| from_zbus(e, &what))?
+                    {
+                        return Ok(Done::Interface("editable text".into()));
+                    }
+                }
+                self.focus_for_typing(&object, &fetched, &what, field)
+                    .await?;
+                Ok(Done::Keyboard {
+                    text: text.clone(),
+                    replace: true,
+                })
+            }
+            Act::Type(text) => {
+                self.focus_for_typing(&object, &fetched, &what, field)
+                    .await?;
+                Ok(Done::Keyboard {
+                    text: text.clone(),
+                    replace: false,
+                })
+            }
+            Act::Select => {
+                if let Some(done) = self.select_in_parent(&object).await? {
+                    return Ok(done);
+                }
+                match self.named_action(&object, &fetched, CLICKS).await? {
+                    Some(name) => Ok(Done::Interface(format!("action {name}"))),
+                    None => point(1),
+                }
+            }
+        }
+    }
+
+    /// Run the first of `names` the element offers; `None` when it offers none of them.
+    async fn named_action(
+        &self,
+        object: &Object,
+        fetched: &Fetched,
+        names: &[&str],
+    ) -> Result<Option<String>> {
+        if !fetched.interfaces.contains(Interface::Action) {
+            return Ok(None);
+        }
+        let action = proxy!(ActionProxy, &self.conn, object);
+        let count = action
+            .n_actions()
+            .await
+            .map_err(|e| from_zbus(e, &object.path))?;
+        // The stable names (GetName), not the localised ones GetActions gives.
+        let mut offered = Vec::new();
+        for i in 0..count {
+            offered.push(action.get_name(i).await.unwrap_or_default());
+        }
+        for wanted in names {
+            if let Some(i) = offered.iter().position(|n| n.eq_ignore_ascii_case(wanted)) {
+                let done = action
+                    .do_action(i as i32)
+                    .await
+                    .map_err(|e| from_zbus(e, &object.path))?;
+                if done {
+                    return Ok(Some((*wanted).to_owned()));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    async fn grab_focus(&self, object: &Object, fetched: &Fetched) -> Result<bool> {
+        if !fetched.interfaces.contains(Interface::Component) {
+            return Ok(false);
+        }
+        let component = proxy!(ComponentProxy, &self.conn, object);
+        Ok(component.grab_focus().await.unwrap_or(false))
+    }
+
+    async fn focus_for_typing(
+        &self,
+        object: &Object,
+        fetched: &Fetched,
+        what: &str,
+        field: &'static str,
+    ) -> Result<()> {
+        if !fetched.states.contains(State::Editable) && !fetched.states.contains(State::Focusable) {
+            return Err(A11yError::refused(
+                field,
+                format!("{what} takes no text (it is not editable)"),
+            ));
+        }
+        if fetched.states.contains(State::Focused) || self.grab_focus(object, fetched).await? {
+            return Ok(());
+        }
+        Err(A11yError::refused(
+            field,
+            format!("{what} does not take the keyboard focus"),
+        ))
+    }
+
+    /// Select `object` through its parent's Selection, when the parent offers one.
+    async fn select_in_parent(&self, object: &Object) -> Result<Option<Done>> {
+        let accessible = proxy!(AccessibleProxy, &self.conn, object);
+        let Ok(parent) = accessible.parent().await else {
+            return Ok(None);
+        };
+        let Some(parent) = object_of(&parent) else {
+            return Ok(None);
+        };
+        let Ok(parent_fetched) = self.fetch(&parent).await else {
+            return Ok(None);
+        };
+        if !parent_fetched.interfaces.contains(Interface::Selection) {
+            return Ok(None);
+        }
+        let index = accessible
+            .get_index_in_parent()
+            .await
+            .map_err(|e| from_zbus(e, &object.path))?;
+        let selection = proxy!(SelectionProxy, &self.conn, parent);
+        if selection.select_child(index).await.unwrap_or(false) {
+            return Ok(Some(Done::Interface("selection".into())));
+        }
+        Ok(None)
+    }
+}
+
+impl Element {
+    /// `button "OK" (e4)`, for messages.
+    pub fn describe(&self) -> String {
+        let mut text = self.role.clone();
+        if !self.name.is_empty() {
+            text.push(' ');
+            text.push_str(&crate::element::quoted(&self.name, 60));
+        }
+        if let Some(reference) = self.reference() {
+            text.push_str(&format!(" ({reference})"));
+        }
+        text
+    }
+
+    /// Whether `point` (screen pixels) is inside the element's box.
+    pub fn contains(&self, x: i32, y: i32) -> bool {
+        self.bounds.is_some_and(|b: Bounds| {
+            x >= b.x && y >= b.y && x < b.x + b.width && y < b.y + b.height
+        })
+    }
+}
+
+/// Who (which element of the application) is at `x, y` of the screen, seen from `top`'s
+/// application: used to tell that another of the application's own windows or a popup covers an
+/// element.
+pub async fn accessible_at(bus: &Bus, top: &Object, x: i32, y: i32) -> Option<Object> {
+    let component = ComponentProxy::builder(&bus.conn)
+        .destination(top.bus.as_str())
+        .ok()?
+        .path(top.path.as_str())
+        .ok()?
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await
+        .ok()?;
+    let found = component
+        .get_accessible_at_point(x, y, atspi::CoordType::Screen)
+        .await
+        .ok()?;
+    object_of(&found).filter(|o| !o.path.ends_with("/null"))
+}
+
+/// Role names as snapshots print them, for finding by `role "name"`.
+pub fn role_matches(element: &Element, role: &str) -> bool {
+    element.role.eq_ignore_ascii_case(role)
+        || (role.eq_ignore_ascii_case("push button") && element.raw_role == Role::Button)
+}

@@ -1,0 +1,242 @@
+//! A desktop as text: its windows (from the X server, so a window whose application has no tree is
+//! still there), each with the elements its application shows, every element a person could act on
+//! with a ref. Within a budget: past it, the text says how many elements were left out and how to
+//! read them (a snapshot of one element's part).
+
+use serde::Serialize;
+
+use crate::element::{Bounds, Element, Refs, Target};
+use crate::walk::{Trees, WindowTree};
+
+/// A top-level window as the X server knows it.
+#[derive(Debug, Clone)]
+pub struct TopLevel {
+    pub id: u32,
+    pub title: String,
+    pub class: String,
+    pub pid: Option<u32>,
+    pub bounds: Bounds,
+    pub focused: bool,
+    /// Shown (not minimised or withdrawn).
+    pub shown: bool,
+}
+
+/// How much a snapshot may hold, and in which pixels its boxes are.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// The most element lines.
+    pub lines: usize,
+    /// The most bytes of text.
+    pub bytes: usize,
+    /// Boxes are multiplied by this (a screenshot scaled for a model: its pixels).
+    pub scale: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            lines: 400,
+            bytes: 24 * 1024,
+            scale: 1.0,
+        }
+    }
+}
+
+/// A desktop's windows and elements, as text with refs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    /// One line an element, indented by nesting.
+    pub text: String,
+    /// The elements shown, with their refs (the windows among them with `window` set).
+    pub elements: Vec<Element>,
+    /// Elements read but left out by the budget.
+    pub left_out: usize,
+}
+
+/// Which of `trees` belongs to X window `top`: the same process, then the same title, else the
+/// most overlap.
+fn tree_of<'t>(top: &TopLevel, trees: &'t [WindowTree], taken: &[bool]) -> Option<usize> {
+    let candidates: Vec<usize> = (0..trees.len())
+        .filter(|i| !taken[*i])
+        .filter(|i| match (top.pid, trees[*i].app.pid) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        })
+        .collect();
+    if let Some(i) = candidates
+        .iter()
+        .copied()
+        .find(|i| trees[*i].elements[0].name == top.title)
+    {
+        return Some(i);
+    }
+    candidates
+        .iter()
+        .copied()
+        .filter_map(|i| {
+            let overlap = trees[i].elements[0]
+                .bounds
+                .and_then(|b| b.intersect(&top.bounds))
+                .map(|o| i64::from(o.width) * i64::from(o.height))?;
+            Some((overlap, i))
+        })
+        .max()
+        .map(|(_, i)| i)
+        .or_else(|| (candidates.len() == 1 && top.pid.is_some()).then(|| candidates[0]))
+}
+
+/// The snapshot of `trees` under X's `tops` (stacking order, bottom first), refs from `refs`.
+pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget) -> Snapshot {
+    let mut taken = vec![false; trees.windows.len()];
+    let mut out: Vec<Element> = Vec::new();
+    // The focused window first, then the others from the top of the stack down.
+    let mut order: Vec<&TopLevel> = tops.iter().rev().collect();
+    order.sort_by_key(|t| !t.focused);
+    for top in order {
+        let tree = tree_of(top, &trees.windows, &taken);
+        let mut states = Vec::new();
+        if top.focused {
+            states.push("focused");
+        }
+        if !top.shown {
+            states.push("minimized");
+        }
+        let what = format!("window {}", crate::element::quoted(&top.title, 80));
+        let id = refs.id_for(&Target::Window(top.id), &what);
+        let mut window = Element {
+            id,
+            role: "window".into(),
+            name: top.title.clone(),
+            value: None,
+            states,
+            bounds: Some(top.bounds),
+            depth: 0,
+            window: Some(top.id),
+            object: None,
+            raw_states: atspi::StateSet::empty(),
+            interfaces: atspi::InterfaceSet::empty(),
+            raw_role: atspi::Role::Window,
+        };
+        match tree {
+            Some(i) if top.shown => {
+                taken[i] = true;
+                let elements = &trees.windows[i].elements;
+                window.object = elements[0].object.clone();
+                window.raw_states = elements[0].raw_states;
+                window.interfaces = elements[0].interfaces;
+                window.raw_role = elements[0].raw_role;
+                if elements[0].has(atspi::State::Modal) {
+                    window.states.push("modal");
+                }
+                out.push(window);
+                out.extend(elements[1..].iter().cloned());
+            }
+            Some(i) => {
+                taken[i] = true;
+                out.push(window);
+            }
+            None => {
+                if top.shown {
+                    window.states.push("no-tree");
+                }
+                out.push(window);
+            }
+        }
+    }
+    // Windows of the tree the X server does not list (menus and popups open now).
+    for (i, tree) in trees.windows.iter().enumerate() {
+        if !taken[i] {
+            out.extend(tree.elements.iter().cloned());
+        }
+    }
+    let (mut lines, kept, left_out) = lay_out(out, refs, budget);
+    if kept.iter().all(|e| e.window.is_some()) && trees.windows.is_empty() {
+        lines.push("(no application here exposes an accessibility tree: read the windows with a screenshot)".into());
+    }
+    for unread in &trees.unread {
+        lines.push(format!(
+            "(application {} pid {}: {})",
+            crate::element::quoted(&unread.app.name, 60),
+            unread.app.pid.map_or("?".into(), |p| p.to_string()),
+            unread.why
+        ));
+    }
+    if left_out > 0 {
+        lines.push(format!(
+            "… {left_out} more elements left out; snapshot with ref set to a window or container reads it alone"
+        ));
+    }
+    if trees.cut_short {
+        lines.push(format!(
+            "… the tree is larger than {} objects; what is past them was not read",
+            crate::walk::MAX_VISITS
+        ));
+    }
+    refs.mark_current(kept.iter().filter(|e| e.id != 0).map(|e| e.id));
+    Snapshot {
+        text: lines.join("\n"),
+        elements: kept,
+        left_out,
+    }
+}
+
+/// A part: `elements` of one subtree (a window, a list), refs given, within the budget.
+pub fn compose_part(elements: Vec<Element>, refs: &mut Refs, budget: Budget) -> Snapshot {
+    let (mut lines, kept, left_out) = lay_out(elements, refs, budget);
+    if left_out > 0 {
+        lines.push(format!(
+            "… {left_out} more elements left out; snapshot a ref inside to read it alone"
+        ));
+    }
+    refs.mark_current(kept.iter().filter(|e| e.id != 0).map(|e| e.id));
+    Snapshot {
+        text: lines.join("\n"),
+        elements: kept,
+        left_out,
+    }
+}
+
+/// Give refs to what a person acts on, and keep what fits the budget, in order: the lines, the
+/// elements kept, and how many were left out.
+fn lay_out(
+    elements: Vec<Element>,
+    refs: &mut Refs,
+    budget: Budget,
+) -> (Vec<String>, Vec<Element>, usize) {
+    let mut lines = Vec::new();
+    let mut kept = Vec::new();
+    let mut bytes = 0;
+    let mut left_out = 0;
+    for mut element in elements {
+        let acts =
+            crate::element::actionable(element.raw_role, &element.raw_states, &element.interfaces);
+        if element.id == 0 && acts {
+            if let Some(object) = &element.object {
+                let what = format!(
+                    "{} {}",
+                    element.role,
+                    crate::element::quoted(&element.name, 80)
+                );
+                element.id = refs.id_for(&Target::Element(object.clone()), &what);
+            }
+        }
+        let mut shown = element.clone();
+        if budget.scale != 1.0 {
+            shown.bounds = shown.bounds.map(|b| scaled(b, budget.scale));
+        }
+        let line = shown.line();
+        if kept.len() >= budget.lines || bytes + line.len() + 1 > budget.bytes {
+            left_out += 1;
+            continue;
+        }
+        bytes += line.len() + 1;
+        lines.push(line);
+        kept.push(element);
+    }
+    (lines, kept, left_out)
+}
+
+fn scaled(b: Bounds, factor: f64) -> Bounds {
+    let s = |v: i32| (f64::from(v) * factor).round() as i32;
+    Bounds::new(s(b.x), s(b.y), s(b.width).max(1), s(b.height).max(1))
+}

@@ -1,0 +1,442 @@
+//! Reading the trees: every application the registry knows, each of its windows, and their elements,
+//! as a person could see them.
+//!
+//! Cost is calls times objects, and an application answers one call at a time, so: a node's calls go
+//! out together and siblings are read at once; what cannot be seen is not read (a hidden subtree, an
+//! element outside its window or scrolled out of its list: GTK marks every row of a long list as
+//! showing, so the box is what tells); and in a long list (a file chooser in a folder of a thousand
+//! files) the first row in view is found by bisection over the rows' boxes, then rows are read until
+//! one falls below the view. Values (a text's contents) are read only for elements that are shown.
+
+use std::time::Duration;
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::text::TextProxy;
+use atspi::proxy::value::ValueProxy;
+use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, Role, State, StateSet};
+use futures_util::future::{join_all, BoxFuture, FutureExt};
+use zbus::proxy::CacheProperties;
+
+use crate::bus::Bus;
+use crate::element::{self, Bounds, Element, Object};
+use crate::error::{from_zbus, A11yError, Result};
+
+/// Children past this count are read by bisection, when the container lists rows.
+const LONG_LIST: usize = 64;
+/// The most objects one snapshot reads (a bound on its time whatever the tree).
+pub const MAX_VISITS: usize = 6_000;
+/// How long one application's windows may take to read.
+const APP_LIMIT: Duration = Duration::from_secs(15);
+/// A text's value is cut to this many characters.
+const VALUE_CHARS: i32 = 400;
+
+/// An application on the bus.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub bus: String,
+    pub name: String,
+    pub pid: Option<u32>,
+}
+
+/// One window of an application, as read.
+#[derive(Debug, Clone)]
+pub struct WindowTree {
+    pub app: App,
+    /// The window itself first (depth 0), then what it shows, depth first.
+    pub elements: Vec<Element>,
+}
+
+/// An application that could not be read, and why.
+#[derive(Debug, Clone)]
+pub struct Unread {
+    pub app: App,
+    pub why: String,
+}
+
+/// Everything read in one go.
+#[derive(Debug, Clone, Default)]
+pub struct Trees {
+    pub windows: Vec<WindowTree>,
+    pub unread: Vec<Unread>,
+    /// Objects read.
+    pub visited: usize,
+    /// The walk stopped at [`MAX_VISITS`].
+    pub cut_short: bool,
+}
+
+macro_rules! proxy {
+    ($ty:ty, $conn:expr, $object:expr) => {
+        <$ty>::builder($conn)
+            .destination($object.bus.as_str())
+            .and_then(|b| b.path($object.path.as_str()))
+            .map_err(|e| A11yError::Bus(format!("{}: {e}", $object.path)))?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| from_zbus(e, &$object.path))?
+    };
+}
+pub(crate) use proxy;
+
+pub(crate) fn object_of(reference: &ObjectRefOwned) -> Option<Object> {
+    Some(Object {
+        bus: reference.name_as_str()?.to_owned(),
+        path: reference.path_as_str().to_owned(),
+    })
+}
+
+/// What one object says about itself.
+pub(crate) struct Fetched {
+    pub role: Role,
+    pub name: String,
+    pub states: StateSet,
+    pub interfaces: InterfaceSet,
+    pub bounds: Option<Bounds>,
+    pub children: Vec<ObjectRefOwned>,
+}
+
+/// The shared state of one walk.
+struct Walk<'a> {
+    bus: &'a Bus,
+    visits: std::sync::atomic::AtomicUsize,
+}
+
+impl Bus {
+    /// The applications the registry knows, with their process ids.
+    pub async fn apps(&self) -> Result<Vec<App>> {
+        let root = Object {
+            bus: "org.a11y.atspi.Registry".into(),
+            path: "/org/a11y/atspi/accessible/root".into(),
+        };
+        let registry = proxy!(AccessibleProxy, &self.conn, root);
+        let children = registry
+            .get_children()
+            .await
+            .map_err(|e| from_zbus(e, "the accessibility registry"))?;
+        let dbus = zbus::fdo::DBusProxy::new(&self.conn)
+            .await
+            .map_err(|e| from_zbus(e.into(), "the accessibility bus"))?;
+        let apps = children.iter().filter_map(object_of).map(|object| {
+            let dbus = &dbus;
+            async move {
+                let pid = match zbus::names::BusName::try_from(object.bus.as_str()) {
+                    Ok(name) => dbus.get_connection_unix_process_id(name).await.ok(),
+                    Err(_) => None,
+                };
+                let name = async {
+                    let app = proxy!(AccessibleProxy, &self.conn, object);
+                    app.name().await.map_err(|e| from_zbus(e, "an application"))
+                }
+                .await
+                .unwrap_or_default();
+                App {
+                    bus: object.bus,
+                    name,
+                    pid,
+                }
+            }
+        });
+        Ok(join_all(apps).await)
+    }
+
+    /// Read one object.
+    pub(crate) async fn fetch(&self, object: &Object) -> Result<Fetched> {
+        let accessible = proxy!(AccessibleProxy, &self.conn, object);
+        let component = proxy!(ComponentProxy, &self.conn, object);
+        let (role, name, states, interfaces, children, extents) = futures_util::join!(
+            accessible.get_role(),
+            accessible.name(),
+            accessible.get_state(),
+            accessible.get_interfaces(),
+            accessible.get_children(),
+            component.get_extents(CoordType::Screen),
+        );
+        let what = &object.path;
+        let interfaces = interfaces.map_err(|e| from_zbus(e, what))?;
+        let bounds = extents
+            .ok()
+            .filter(|_| interfaces.contains(Interface::Component))
+            .map(|(x, y, w, h)| Bounds::new(x, y, w, h))
+            .filter(|b| !b.is_empty());
+        Ok(Fetched {
+            role: role.map_err(|e| from_zbus(e, what))?,
+            name: name.map_err(|e| from_zbus(e, what))?,
+            states: states.map_err(|e| from_zbus(e, what))?,
+            interfaces,
+            bounds,
+            children: children.unwrap_or_default(),
+        })
+    }
+
+    /// Every application's windows and what they show, within `screen` (the display's box).
+    pub async fn trees(&self, screen: Bounds) -> Result<Trees> {
+        let apps = self.apps().await?;
+        let walk = Walk {
+            bus: self,
+            visits: Default::default(),
+        };
+        let reads = apps.into_iter().map(|app| {
+            let walk = &walk;
+            async move {
+                let read = tokio::time::timeout(APP_LIMIT, walk.app(&app, screen)).await;
+                match read {
+                    Ok(Ok(windows)) => Ok(windows),
+                    Ok(Err(e)) => Err(Unread {
+                        app,
+                        why: e.to_string(),
+                    }),
+                    Err(_) => Err(Unread {
+                        app,
+                        why: format!("it did not answer within {APP_LIMIT:?}"),
+                    }),
+                }
+            }
+        });
+        let mut trees = Trees::default();
+        for read in join_all(reads).await {
+            match read {
+                Ok(windows) => trees.windows.extend(windows),
+                Err(unread) => trees.unread.push(unread),
+            }
+        }
+        trees.visited = walk.visits.load(std::sync::atomic::Ordering::Relaxed);
+        trees.cut_short = trees.visited >= MAX_VISITS;
+        Ok(trees)
+    }
+
+    /// One subtree (an element's), for a snapshot of a part.
+    pub async fn subtree(&self, object: &Object, clip: Bounds) -> Result<Vec<Element>> {
+        let walk = Walk {
+            bus: self,
+            visits: Default::default(),
+        };
+        let mut elements = walk.visit(object.clone(), Some(clip), 0, true).await?;
+        self.read_values(&mut elements).await;
+        Ok(elements)
+    }
+
+    /// Fill in the values of shown elements: a text's contents (a password's only its length), a
+    /// slider's number.
+    pub(crate) async fn read_values(&self, elements: &mut [Element]) {
+        let reads = elements.iter().map(|e| async move {
+            let object = e.object.as_ref()?;
+            if e.offers(Interface::Text)
+                && e.raw_role != Role::Label
+                && !element::top_level(e.raw_role)
+                && (e.has(State::Editable)
+                    || matches!(
+                        e.raw_role,
+                        Role::Text | Role::Entry | Role::PasswordText | Role::Terminal
+                    ))
+            {
+                let text = async {
+                    let text = proxy!(TextProxy, &self.conn, object);
+                    let count = text
+                        .character_count()
+                        .await
+                        .map_err(|e| from_zbus(e, "text"))?;
+                    let shown = text
+                        .get_text(0, count.min(VALUE_CHARS))
+                        .await
+                        .map_err(|e| from_zbus(e, "text"))?;
+                    Ok::<_, A11yError>((count, shown))
+                }
+                .await
+                .ok()?;
+                if e.raw_role == Role::PasswordText {
+                    return Some(format!("({} characters, hidden)", text.0));
+                }
+                let mut shown = text.1;
+                if text.0 > VALUE_CHARS {
+                    shown.push('…');
+                }
+                return Some(shown);
+            }
+            if e.offers(Interface::Value) {
+                let value = async {
+                    let value = proxy!(ValueProxy, &self.conn, object);
+                    value
+                        .current_value()
+                        .await
+                        .map_err(|e| from_zbus(e, "value"))
+                }
+                .await
+                .ok()?;
+                return Some(if value.fract() == 0.0 {
+                    format!("{value:.0}")
+                } else {
+                    format!("{value}")
+                });
+            }
+            None
+        });
+        let values = join_all(reads).await;
+        for (element, value) in elements.iter_mut().zip(values) {
+            if value.is_some() {
+                element.value = value;
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// An application's shown windows.
+    async fn app(&self, app: &App, screen: Bounds) -> Result<Vec<WindowTree>> {
+        let root = Object {
+            bus: app.bus.clone(),
+            path: "/org/a11y/atspi/accessible/root".into(),
+        };
+        let fetched = self.bus.fetch(&root).await?;
+        let windows = fetched
+            .children
+            .iter()
+            .filter_map(object_of)
+            .map(|object| async move {
+                let mut elements = self.visit(object, Some(screen), 0, true).await?;
+                self.bus.read_values(&mut elements).await;
+                Ok::<_, A11yError>(elements)
+            });
+        let mut trees = Vec::new();
+        for read in join_all(windows).await {
+            let elements = read?;
+            if elements
+                .first()
+                .is_some_and(|w| element::top_level(w.raw_role))
+            {
+                trees.push(WindowTree {
+                    app: app.clone(),
+                    elements,
+                });
+            }
+        }
+        Ok(trees)
+    }
+
+    /// `object` and what it shows, depth first: nothing when it cannot be seen.
+    fn visit(
+        &self,
+        object: Object,
+        clip: Option<Bounds>,
+        depth: usize,
+        top: bool,
+    ) -> BoxFuture<'_, Result<Vec<Element>>> {
+        async move {
+            if self
+                .visits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                >= MAX_VISITS
+            {
+                return Ok(Vec::new());
+            }
+            let fetched = match self.bus.fetch(&object).await {
+                Ok(f) => f,
+                // A child that went while we looked is left out; a window that did is the caller's.
+                Err(A11yError::Gone { .. }) if !top => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            };
+            let showing = fetched.states.contains(State::Showing);
+            if !showing || element::never_shown(fetched.role) {
+                return Ok(Vec::new());
+            }
+            if let (Some(b), Some(c)) = (fetched.bounds, clip) {
+                if b.intersect(&c).is_none() {
+                    return Ok(Vec::new());
+                }
+            }
+            let acts = element::actionable(fetched.role, &fetched.states, &fetched.interfaces);
+            let shown = element::top_level(fetched.role)
+                || (!(element::arranges_only(fetched.role) && fetched.name.trim().is_empty())
+                    && (acts || !fetched.name.trim().is_empty()));
+            let child_clip = match (element::clips(fetched.role), fetched.bounds, clip) {
+                (true, Some(b), Some(c)) => b.intersect(&c),
+                (true, Some(b), None) => Some(b),
+                _ => clip,
+            };
+            let child_depth = if shown { depth + 1 } else { depth };
+            let children = self.children_in_view(&fetched, child_clip).await;
+            let kids = join_all(
+                children
+                    .into_iter()
+                    .map(|child| self.visit(child, child_clip, child_depth, false)),
+            )
+            .await;
+            let mut out = Vec::new();
+            if shown {
+                out.push(Element {
+                    id: 0,
+                    role: fetched.role.name().to_owned(),
+                    name: fetched.name.trim().to_owned(),
+                    value: None,
+                    states: element::shown_states(fetched.role, &fetched.states, acts),
+                    bounds: fetched.bounds,
+                    depth,
+                    window: None,
+                    object: Some(object),
+                    raw_states: fetched.states,
+                    interfaces: fetched.interfaces,
+                    raw_role: fetched.role,
+                });
+            }
+            for kid in kids {
+                out.extend(kid?);
+            }
+            Ok(out)
+        }
+        .boxed()
+    }
+
+    /// The children worth reading: all of a short list; of a long list of rows, those in view.
+    async fn children_in_view(&self, parent: &Fetched, clip: Option<Bounds>) -> Vec<Object> {
+        let all: Vec<Object> = parent.children.iter().filter_map(object_of).collect();
+        let lists_rows = parent.states.contains(State::ManagesDescendants)
+            || matches!(
+                parent.role,
+                Role::Table | Role::TreeTable | Role::List | Role::ListBox | Role::Tree
+            );
+        let Some(view) = clip else {
+            return all;
+        };
+        if all.len() <= LONG_LIST || !lists_rows {
+            return all;
+        }
+        let top_of = |i: usize| {
+            let object = all[i].clone();
+            async move {
+                let component =
+                    async { Ok::<_, A11yError>(proxy!(ComponentProxy, &self.bus.conn, object)) }
+                        .await
+                        .ok()?;
+                component
+                    .get_extents(CoordType::Screen)
+                    .await
+                    .ok()
+                    .map(|(x, y, w, h)| Bounds::new(x, y, w, h))
+            }
+        };
+        // The first child not entirely above the view: rows come in order, top to bottom.
+        let (mut low, mut high) = (0usize, all.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            match top_of(mid).await {
+                Some(b) if b.y + b.height <= view.y => low = mid + 1,
+                Some(_) => high = mid,
+                // No box: the rows cannot be placed; read them in order from the top.
+                None => {
+                    low = 0;
+                    break;
+                }
+            }
+        }
+        let mut chosen = Vec::new();
+        let mut i = low;
+        while i < all.len() && chosen.len() < LONG_LIST * 4 {
+            match top_of(i).await {
+                Some(b) if b.y >= view.y + view.height => break,
+                _ => chosen.push(all[i].clone()),
+            }
+            i += 1;
+        }
+        chosen
+    }
+}

@@ -1,0 +1,125 @@
+//! A private desktop's own D-Bus session bus, so its applications expose their accessibility trees
+//! to us and to nobody else: `dbus-daemon --session` started beside Xvfb, its address read from a
+//! pipe the moment it accepts connections (no polling), ended with the desktop.
+//!
+//! The first `org.a11y.Bus.GetAddress` on it D-Bus-activates `at-spi-bus-launcher` (at-spi2-core),
+//! which starts the accessibility bus; its socket lands in the desktop's private directory (the
+//! daemon's `XDG_RUNTIME_DIR`), and ends with the session bus. Applications get the address and the
+//! switches that make each toolkit expose its tree ([`SessionBus::env`]).
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::{DesktopError, Result};
+use crate::process::{log_tail, Child, Launch};
+
+/// A running session bus.
+pub struct SessionBus {
+    pub address: String,
+    pub(crate) child: Child,
+}
+
+/// The switches that make toolkits expose their trees: GTK 3 unless `NO_AT_BRIDGE` says not to,
+/// GTK 4 with `GTK_A11Y=atspi`, Qt with `QT_LINUX_ACCESSIBILITY_ALWAYS_ON`, Chromium and Electron
+/// with `ACCESSIBILITY_ENABLED` (Debian's chromium launcher also reads `CHROMIUM_FLAGS`).
+const TOOLKIT_SWITCHES: &[(&str, &str)] = &[
+    ("NO_AT_BRIDGE", "0"),
+    ("GTK_A11Y", "atspi"),
+    ("QT_ACCESSIBILITY", "1"),
+    ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
+    ("ACCESSIBILITY_ENABLED", "1"),
+    ("CHROMIUM_FLAGS", "--force-renderer-accessibility"),
+];
+
+impl SessionBus {
+    /// Start a session bus for `display`, with its runtime directory under `dir`. `None` when this
+    /// machine has no `dbus-daemon` (the desktop then has no accessibility tree; everything else
+    /// works).
+    pub async fn launch(
+        dir: &Path,
+        display: &str,
+        xauthority: Option<&Path>,
+        limit: Duration,
+    ) -> Result<Option<SessionBus>> {
+        let runtime = dir.join("run");
+        std::fs::create_dir_all(&runtime)
+            .map_err(|e| DesktopError::Io(format!("cannot create {}: {e}", runtime.display())))?;
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700));
+        }
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors that we own below.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(DesktopError::Io(format!(
+                "cannot create a pipe: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: fresh descriptors from pipe2, owned from here on.
+        let (read_end, write_end) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let log = dir.join("session-bus.log");
+        let spawned = Child::spawn(Launch {
+            argv: vec![
+                "dbus-daemon".into(),
+                "--session".into(),
+                "--nofork".into(),
+                "--nopidfile".into(),
+                format!("--print-address={}", write_end.as_raw_fd()),
+            ],
+            // What it starts (the accessibility registry) opens the display too, with its key.
+            env: crate::server::display_env(display, xauthority)
+                .into_iter()
+                .chain([(OsString::from("XDG_RUNTIME_DIR"), runtime.into_os_string())])
+                .collect(),
+            env_clear: false,
+            cwd: None,
+            log: log.clone(),
+            keep_fd: Some(write_end.as_raw_fd()),
+        })
+        .await;
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(DesktopError::Io(format!("cannot start dbus-daemon: {e}")));
+            }
+        };
+        // Only the daemon holds the write end now: its exit reads as end of file.
+        drop(write_end);
+        match tokio::time::timeout(limit, crate::process::first_line(read_end)).await {
+            Ok(Ok(Some(address))) if !address.is_empty() => Ok(Some(SessionBus { address, child })),
+            Ok(_) => {
+                child.stop(Duration::from_millis(200)).await;
+                Err(DesktopError::Io(format!(
+                    "dbus-daemon did not start; its log says: {}",
+                    log_tail(&log, 600)
+                )))
+            }
+            Err(_) => {
+                child.stop(Duration::from_millis(200)).await;
+                Err(DesktopError::Timeout {
+                    what: "starting the desktop's session bus".into(),
+                    limit,
+                })
+            }
+        }
+    }
+
+    /// What a program on the desktop gets: the bus, and the toolkits' switches.
+    pub fn env(&self) -> Vec<(OsString, OsString)> {
+        let mut env = vec![(
+            OsString::from("DBUS_SESSION_BUS_ADDRESS"),
+            OsString::from(&self.address),
+        )];
+        env.extend(
+            TOOLKIT_SWITCHES
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        env
+    }
+}
