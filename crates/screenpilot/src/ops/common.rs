@@ -97,6 +97,11 @@ error_codes! {
     LinkLost = "link_lost",
     /// The link dropped before the request reached the daemon: it was not run.
     NotDelivered = "not_delivered",
+    /// A desktop element cannot take that now: disabled, hidden, covered, off screen, or it offers
+    /// no such interface; nothing was done.
+    ElementUnavailable = "element_unavailable",
+    /// A desktop element (a ref) is gone: closed, or not in the latest snapshot.
+    ElementGone = "element_gone",
     McpFailed = "mcp_failed",
     /// The terminal app has not enabled mouse reporting.
     MouseUnavailable = "mouse_unavailable",
@@ -235,6 +240,8 @@ pub struct Context {
     pub watch: Arc<crate::watch_state::WatchServer<Context, OpError>>,
     /// What was done to each session, for `save_test`.
     pub journal: Arc<super::journal::Journal>,
+    /// Each desktop's accessibility tree: its bus, its refs, its latest snapshot.
+    pub accessibility: Arc<super::accessibility::Accessibility>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory

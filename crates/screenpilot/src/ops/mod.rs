@@ -12,6 +12,8 @@ use serde_json::Value;
 use screenpilot_desktop::DesktopRegistry;
 use screenpilot_session::Registry;
 
+pub(crate) mod accessibility;
+mod act;
 mod attach;
 mod blocking;
 mod button;
@@ -39,6 +41,7 @@ pub(crate) mod until;
 mod waits;
 mod watch;
 
+pub use act::{ActName, ActParams, Acted};
 pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
 pub use button::Button;
 pub(crate) use common::parse_params;
@@ -112,6 +115,7 @@ operations! {
     waits::ClassicWait<WaitExitParams>,
     desktop::DesktopStart,
     computer::Computer,
+    act::Act,
     textual::TextualRun,
     watch::Watch,
     attach::Attach,
@@ -157,6 +161,7 @@ impl Context {
             model_sizes: Arc::default(),
             watch: Arc::default(),
             journal: Arc::default(),
+            accessibility: Arc::default(),
         }
     }
 }

@@ -1,0 +1,396 @@
+//! `act`: do something to a desktop element named by its ref (or `ROLE "NAME"`) instead of by pixel,
+//! then wait (`until` an element appears, goes or changes) and answer with the desktop's elements.
+//!
+//! An action goes through the application's accessibility when it offers it (a button's click
+//! action, an entry's text, a list's selection); otherwise the pointer or keyboard does it at the
+//! element, after checking that the element is there, shown, enabled and not covered by another
+//! window, so a click never lands elsewhere. Without `ref` and `do`, `act` only waits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use screenpilot_a11y::{Act as A11yAct, Done, Element, Snapshot};
+use screenpilot_desktop::x11::{Point, BUTTON_LEFT};
+use screenpilot_desktop::Desktop;
+
+use super::accessibility::{self, Condition, ElementUntil};
+use super::common::{Context, ErrorCode, OpError, Progress};
+use super::display::{find_target, Target};
+use super::operation::{Operation, Profile, Report, View};
+
+/// The wait after an action, for the screen to show it (as `computer` waits).
+const REACTION: Duration = Duration::from_millis(400);
+const QUIET: Duration = Duration::from_millis(100);
+const SETTLE_LIMIT: Duration = Duration::from_millis(2000);
+/// `until`'s default limit.
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
+/// Parameters of `act`.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActParams {
+    pub sid: String,
+    /// e12 from snapshot, or ROLE "NAME" as it prints
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(rename = "do", default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Then wait until one holds: appears|gone {role, name (regex), state}, changed (a ref)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<ElementUntil>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// What `do` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActName {
+    Click,
+    DoubleClick,
+    Focus,
+    Set,
+    Type,
+    Select,
+    Toggle,
+    Scroll,
+}
+
+impl ActName {
+    fn name(self) -> &'static str {
+        match self {
+            ActName::Click => "click",
+            ActName::DoubleClick => "double_click",
+            ActName::Focus => "focus",
+            ActName::Set => "set",
+            ActName::Type => "type",
+            ActName::Select => "select",
+            ActName::Toggle => "toggle",
+            ActName::Scroll => "scroll",
+        }
+    }
+}
+
+/// What `act` answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Acted {
+    pub sid: String,
+    /// How it was done: through the application ("action click", "editable text", "selection") or
+    /// by input ("pointer click at 120,44", "typed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+    /// With until: whether it held, and the element that made it (for appears and changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+    /// The desktop after: its windows and elements, as snapshot shows them.
+    pub elements: String,
+}
+
+impl Report for Acted {
+    fn satisfied(&self) -> bool {
+        self.held != Some(false)
+    }
+
+    fn view(&self) -> View {
+        let mut view = View::default();
+        if let Some(done) = &self.done {
+            view.fact("done", format!("{done:?}"));
+        }
+        match (self.held, &self.matched) {
+            (Some(true), Some(m)) => view.fact("held", m.trim()),
+            (Some(true), None) => view.fact("held", "true"),
+            (Some(false), _) => view.fact("held", "false (timeout)"),
+            _ => {}
+        }
+        view.screen = Some(self.elements.clone());
+        view
+    }
+
+    fn complaint(&self) -> Option<String> {
+        (self.held == Some(false)).then(|| "act: the wait timed out".to_owned())
+    }
+}
+
+/// `act`.
+pub struct Act;
+
+impl Operation for Act {
+    const NAME: &'static str = "act";
+    const PROFILES: &'static [Profile] = Profile::DESKTOPS;
+    const DESCRIPTION: &'static str = "Act on a desktop element by ref from snapshot (or ROLE \"NAME\"), no pixels: do click|double_click|focus|set (text replaces)|type|select|toggle|scroll. Uses the app's accessibility, else the pointer at it; a gone, hidden, disabled or covered element is refused. until: appears|gone {role,name,state} or changed:ref; no do: only waits. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
+    type Params = ActParams;
+    type Output = Acted;
+
+    fn time_limit(p: &ActParams) -> Option<Duration> {
+        p.until
+            .as_ref()
+            .map(|_| Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)))
+    }
+
+    async fn run(ctx: &Context, p: ActParams, _: &Progress) -> Result<Acted, OpError> {
+        let desktop = match find_target(ctx, &p.sid)? {
+            Target::Desktop(desktop) => desktop,
+            Target::Terminal(_) => {
+                return Err(OpError::invalid(
+                    "sid",
+                    format!("'{}' is a terminal; act works on desktop elements (send types and clicks in terminals)", p.sid),
+                ))
+            }
+        };
+        let timeout_ms = p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if timeout_ms > MAX_TIMEOUT_MS {
+            return Err(OpError::invalid(
+                "timeout_ms",
+                format!("{timeout_ms} is over the limit of {MAX_TIMEOUT_MS} (an hour)"),
+            ));
+        }
+        let tree = ctx.accessibility.of(&desktop);
+        let act = match (&p.target, p.action) {
+            (Some(_), None) => {
+                return Err(OpError::invalid(
+                    "do",
+                    "say what to do with the element, e.g. \"do\": \"click\"",
+                ))
+            }
+            (None, Some(action)) => {
+                return Err(OpError::invalid(
+                    "ref",
+                    format!(
+                        "{} needs the element: a ref from snapshot (e12) or ROLE \"NAME\"",
+                        action.name()
+                    ),
+                ))
+            }
+            (None, None) if p.until.is_none() => {
+                return Err(OpError::invalid(
+                    "do",
+                    "nothing to do: give ref and do, or until to wait",
+                ))
+            }
+            (None, None) => None,
+            (Some(target), Some(action)) => Some((target.clone(), action)),
+        };
+        // The wait is checked before acting, so a bad one sends nothing.
+        let condition = p
+            .until
+            .as_ref()
+            .map(|u| u.condition(tree.last().as_deref()))
+            .transpose()?;
+        let mut done = None;
+        if let Some((target, action)) = act {
+            if p.text.is_some() && !matches!(action, ActName::Set | ActName::Type) {
+                return Err(OpError::invalid(
+                    "text",
+                    format!("{} takes no text (set and type do)", action.name()),
+                ));
+            }
+            let element =
+                accessibility::resolve(&ctx.accessibility, &tree, &desktop, &target, "ref")?;
+            let before = *desktop.damage_updates().borrow();
+            done = Some(perform(&tree, &desktop, &element, action, p.text.as_deref()).await?);
+            if condition.is_none() {
+                desktop
+                    .settle_with(before, QUIET, REACTION, SETTLE_LIMIT)
+                    .await;
+            }
+        }
+        let (shot, held, matched, elapsed) = match condition {
+            None => (
+                accessibility::take(&tree, &desktop, &ctx.model_sizes, None).await?,
+                None,
+                None,
+                None,
+            ),
+            Some(condition) => {
+                let started = std::time::Instant::now();
+                let (shot, found) = wait(
+                    &tree,
+                    &desktop,
+                    ctx,
+                    &condition,
+                    Duration::from_millis(timeout_ms),
+                )
+                .await?;
+                (
+                    shot,
+                    Some(found.is_some()),
+                    found.flatten().map(|e| e.line()),
+                    Some(started.elapsed().as_millis() as u64),
+                )
+            }
+        };
+        Ok(Acted {
+            sid: desktop.sid.clone(),
+            done,
+            held,
+            matched,
+            elapsed_ms: elapsed,
+            elements: shot.text.clone(),
+        })
+    }
+}
+
+/// Do `action` to `element`: through the application, else with the pointer or keyboard. Says how.
+async fn perform(
+    tree: &accessibility::DesktopTree,
+    desktop: &Arc<Desktop>,
+    element: &Element,
+    action: ActName,
+    text: Option<&str>,
+) -> Result<String, OpError> {
+    if element.window.is_some() && element.object.is_none() {
+        return Err(OpError::new(
+            ErrorCode::ElementUnavailable,
+            format!(
+                "ref: {} has no accessibility tree (its application exposes none); act on it with computer",
+                element.describe()
+            ),
+        )
+        .with_field("ref"));
+    }
+    let bus = tree.bus(desktop).await?;
+    let act = A11yAct::parse(action.name(), text)?;
+    match bus.act(element, &act, "ref").await? {
+        Done::Interface(how) => Ok(how),
+        Done::Pointer { x, y, clicks } => {
+            check_uncovered(tree, desktop, element, x, y).await?;
+            let limit = desktop.step_timeout;
+            let at = Point {
+                x: x.max(0) as u32,
+                y: y.max(0) as u32,
+            };
+            desktop
+                .run("clicking the element", limit, move |x11| {
+                    x11.click(at, BUTTON_LEFT, u32::from(clicks), &[])?;
+                    x11.sync()
+                })
+                .await?;
+            Ok(format!(
+                "pointer {} at {x},{y}",
+                if clicks == 2 { "double click" } else { "click" }
+            ))
+        }
+        Done::Keyboard { text, replace } => {
+            let limit = desktop.step_timeout;
+            desktop
+                .run("typing into the element", limit, move |x11| {
+                    if replace {
+                        let select_all = [
+                            screenpilot_desktop::keysym::by_name("Control_L").unwrap_or(0xffe3),
+                            u32::from('a'),
+                        ];
+                        x11.key_chord(&select_all, Duration::ZERO)?;
+                    }
+                    x11.type_text(&text)?;
+                    x11.sync()
+                })
+                .await?;
+            Ok(if replace {
+                "selected all, typed"
+            } else {
+                "typed"
+            }
+            .to_owned())
+        }
+    }
+}
+
+/// A click at `x, y` must land on `element`: the window on top there is its own.
+async fn check_uncovered(
+    tree: &accessibility::DesktopTree,
+    desktop: &Desktop,
+    element: &Element,
+    x: i32,
+    y: i32,
+) -> Result<(), OpError> {
+    let (w, h) = desktop.size();
+    if x < 0 || y < 0 || x >= w as i32 || y >= h as i32 {
+        return Err(OpError::new(
+            ErrorCode::ElementUnavailable,
+            format!(
+                "ref: {} is off the screen (at {x},{y}); scroll it into view first (do: scroll)",
+                element.describe()
+            ),
+        )
+        .with_field("ref"));
+    }
+    let Some(last) = tree.last() else {
+        return Ok(());
+    };
+    let Some(own) = window_holding(&last, element) else {
+        // A popup (a menu, a list) the window manager does not list: it is on top.
+        return Ok(());
+    };
+    let tops = accessibility::top_levels(desktop).await?;
+    let on_top = tops.iter().rev().find(|t| {
+        t.shown
+            && t.bounds
+                .intersect(&screenpilot_a11y::Bounds::new(x, y, 1, 1))
+                .is_some()
+    });
+    match on_top {
+        Some(top) if top.id != own => Err(OpError::new(
+            ErrorCode::ElementUnavailable,
+            format!(
+                "ref: {} is covered at {x},{y} by window {:?}; focus or move that window first",
+                element.describe(),
+                top.title
+            ),
+        )
+        .with_field("ref")),
+        _ => Ok(()),
+    }
+}
+
+/// The X window `element` is shown in, in `shot`: the window line it is listed under.
+fn window_holding(shot: &Snapshot, element: &Element) -> Option<u32> {
+    let at = shot.elements.iter().position(|e| e.id == element.id)?;
+    shot.elements[..=at].iter().rev().find_map(
+        |e| {
+            if e.depth == 0 {
+                Some(e.window)
+            } else {
+                None
+            }
+        },
+    )?
+}
+
+/// Wait until `condition` holds on fresh snapshots, each taken when the tree or the windows
+/// changed (never on a timer), at most `limit`. The last snapshot, and what made it hold (`None`:
+/// it did not).
+async fn wait(
+    tree: &accessibility::DesktopTree,
+    desktop: &Desktop,
+    ctx: &Context,
+    condition: &Condition,
+    limit: Duration,
+) -> Result<(Arc<Snapshot>, Option<Option<Element>>), OpError> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let bus = tree.bus(desktop).await?;
+    let mut events = bus.events();
+    let mut windows = desktop.window_updates();
+    loop {
+        events.borrow_and_update();
+        windows.borrow_and_update();
+        let shot = accessibility::take(tree, desktop, &ctx.model_sizes, None).await?;
+        if let Some(found) = condition.holds(&shot) {
+            return Ok((shot, Some(found)));
+        }
+        tokio::select! {
+            changed = events.changed() => if changed.is_err() { return Ok((shot, None)) },
+            changed = windows.changed() => if changed.is_err() { return Ok((shot, None)) },
+            _ = tokio::time::sleep_until(deadline) => return Ok((shot, None)),
+        }
+    }
+}
