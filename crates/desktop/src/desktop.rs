@@ -25,6 +25,7 @@ use crate::ready::{self, FocusBy};
 use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
 use crate::settle::{self, Settle, Settled, DEFAULT_REACTION};
 use crate::watcher::Watcher;
+use crate::x11::clipboard_owner::Owner as ClipboardOwner;
 use crate::x11::{connect_local, WindowInfo, X11};
 
 /// The default limit for one native step (starting Xvfb, one action, one capture).
@@ -217,6 +218,15 @@ pub struct Desktop {
     closed: AtomicBool,
     broken: AtomicBool,
     pub step_timeout: Duration,
+    ready_timeout: Duration,
+    /// The environment programs started here are given, before the display's variables
+    /// (`DesktopSpec::program_env`), and the directory they start in.
+    program_env_base: Option<Vec<(OsString, OsString)>>,
+    program_cwd: Option<PathBuf>,
+    /// Programs started on the running desktop ([`Desktop::launch`]); ended with it.
+    launched: Mutex<Vec<Arc<Child>>>,
+    /// The owner of the selections we set, started on the first `clipboard_set`.
+    clipboard: tokio::sync::Mutex<Option<ClipboardOwner>>,
     /// Dropped (and removed) after everything else.
     private_dir: PrivateDir,
 }
@@ -228,7 +238,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Run a blocking job under a time limit.
-async fn blocking<R: Send + 'static>(
+pub(crate) async fn blocking<R: Send + 'static>(
     what: &str,
     limit: Duration,
     job: impl FnOnce() -> Result<R> + Send + 'static,
@@ -318,6 +328,11 @@ impl Desktop {
             closed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
             step_timeout: limit,
+            ready_timeout: spec.ready_timeout,
+            program_env_base: spec.program_env.clone(),
+            program_cwd: spec.cwd.clone(),
+            launched: Mutex::default(),
+            clipboard: tokio::sync::Mutex::new(None),
             private_dir: dir,
         };
         if let Some((conn, screen)) = watch_conn {
@@ -395,7 +410,7 @@ impl Desktop {
         let log = self.private_dir.path().join("program.log");
         let launch = Launch {
             argv: argv.clone(),
-            env: program_env(spec.program_env.as_deref(), env),
+            env: self.program_environment(),
             env_clear: true,
             cwd: spec.cwd.clone(),
             log: log.clone(),
@@ -491,6 +506,64 @@ impl Desktop {
 
     fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
+    }
+
+    /// The whole environment a program started on this desktop gets: the caller's (or this
+    /// process's) without other displays' variables, then this desktop's `DISPLAY` and `XAUTHORITY`.
+    pub fn program_environment(&self) -> Vec<(OsString, OsString)> {
+        program_env(
+            self.program_env_base.as_deref(),
+            display_env(&self.display, self.xauthority.as_deref()),
+        )
+    }
+
+    pub(crate) fn program_cwd(&self) -> Option<&PathBuf> {
+        self.program_cwd.as_ref()
+    }
+
+    pub(crate) fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn xauthority(&self) -> Option<&PathBuf> {
+        self.xauthority.as_ref()
+    }
+
+    pub(crate) fn clipboard_owner(&self) -> &tokio::sync::Mutex<Option<ClipboardOwner>> {
+        &self.clipboard
+    }
+
+    /// Window changes are counted (a watcher runs), so waits on them are woken.
+    pub(crate) fn watches_windows(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// A fresh log file for a program started on the running desktop.
+    pub(crate) fn next_program_log(&self) -> PathBuf {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.private_dir.path().join(format!("launched-{n}.log"))
+    }
+
+    /// Own a program started on the running desktop: [`Desktop::close`] ends it.
+    pub(crate) fn adopt(&self, child: Arc<Child>) {
+        lock(&self.launched).push(child);
+    }
+
+    pub(crate) fn forget(&self, child: &Arc<Child>) {
+        lock(&self.launched).retain(|c| !Arc::ptr_eq(c, child));
+    }
+
+    /// The programs started with [`Desktop::launch`]: pid, and whether it still runs.
+    pub fn launched(&self) -> Vec<(i32, bool)> {
+        lock(&self.launched)
+            .iter()
+            .map(|c| (c.pid, !c.exited()))
+            .collect()
     }
 
     /// Count a person watching (`how`: "watch") until the guard is dropped; `list` shows them.
@@ -672,6 +745,16 @@ impl Desktop {
             let joined = tokio::task::spawn_blocking(move || thread.join());
             let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
         }
+        let owner = match tokio::time::timeout(Duration::from_secs(2), self.clipboard.lock()).await
+        {
+            Ok(mut guard) => guard.take(),
+            Err(_) => None,
+        };
+        if let Some(thread) = owner.and_then(|mut owner| owner.stop()) {
+            // It ends at once (its eventfd wakes it); with its connection go the selections we own.
+            let joined = tokio::task::spawn_blocking(move || thread.join());
+            let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
+        }
         if let Ok(mut guard) =
             tokio::time::timeout(Duration::from_secs(2), self.connection.clone().lock_owned()).await
         {
@@ -695,7 +778,14 @@ impl Desktop {
                 child.stop(grace).await;
             }
         };
-        tokio::join!(program, wm);
+        let launched: Vec<Arc<Child>> = lock(&self.launched).clone();
+        let others = async {
+            let stops = launched.iter().map(|child| child.stop(grace));
+            for stop in stops {
+                stop.await;
+            }
+        };
+        tokio::join!(program, wm, others);
         if let Some(xvfb) = &self.xvfb {
             xvfb.stop(grace).await;
         }

@@ -14,10 +14,13 @@
 //! desktop's connection under a time limit, with the [`X11`] calls inside it.
 
 pub mod capture;
+mod clipboard;
 pub mod desktop;
+pub mod desktop_entry;
 pub mod error;
 pub mod keyboard;
 pub mod keysym;
+mod launch;
 mod private_dir;
 pub mod process;
 mod ready;
@@ -27,6 +30,7 @@ pub mod server;
 pub mod settle;
 pub mod stats;
 mod watcher;
+mod window_actions;
 pub mod x11;
 
 pub use capture::{decode_png, encode_png, Frame};
@@ -36,11 +40,16 @@ pub use desktop::{
 };
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
+pub use launch::{Launched, Program};
 pub use private_dir::{end_abandoned, Abandoned};
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
 pub use settle::{Settle, Settled, DEFAULT_REACTION};
-pub use x11::{connect, Button, Point, WindowInfo, WindowManagerState, X11};
+pub use window_actions::{Closed, WINDOW_ACTION_TIMEOUT};
+pub use x11::{
+    connect, Button, ClipContent, ClipKind, MoveResize, Point, Selection, WindowInfo,
+    WindowManagerState, MAX_CLIP_BYTES, X11,
+};
 /// The X11 protocol crate this one speaks through, for callers of [`connect`].
 pub use x11rb;
