@@ -98,3 +98,124 @@ pub async fn windows_until(
         }
     }
 }
+
+/// Run `argv` to its end on `desktop` (its display, its environment), feeding it `stdin`; its
+/// output, or a panic when it does not end within [`LONG`].
+pub async fn run_on(desktop: &Desktop, argv: &[&str], stdin: &[u8]) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .env_clear()
+        .envs(desktop.program_environment())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {argv:?}: {e}"));
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let feed = tokio::spawn(async move {
+        let _ = input.write_all(&data).await;
+        // Dropping it closes the pipe: the program sees the end of its input.
+    });
+    let output = tokio::time::timeout(LONG, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{argv:?} did not end within {LONG:?}"))
+        .expect("wait for the program");
+    let _ = feed.await;
+    output
+}
+
+/// Run `argv` on `desktop` feeding it `stdin`, for a program that forks into the background (its
+/// child keeps no pipe of ours open); the exit status of the part that stays in front.
+pub async fn run_detaching(
+    desktop: &Desktop,
+    argv: &[&str],
+    stdin: &[u8],
+) -> std::process::ExitStatus {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .env_clear()
+        .envs(desktop.program_environment())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {argv:?}: {e}"));
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin).await.expect("write stdin");
+    drop(input);
+    tokio::time::timeout(LONG, child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("{argv:?} did not end within {LONG:?}"))
+        .expect("wait for the program")
+}
+
+/// A connection that is told (XFIXES) whenever a selection gets a new owner: start it before the
+/// program that takes the selection, then wait.
+pub struct OwnerWatch {
+    conn: screenpilot_desktop::x11rb::rust_connection::RustConnection,
+}
+
+impl OwnerWatch {
+    pub fn new(desktop: &Desktop, selection: &str) -> OwnerWatch {
+        use screenpilot_desktop::x11rb::connection::Connection;
+        use screenpilot_desktop::x11rb::protocol::xfixes::{
+            ConnectionExt as _, SelectionEventMask,
+        };
+        use screenpilot_desktop::x11rb::protocol::xproto::ConnectionExt as _;
+        let (conn, screen) =
+            screenpilot_desktop::connect(&desktop.display, desktop.info().xauthority.as_deref())
+                .expect("connect");
+        conn.xfixes_query_version(5, 0)
+            .expect("xfixes")
+            .reply()
+            .expect("xfixes version");
+        let root = conn.setup().roots[screen].root;
+        let atom = conn
+            .intern_atom(false, selection.as_bytes())
+            .expect("intern")
+            .reply()
+            .expect("atom")
+            .atom;
+        conn.xfixes_select_selection_input(root, atom, SelectionEventMask::SET_SELECTION_OWNER)
+            .expect("select")
+            .check()
+            .expect("select selection input");
+        OwnerWatch { conn }
+    }
+
+    /// Wait (at most [`LONG`]) until the selection got a new owner; that owner's window.
+    pub async fn changed(self) -> u32 {
+        tokio::task::spawn_blocking(move || {
+            use screenpilot_desktop::x11rb::connection::Connection;
+            use screenpilot_desktop::x11rb::protocol::Event;
+            use std::os::fd::AsRawFd;
+            let end = Instant::now() + LONG;
+            loop {
+                while let Some(event) = self.conn.poll_for_event().expect("event") {
+                    if let Event::XfixesSelectionNotify(e) = event {
+                        return e.owner;
+                    }
+                }
+                let left = end.saturating_duration_since(Instant::now());
+                assert!(!left.is_zero(), "the selection got no new owner");
+                let mut poll = libc::pollfd {
+                    fd: self.conn.stream().as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe {
+                    libc::poll(&mut poll, 1, left.as_millis().min(i32::MAX as u128) as i32);
+                }
+            }
+        })
+        .await
+        .expect("the watch thread")
+    }
+}
+
