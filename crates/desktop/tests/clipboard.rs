@@ -88,7 +88,10 @@ async fn text_we_set_is_read_by_xclip_and_pasted_into_a_gtk_entry_after_the_call
     .expect("settings.ini");
     let mut env: Vec<_> = std::env::vars_os().collect();
     env.push(("XDG_CONFIG_HOME".into(), config.0.clone().into()));
-    let mut spec = spec(Some(&["zenity", "--entry", "--text", "Paste here"]), openbox());
+    let mut spec = spec(
+        Some(&["zenity", "--entry", "--text", "Paste here"]),
+        openbox(),
+    );
     spec.program_env = Some(env);
     let desktop = start(spec).await;
     let text = "pasted: Grüße ✓ 日本";
@@ -284,7 +287,10 @@ async fn an_empty_selection_and_a_type_not_offered_are_clear_errors() {
     );
     // Bad contents are refused before anything is sent.
     let bad = desktop
-        .clipboard_set(Selection::Clipboard, ClipContent::Png(b"not a png".to_vec()))
+        .clipboard_set(
+            Selection::Clipboard,
+            ClipContent::Png(b"not a png".to_vec()),
+        )
         .await
         .expect_err("not a PNG");
     assert_eq!(bad.field(), Some("content"));

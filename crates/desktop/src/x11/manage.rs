@@ -263,8 +263,26 @@ impl X11 {
         let info = self.client(window)?;
         let manager = self.manager()?;
         if manager.supports(self.atoms.net_moveresize_window) {
-            // StaticGravity (10): x and y are the client area's own corner, as WindowInfo's.
-            let mut flags = 10u32 | (2 << 12);
+            // NorthWestGravity: x and y place the frame's corner, so take off the frame's left and
+            // top edges (StaticGravity would count a border the window manager already removed).
+            let extents = self
+                .conn
+                .get_property(
+                    false,
+                    window,
+                    self.atoms.net_frame_extents,
+                    AtomEnum::CARDINAL,
+                    0,
+                    4,
+                )?
+                .reply()?;
+            let (left, top) = extents
+                .value32()
+                .map(|v| v.collect::<Vec<u32>>())
+                .filter(|v| v.len() == 4)
+                .map(|v| (v[0] as i32, v[2] as i32))
+                .unwrap_or((0, 0));
+            let mut flags = 1u32 | (2 << 12);
             for (bit, given) in [
                 (8, to.x.is_some()),
                 (9, to.y.is_some()),
@@ -280,8 +298,8 @@ impl X11 {
                 self.atoms.net_moveresize_window,
                 [
                     flags,
-                    to.x.unwrap_or(0) as u32,
-                    to.y.unwrap_or(0) as u32,
+                    to.x.map_or(0, |x| x - left) as u32,
+                    to.y.map_or(0, |y| y - top) as u32,
                     to.width.unwrap_or(0),
                     to.height.unwrap_or(0),
                 ],

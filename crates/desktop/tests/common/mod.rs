@@ -218,4 +218,3 @@ impl OwnerWatch {
         .expect("the watch thread")
     }
 }
-
