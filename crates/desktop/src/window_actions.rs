@@ -83,20 +83,67 @@ impl Desktop {
     /// compare the result with what was asked.
     pub async fn move_resize_window(&self, window: u32, to: MoveResize) -> Result<WindowInfo> {
         to.check("geometry")?;
-        let before = self
-            .window_action("moving", window, move |x| x.request_move_resize(window, to))
+        let (before, by_ewmh) = self
+            .window_action("moving", window, move |x| {
+                Ok((x.request_move_resize(window, to)?, x.moves_by_ewmh()?))
+            })
             .await?;
         let was = before.clone();
-        self.until("moving", window, move |x| {
-            let now = x.client(window)?;
-            Ok(if to.taken(&was, &now) {
-                Look::Done(now)
-            } else {
-                Look::Wait
+        let first = self
+            .until("moving", window, move |x| {
+                let now = x.client(window)?;
+                Ok(if to.taken(&was, &now) {
+                    Look::Done(now)
+                } else {
+                    Look::Wait
+                })
             })
+            .await
+            .map_err(|e| timed_out(e, &before))?;
+        // A window manager without EWMH may place the frame where the client was asked to go (twm
+        // puts its title bar there), leaving the client off by the frame's edges: ask once more,
+        // that much further, and take what comes. (With EWMH a difference is the window manager's
+        // own rule, such as keeping windows on screen.)
+        if by_ewmh {
+            return Ok(first);
+        }
+        let off = |asked: Option<i32>, got: i32| asked.filter(|a| *a != got).map(|a| a - got);
+        let (dx, dy) = (off(to.x, first.x), off(to.y, first.y));
+        if dx.is_none() && dy.is_none() {
+            return Ok(first);
+        }
+        let again = MoveResize {
+            x: to.x.map(|a| a + dx.unwrap_or(0)),
+            y: to.y.map(|a| a + dy.unwrap_or(0)),
+            width: None,
+            height: None,
+        };
+        if again.check("geometry").is_err() {
+            return Ok(first);
+        }
+        self.window_action("moving", window, move |x| {
+            x.request_move_resize(window, again)
         })
-        .await
-        .map_err(|e| timed_out(e, &before))
+        .await?;
+        let was = first.clone();
+        let settled = self
+            .until("moving", window, move |x| {
+                let now = x.client(window)?;
+                let part = |asked: Option<i32>, was: i32, is: i32| {
+                    asked.is_none_or(|a| is == a || is != was)
+                };
+                Ok(if part(to.x, was.x, now.x) && part(to.y, was.y, now.y) {
+                    Look::Done(now)
+                } else {
+                    Look::Wait
+                })
+            })
+            .await;
+        // The window manager may keep it where it is (on screen, say): that is its answer.
+        match settled {
+            Err(DesktopError::Timeout { .. }) => Ok(first),
+            other => other,
+        }
     }
 
     /// Minimise (iconify) `window`. Returns its new state (`minimized`, not `mapped`).

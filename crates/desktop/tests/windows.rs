@@ -218,3 +218,15 @@ async fn ids_that_are_not_top_level_windows_are_refused_and_nothing_is_sent() {
     );
     desktop.close().await;
 }
+
+#[tokio::test]
+async fn under_twm_which_speaks_no_ewmh_the_window_behind_is_focused_and_gets_the_keys() {
+    require(&["twm"]);
+    focus_the_one_behind_and_type_into_it(WindowManager::Program("twm".into())).await;
+}
+
+#[tokio::test]
+async fn under_twm_a_window_is_raised_moved_resized_minimised_restored_and_closed() {
+    require(&["twm"]);
+    raise_move_resize_minimise_restore_close(WindowManager::Program("twm".into())).await;
+}

@@ -258,6 +258,12 @@ impl X11 {
         Ok(true)
     }
 
+    /// Does an EWMH window manager place windows for us (`_NET_MOVERESIZE_WINDOW`, which says
+    /// where the client area goes)? Otherwise a window manager may read a position as its frame's.
+    pub(crate) fn moves_by_ewmh(&self) -> Result<bool> {
+        Ok(self.manager()?.supports(self.atoms.net_moveresize_window))
+    }
+
     /// Ask for `window`'s client area to be moved and/or resized. Returns its state before.
     pub fn request_move_resize(&self, window: u32, to: MoveResize) -> Result<WindowInfo> {
         let info = self.client(window)?;
