@@ -154,8 +154,8 @@ pub async fn run_detaching(
         .expect("wait for the program")
 }
 
-/// A connection that is told (XFIXES) whenever a selection gets a new owner: start it before the
-/// program that takes the selection, then wait.
+/// A connection that is told (XFIXES) whenever a selection gets a new owner, or loses it because
+/// its window or client went: start it before the change, then wait.
 pub struct OwnerWatch {
     conn: screenpilot_desktop::x11rb::rust_connection::RustConnection,
 }
@@ -181,14 +181,18 @@ impl OwnerWatch {
             .reply()
             .expect("atom")
             .atom;
-        conn.xfixes_select_selection_input(root, atom, SelectionEventMask::SET_SELECTION_OWNER)
+        let mask = SelectionEventMask::SET_SELECTION_OWNER
+            | SelectionEventMask::SELECTION_WINDOW_DESTROY
+            | SelectionEventMask::SELECTION_CLIENT_CLOSE;
+        conn.xfixes_select_selection_input(root, atom, mask)
             .expect("select")
             .check()
             .expect("select selection input");
         OwnerWatch { conn }
     }
 
-    /// Wait (at most [`LONG`]) until the selection got a new owner; that owner's window.
+    /// Wait (at most [`LONG`]) until the selection's owner changed; the new owner's window (0 for
+    /// none).
     pub async fn changed(self) -> u32 {
         tokio::task::spawn_blocking(move || {
             use screenpilot_desktop::x11rb::connection::Connection;
