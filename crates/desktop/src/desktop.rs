@@ -780,10 +780,12 @@ impl Desktop {
         };
         let launched: Vec<Arc<Child>> = lock(&self.launched).clone();
         let others = async {
-            let stops = launched.iter().map(|child| child.stop(grace));
-            for stop in stops {
-                stop.await;
+            // Together, so a stubborn one costs one grace period, not one each.
+            let mut stops = tokio::task::JoinSet::new();
+            for child in launched {
+                stops.spawn(async move { child.stop(grace).await });
             }
+            while stops.join_next().await.is_some() {}
         };
         tokio::join!(program, wm, others);
         if let Some(xvfb) = &self.xvfb {

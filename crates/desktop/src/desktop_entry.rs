@@ -347,7 +347,9 @@ mod tests {
             argv(r#"sh -c "echo \"hi there\" \$HOME" %F"#),
             ["sh", "-c", "echo \"hi there\" $HOME"]
         );
-        assert_eq!(argv(r"app a\sb"), ["app", "a b"]);
+        // `\s` is a space before the line is split: it separates unless quoted.
+        assert_eq!(argv(r"app a\sb"), ["app", "a", "b"]);
+        assert_eq!(argv(r#"app "a\sb""#), ["app", "a b"]);
         assert!(exec_argv("app \"open", None, None, Path::new("x")).is_err());
         assert!(exec_argv("app %z", None, None, Path::new("x")).is_err());
     }

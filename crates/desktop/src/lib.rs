@@ -10,6 +10,11 @@
 //! ([`Desktop::damage_updates`], [`Desktop::window_updates`]) so waits need no polling
 //! ([`Desktop::settle`]). [`scale`] sizes screenshots for models and maps coordinates back.
 //!
+//! On a running desktop: the clipboard ([`Desktop::clipboard_get`], [`Desktop::clipboard_set`]),
+//! window management ([`Desktop::focus_window`], [`Desktop::move_resize_window`],
+//! [`Desktop::minimize_window`], [`Desktop::close_window`], ...), and more programs
+//! ([`Desktop::launch`], by command line or desktop-entry name), each returning once its effect shows.
+//!
 //! [`DesktopRegistry`] holds the desktops of one daemon; [`Desktop::run`] runs one blocking step on a
 //! desktop's connection under a time limit, with the [`X11`] calls inside it.
 
@@ -46,7 +51,7 @@ pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
 pub use settle::{Settle, Settled, DEFAULT_REACTION};
-pub use window_actions::{Closed, WINDOW_ACTION_TIMEOUT};
+pub use window_actions::{CloseOutcome, WINDOW_ACTION_TIMEOUT};
 pub use x11::{
     connect, Button, ClipContent, ClipKind, MoveResize, Point, Selection, WindowInfo,
     WindowManagerState, MAX_CLIP_BYTES, X11,

@@ -24,7 +24,7 @@ pub const WINDOW_ACTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// How a close ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Closed {
+pub enum CloseOutcome {
     /// The window is gone from the window list (destroyed or withdrawn).
     Closed,
     /// The window stays, and its program showed another window instead (such as "Save changes?").
@@ -169,8 +169,8 @@ impl Desktop {
     /// Close `window`: ask its window manager (`_NET_CLOSE_WINDOW`) or the window itself
     /// (`WM_DELETE_WINDOW`); with `kill`, end its program's X connection (XKillClient) instead,
     /// which the program does not get to refuse. Returns once the window is gone from the window
-    /// list, or its program showed another window instead ([`Closed::Asking`]).
-    pub async fn close_window(&self, window: u32, kill: bool) -> Result<Closed> {
+    /// list, or its program showed another window instead ([`CloseOutcome::Asking`]).
+    pub async fn close_window(&self, window: u32, kill: bool) -> Result<CloseOutcome> {
         let (before, all) = self
             .window_action("closing", window, move |x| {
                 let all: HashSet<u32> = x.windows()?.iter().map(|w| w.id).collect();
@@ -182,13 +182,13 @@ impl Desktop {
         self.until("closing", window, move |x| {
             let windows = x.windows()?;
             if !windows.iter().any(|w| w.id == window) {
-                return Ok(Look::Done(Closed::Closed));
+                return Ok(Look::Done(CloseOutcome::Closed));
             }
             let dialog = windows
                 .iter()
                 .find(|w| !all.contains(&w.id) && w.mapped && pid.is_some() && w.pid == pid);
             Ok(match dialog {
-                Some(dialog) => Look::Done(Closed::Asking {
+                Some(dialog) => Look::Done(CloseOutcome::Asking {
                     dialog: dialog.clone(),
                 }),
                 None => Look::Wait,

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use screenpilot_desktop::{Closed, Desktop, MoveResize, Program, WindowInfo, WindowManager};
+use screenpilot_desktop::{CloseOutcome, Desktop, MoveResize, Program, WindowInfo, WindowManager};
 
 /// An xterm titled `title` whose shell reads one line into `file`, then ends.
 fn reader(title: &str, file: &Path) -> Vec<String> {
@@ -147,7 +147,7 @@ async fn raise_move_resize_minimise_restore_close(wm: WindowManager) {
     );
 
     let closed = desktop.close_window(first.id, false).await.expect("close");
-    assert_eq!(closed, Closed::Closed);
+    assert_eq!(closed, CloseOutcome::Closed);
     assert!(
         desktop.wait_program_exit(LONG).await.is_some(),
         "closing the window did not end the first xterm"

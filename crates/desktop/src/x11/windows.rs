@@ -49,14 +49,20 @@ pub struct WindowInfo {
     pub mapped: bool,
     /// It is minimised (iconified: `WM_STATE` IconicState, or `_NET_WM_STATE_HIDDEN`); `mapped` is
     /// then false. A window that is neither mapped nor minimised is withdrawn (hidden by its program).
-    #[serde(default)]
+    /// Like `maximized` and `above`, written only when true (every byte of a window list is read by
+    /// a model).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub minimized: bool,
     /// Maximised both ways (`_NET_WM_STATE_MAXIMIZED_VERT` and `_HORZ`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub maximized: bool,
     /// Kept above other windows (`_NET_WM_STATE_ABOVE`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub above: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// ICCCM `WM_STATE` values.
