@@ -296,3 +296,96 @@ async fn an_empty_selection_and_a_type_not_offered_are_clear_errors() {
     assert_eq!(bad.field(), Some("content"));
     desktop.close().await;
 }
+
+#[tokio::test]
+async fn our_owner_answers_multiple_and_timestamp_as_icccm_asks() {
+    use screenpilot_desktop::x11rb::connection::Connection;
+    use screenpilot_desktop::x11rb::protocol::xproto::{
+        AtomEnum, ConnectionExt as _, CreateWindowAux, EventMask, PropMode, WindowClass,
+    };
+    use screenpilot_desktop::x11rb::protocol::Event;
+    use screenpilot_desktop::x11rb::wrapper::ConnectionExt as _;
+    let desktop = desktop().await;
+    desktop
+        .clipboard_set(Selection::Clipboard, ClipContent::Text("many ways".into()))
+        .await
+        .expect("set");
+    let (conn, screen) =
+        screenpilot_desktop::connect(&desktop.display, desktop.info().xauthority.as_deref())
+            .expect("connect");
+    let answers = tokio::task::spawn_blocking(move || {
+        let atom = |name: &str| {
+            conn.intern_atom(false, name.as_bytes())
+                .expect("intern")
+                .reply()
+                .expect("atom")
+                .atom
+        };
+        let (clipboard, multiple, pair) = (atom("CLIPBOARD"), atom("MULTIPLE"), atom("ATOM_PAIR"));
+        let (utf8, png, stamp) = (atom("UTF8_STRING"), atom("image/png"), atom("TIMESTAMP"));
+        let (p_list, p_text, p_png, p_stamp) = (atom("LIST"), atom("P1"), atom("P2"), atom("P3"));
+        let window = conn.generate_id().expect("id");
+        let root = conn.setup().roots[screen].root;
+        conn.create_window(
+            0,
+            window,
+            root,
+            0,
+            0,
+            1,
+            1,
+            0,
+            WindowClass::INPUT_ONLY,
+            0,
+            &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
+        )
+        .expect("window");
+        conn.change_property32(
+            PropMode::REPLACE,
+            window,
+            p_list,
+            pair,
+            &[utf8, p_text, png, p_png, stamp, p_stamp],
+        )
+        .expect("pairs");
+        conn.convert_selection(window, clipboard, multiple, p_list, 0u32)
+            .expect("convert");
+        conn.flush().expect("flush");
+        loop {
+            match conn.wait_for_event().expect("event") {
+                Event::SelectionNotify(n) => {
+                    assert_eq!(n.property, p_list, "MULTIPLE was refused");
+                    break;
+                }
+                _ => continue,
+            }
+        }
+        let get = |property| {
+            conn.get_property(false, window, property, AtomEnum::ANY, 0, 1024)
+                .expect("get")
+                .reply()
+                .expect("property")
+        };
+        let pairs: Vec<u32> = get(p_list).value32().expect("pairs").collect();
+        (
+            pairs,
+            get(p_text).value,
+            get(p_stamp).value32().and_then(|mut v| v.next()),
+            [p_text, p_png, p_stamp],
+        )
+    });
+    let (pairs, text, stamp, [p_text, _, p_stamp]) = tokio::time::timeout(LONG, answers)
+        .await
+        .expect("answered")
+        .expect("thread");
+    // The PNG cannot be given: its property is None in the answer; the others are filled.
+    assert_eq!(pairs[1], p_text);
+    assert_eq!(pairs[3], 0, "image/png is not offered for text");
+    assert_eq!(pairs[5], p_stamp);
+    assert_eq!(text, b"many ways");
+    assert!(
+        stamp.is_some_and(|t| t > 0),
+        "TIMESTAMP is the time we took it"
+    );
+    desktop.close().await;
+}
