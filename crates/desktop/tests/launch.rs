@@ -19,18 +19,8 @@ async fn mousepad_by_its_desktop_entry_name_is_shown_focused_and_ended_with_the_
     // A home of its own: mousepad keeps unsaved text and offers to restore it next time (a dialog
     // instead of the editor), and its settings would go to the caller's home.
     let home = TempDir::new("mousepad-home");
-    let mut env: Vec<_> = std::env::vars_os().collect();
-    for (var, dir) in [
-        ("XDG_CONFIG_HOME", "config"),
-        ("XDG_DATA_HOME", "data"),
-        ("XDG_CACHE_HOME", "cache"),
-        ("XDG_STATE_HOME", "state"),
-    ] {
-        env.push((var.into(), home.file(dir).into()));
-    }
-    env.push(("GSETTINGS_BACKEND".into(), "memory".into()));
     let mut spec = spec(None, openbox());
-    spec.program_env = Some(env);
+    spec.program_env = Some(home_of_its_own(&home));
     let desktop = start(spec).await;
     let launched = desktop
         .launch(Program::DesktopEntry("mousepad".into()))

@@ -230,3 +230,35 @@ async fn under_twm_a_window_is_raised_moved_resized_minimised_restored_and_close
     require(&["twm"]);
     raise_move_resize_minimise_restore_close(WindowManager::Program("twm".into())).await;
 }
+
+#[tokio::test]
+async fn a_program_that_asks_before_closing_shows_its_dialog_and_kill_ends_it() {
+    require(&["Xvfb", "openbox", "mousepad"]);
+    let home = TempDir::new("ask-home");
+    let mut spec = spec(None, openbox());
+    spec.program_env = Some(home_of_its_own(&home));
+    let desktop = start(spec).await;
+    let editor = desktop
+        .launch(Program::DesktopEntry("mousepad".into()))
+        .await
+        .expect("launch mousepad");
+    let id = editor.window.id;
+    desktop
+        .run("typing", LONG, |x| x.type_text("unsaved"))
+        .await
+        .expect("type");
+    let modified = windows_until(&desktop, |ws| {
+        ws.iter().any(|w| w.id == id && w.title.starts_with('*'))
+    })
+    .await;
+    assert!(modified.is_ok(), "{modified:?}");
+    let asked = desktop.close_window(id, false).await.expect("close");
+    let CloseOutcome::Asking { dialog } = asked else {
+        panic!("mousepad closed with unsaved text: {asked:?}");
+    };
+    assert_eq!(dialog.pid, editor.window.pid, "{dialog:?}");
+    assert_ne!(dialog.id, id);
+    let killed = desktop.close_window(id, true).await.expect("kill");
+    assert_eq!(killed, CloseOutcome::Closed);
+    desktop.close().await;
+}

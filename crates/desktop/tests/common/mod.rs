@@ -222,3 +222,20 @@ impl OwnerWatch {
         .expect("the watch thread")
     }
 }
+
+/// This process's environment with the XDG homes in `home` and settings kept in memory, so GTK
+/// programs neither read nor leave state in the caller's home (mousepad offers to restore unsaved
+/// text from its last run, a dialog instead of the editor).
+pub fn home_of_its_own(home: &TempDir) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: Vec<_> = std::env::vars_os().collect();
+    for (var, dir) in [
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_STATE_HOME", "state"),
+    ] {
+        env.push((var.into(), home.file(dir).into()));
+    }
+    env.push(("GSETTINGS_BACKEND".into(), "memory".into()));
+    env
+}
