@@ -205,59 +205,35 @@ impl Drop for Owner {
 
 /// The forms `content` is offered in, by target.
 fn forms(content: ClipContent, atoms: &ClipAtoms) -> Vec<(Atom, Form)> {
+    let form = |target: Atom, type_: Atom, bytes: &Arc<[u8]>| {
+        (
+            target,
+            Form {
+                type_,
+                bytes: bytes.clone(),
+            },
+        )
+    };
     match content {
         ClipContent::Text(text) => {
             let ascii = text.is_ascii();
             let string = Arc::<[u8]>::from(latin1(&text));
             let utf8 = Arc::<[u8]>::from(text.into_bytes());
             let mut forms = vec![
-                (
-                    atoms.utf8_string,
-                    Form {
-                        type_: atoms.utf8_string,
-                        bytes: utf8.clone(),
-                    },
-                ),
-                (
-                    atoms.text_plain_utf8,
-                    Form {
-                        type_: atoms.text_plain_utf8,
-                        bytes: utf8.clone(),
-                    },
-                ),
-                (
-                    AtomEnum::STRING.into(),
-                    Form {
-                        type_: AtomEnum::STRING.into(),
-                        bytes: string,
-                    },
-                ),
-                (
-                    atoms.text,
-                    Form {
-                        type_: atoms.utf8_string,
-                        bytes: utf8.clone(),
-                    },
-                ),
+                form(atoms.utf8_string, atoms.utf8_string, &utf8),
+                form(atoms.text_plain_utf8, atoms.text_plain_utf8, &utf8),
+                form(AtomEnum::STRING.into(), AtomEnum::STRING.into(), &string),
+                // TEXT lets the owner pick the encoding: UTF-8.
+                form(atoms.text, atoms.utf8_string, &utf8),
             ];
             if ascii {
-                forms.push((
-                    atoms.text_plain,
-                    Form {
-                        type_: atoms.text_plain,
-                        bytes: utf8,
-                    },
-                ));
+                forms.push(form(atoms.text_plain, atoms.text_plain, &utf8));
             }
             forms
         }
-        ClipContent::Png(bytes) => vec![(
-            atoms.image_png,
-            Form {
-                type_: atoms.image_png,
-                bytes: bytes.into(),
-            },
-        )],
+        ClipContent::Png(bytes) => {
+            vec![form(atoms.image_png, atoms.image_png, &Arc::from(bytes))]
+        }
     }
 }
 
@@ -310,9 +286,10 @@ impl OwnerThread {
             .map(|t| t.last_progress + STALLED_READER)
             .min()
             .map(|due| {
+                // One more millisecond, so the wake-up comes after the moment, not before it.
                 due.saturating_duration_since(Instant::now())
                     .as_millis()
-                    .min(i32::MAX as u128) as i32
+                    .min(i32::MAX as u128 - 1) as i32
                     + 1
             })
             .unwrap_or(-1);
