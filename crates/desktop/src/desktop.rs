@@ -26,6 +26,7 @@ use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGE
 use crate::session_bus::SessionBus;
 use crate::settle::{self, Settle, Settled, DEFAULT_REACTION};
 use crate::watcher::Watcher;
+use crate::x11::clipboard_owner::Owner as ClipboardOwner;
 use crate::x11::{connect_local, WindowInfo, X11};
 
 /// The default limit for one native step (starting Xvfb, one action, one capture).
@@ -222,6 +223,15 @@ pub struct Desktop {
     /// Xvfb; on an attached display, the caller's (its `DBUS_SESSION_BUS_ADDRESS`), if it had one.
     session_bus: Option<SessionBus>,
     attached_bus: Option<String>,
+    ready_timeout: Duration,
+    /// The environment programs started here are given, before the display's variables
+    /// (`DesktopSpec::program_env`), and the directory they start in.
+    program_env_base: Option<Vec<(OsString, OsString)>>,
+    program_cwd: Option<PathBuf>,
+    /// Programs started on the running desktop ([`Desktop::launch`]); ended with it.
+    launched: Mutex<Vec<Arc<Child>>>,
+    /// The owner of the selections we set, started on the first `clipboard_set`.
+    clipboard: tokio::sync::Mutex<Option<ClipboardOwner>>,
     /// Dropped (and removed) after everything else.
     private_dir: PrivateDir,
 }
@@ -233,7 +243,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Run a blocking job under a time limit.
-async fn blocking<R: Send + 'static>(
+pub(crate) async fn blocking<R: Send + 'static>(
     what: &str,
     limit: Duration,
     job: impl FnOnce() -> Result<R> + Send + 'static,
@@ -329,6 +339,11 @@ impl Desktop {
                     .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
                     .and_then(|(_, v)| v.to_str().map(str::to_owned))
             }),
+            ready_timeout: spec.ready_timeout,
+            program_env_base: spec.program_env.clone(),
+            program_cwd: spec.cwd.clone(),
+            launched: Mutex::default(),
+            clipboard: tokio::sync::Mutex::new(None),
             private_dir: dir,
         };
         if !desktop.attached {
@@ -373,10 +388,7 @@ impl Desktop {
     /// Start the window manager and wait until it has taken over; start the program and wait until
     /// its window is shown with the keyboard focus.
     async fn bring_up(&mut self, spec: &DesktopSpec) -> Result<()> {
-        let mut env = display_env(&self.display, self.xauthority.as_deref());
-        if let Some(bus) = &self.session_bus {
-            env.extend(bus.env());
-        }
+        let env = self.desktop_env();
         let limit = self.step_timeout;
         if !self.attached {
             let wm = match &spec.window_manager {
@@ -425,7 +437,7 @@ impl Desktop {
         let log = self.private_dir.path().join("program.log");
         let launch = Launch {
             argv: argv.clone(),
-            env: program_env(spec.program_env.as_deref(), env),
+            env: self.program_environment(),
             env_clear: true,
             cwd: spec.cwd.clone(),
             log: log.clone(),
@@ -521,6 +533,71 @@ impl Desktop {
 
     fn touch(&self) {
         *lock(&self.last_used) = Instant::now();
+    }
+
+    /// The whole environment a program started on this desktop gets: the caller's (or this
+    /// process's) without other displays' variables, then this desktop's `DISPLAY` and `XAUTHORITY`.
+    pub fn program_environment(&self) -> Vec<(OsString, OsString)> {
+        program_env(self.program_env_base.as_deref(), self.desktop_env())
+    }
+
+    /// What this desktop sets for everything it runs: its display, and its session bus with the
+    /// toolkits' accessibility switches.
+    fn desktop_env(&self) -> Vec<(OsString, OsString)> {
+        let mut env = display_env(&self.display, self.xauthority.as_deref());
+        if let Some(bus) = &self.session_bus {
+            env.extend(bus.env());
+        }
+        env
+    }
+
+    pub(crate) fn program_cwd(&self) -> Option<&PathBuf> {
+        self.program_cwd.as_ref()
+    }
+
+    pub(crate) fn ready_timeout(&self) -> Duration {
+        self.ready_timeout
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn xauthority(&self) -> Option<&PathBuf> {
+        self.xauthority.as_ref()
+    }
+
+    pub(crate) fn clipboard_owner(&self) -> &tokio::sync::Mutex<Option<ClipboardOwner>> {
+        &self.clipboard
+    }
+
+    /// Window changes are counted (a watcher runs), so waits on them are woken.
+    pub(crate) fn watches_windows(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// A fresh log file for a program started on the running desktop.
+    pub(crate) fn next_program_log(&self) -> PathBuf {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.private_dir.path().join(format!("launched-{n}.log"))
+    }
+
+    /// Own a program started on the running desktop: [`Desktop::close`] ends it.
+    pub(crate) fn adopt(&self, child: Arc<Child>) {
+        lock(&self.launched).push(child);
+    }
+
+    pub(crate) fn forget(&self, child: &Arc<Child>) {
+        lock(&self.launched).retain(|c| !Arc::ptr_eq(c, child));
+    }
+
+    /// The programs started with [`Desktop::launch`]: pid, and whether it still runs.
+    pub fn launched(&self) -> Vec<(i32, bool)> {
+        lock(&self.launched)
+            .iter()
+            .map(|c| (c.pid, !c.exited()))
+            .collect()
     }
 
     /// Count a person watching (`how`: "watch") until the guard is dropped; `list` shows them.
@@ -711,6 +788,16 @@ impl Desktop {
             let joined = tokio::task::spawn_blocking(move || thread.join());
             let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
         }
+        let owner = match tokio::time::timeout(Duration::from_secs(2), self.clipboard.lock()).await
+        {
+            Ok(mut guard) => guard.take(),
+            Err(_) => None,
+        };
+        if let Some(thread) = owner.and_then(|mut owner| owner.stop()) {
+            // It ends at once (its eventfd wakes it); with its connection go the selections we own.
+            let joined = tokio::task::spawn_blocking(move || thread.join());
+            let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
+        }
         if let Ok(mut guard) =
             tokio::time::timeout(Duration::from_secs(2), self.connection.clone().lock_owned()).await
         {
@@ -734,7 +821,16 @@ impl Desktop {
                 child.stop(grace).await;
             }
         };
-        tokio::join!(program, wm);
+        let launched: Vec<Arc<Child>> = lock(&self.launched).clone();
+        let others = async {
+            // Together, so a stubborn one costs one grace period, not one each.
+            let mut stops = tokio::task::JoinSet::new();
+            for child in launched {
+                stops.spawn(async move { child.stop(grace).await });
+            }
+            while stops.join_next().await.is_some() {}
+        };
+        tokio::join!(program, wm, others);
         if let Some(bus) = &self.session_bus {
             bus.child.stop(grace).await;
         }

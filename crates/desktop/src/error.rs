@@ -42,6 +42,25 @@ pub enum DesktopError {
         field: &'static str,
         message: String,
     },
+    /// Nobody owns the selection that was asked for (nothing was copied, or its owner ended).
+    #[error("{field}: {message}")]
+    SelectionEmpty {
+        field: &'static str,
+        message: String,
+    },
+    /// The selection's owner does not offer the type asked for; `offered` lists what it does.
+    #[error("{field}: {message}")]
+    TypeNotOffered {
+        field: &'static str,
+        message: String,
+        offered: Vec<String>,
+    },
+    /// The window asked for no longer exists, or is not a top-level window. Nothing was sent.
+    #[error("{field}: {message}")]
+    WindowGone {
+        field: &'static str,
+        message: String,
+    },
     /// The desktop was closed while the operation ran.
     #[error("the desktop session was closed")]
     Closed,
@@ -69,6 +88,9 @@ impl DesktopError {
             DesktopError::Limit(_) => "limit_exceeded",
             DesktopError::Duplicate(_) => "duplicate_session",
             DesktopError::WindowNotReady { .. } => "window_not_ready",
+            DesktopError::SelectionEmpty { .. } => "selection_empty",
+            DesktopError::TypeNotOffered { .. } => "type_not_offered",
+            DesktopError::WindowGone { .. } => "window_gone",
             DesktopError::Closed => "session_closed",
             DesktopError::Io(_) => "io_error",
         }
@@ -79,7 +101,10 @@ impl DesktopError {
         match self {
             DesktopError::Invalid { field, .. }
             | DesktopError::Start { field, .. }
-            | DesktopError::WindowNotReady { field, .. } => Some(field),
+            | DesktopError::WindowNotReady { field, .. }
+            | DesktopError::SelectionEmpty { field, .. }
+            | DesktopError::TypeNotOffered { field, .. }
+            | DesktopError::WindowGone { field, .. } => Some(field),
             DesktopError::Duplicate(_) => Some("sid"),
             _ => None,
         }

@@ -10,14 +10,22 @@
 //! ([`Desktop::damage_updates`], [`Desktop::window_updates`]) so waits need no polling
 //! ([`Desktop::settle`]). [`scale`] sizes screenshots for models and maps coordinates back.
 //!
+//! On a running desktop: the clipboard ([`Desktop::clipboard_get`], [`Desktop::clipboard_set`]),
+//! window management ([`Desktop::focus_window`], [`Desktop::move_resize_window`],
+//! [`Desktop::minimize_window`], [`Desktop::close_window`], ...), and more programs
+//! ([`Desktop::launch`], by command line or desktop-entry name), each returning once its effect shows.
+//!
 //! [`DesktopRegistry`] holds the desktops of one daemon; [`Desktop::run`] runs one blocking step on a
 //! desktop's connection under a time limit, with the [`X11`] calls inside it.
 
 pub mod capture;
+mod clipboard;
 pub mod desktop;
+pub mod desktop_entry;
 pub mod error;
 pub mod keyboard;
 pub mod keysym;
+mod launch;
 mod private_dir;
 pub mod process;
 mod ready;
@@ -28,6 +36,7 @@ pub mod session_bus;
 pub mod settle;
 pub mod stats;
 mod watcher;
+mod window_actions;
 pub mod x11;
 
 pub use capture::{decode_png, encode_png, Frame};
@@ -37,11 +46,16 @@ pub use desktop::{
 };
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
+pub use launch::{Launched, Program};
 pub use private_dir::{end_abandoned, Abandoned};
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};
 pub use server::WindowManager;
 pub use settle::{Settle, Settled, DEFAULT_REACTION};
-pub use x11::{connect, Button, Point, WindowInfo, WindowManagerState, X11};
+pub use window_actions::{CloseOutcome, WINDOW_ACTION_TIMEOUT};
+pub use x11::{
+    connect, Button, ClipContent, ClipKind, MoveResize, Point, Selection, WindowInfo,
+    WindowManagerState, MAX_CLIP_BYTES, X11,
+};
 /// The X11 protocol crate this one speaks through, for callers of [`connect`].
 pub use x11rb;

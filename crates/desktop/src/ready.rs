@@ -379,6 +379,9 @@ mod tests {
             height: 10,
             focused: false,
             mapped: true,
+            minimized: false,
+            maximized: false,
+            above: false,
         }
     }
 

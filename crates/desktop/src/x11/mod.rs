@@ -5,8 +5,11 @@
 //! inside a call (holding a key, settling) stop at the deadline. Reaching the display is in
 //! the `connect` module, input (and the guard that releases what a call pressed) in `input`.
 
+pub mod clipboard;
+pub(crate) mod clipboard_owner;
 mod connect;
 mod input;
+pub(crate) mod manage;
 pub mod windows;
 mod wm;
 
@@ -26,8 +29,10 @@ use crate::capture::{self, Capturer, Frame};
 use crate::error::{DesktopError, Result};
 use crate::keyboard::Keyboard;
 
+pub use clipboard::{ClipContent, ClipKind, Selection, MAX_CLIP_BYTES};
 pub use connect::connect;
 pub(crate) use connect::connect_local;
+pub use manage::MoveResize;
 pub use windows::{Atoms, WindowInfo, WindowManagerState};
 
 /// A pointer button, by X's numbering: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel

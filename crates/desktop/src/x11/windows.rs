@@ -47,7 +47,27 @@ pub struct WindowInfo {
     pub focused: bool,
     /// It is shown: mapped, and so are its frame and every ancestor (not minimised, not withdrawn).
     pub mapped: bool,
+    /// It is minimised (iconified: `WM_STATE` IconicState, or `_NET_WM_STATE_HIDDEN`); `mapped` is
+    /// then false. A window that is neither mapped nor minimised is withdrawn (hidden by its program).
+    /// Like `maximized` and `above`, written only when true (every byte of a window list is read by
+    /// a model).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub minimized: bool,
+    /// Maximised both ways (`_NET_WM_STATE_MAXIMIZED_VERT` and `_HORZ`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub maximized: bool,
+    /// Kept above other windows (`_NET_WM_STATE_ABOVE`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub above: bool,
 }
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// ICCCM `WM_STATE` values.
+pub const NORMAL_STATE: u32 = 1;
+pub const ICONIC_STATE: u32 = 3;
 
 /// The atoms window listing needs, interned once per connection.
 #[derive(Debug, Clone, Copy)]
@@ -62,11 +82,22 @@ pub struct Atoms {
     pub net_supported: u32,
     pub net_request_frame_extents: u32,
     pub net_frame_extents: u32,
+    pub net_wm_state: u32,
+    pub net_wm_state_hidden: u32,
+    pub net_wm_state_above: u32,
+    pub net_wm_state_maximized_vert: u32,
+    pub net_wm_state_maximized_horz: u32,
+    pub net_close_window: u32,
+    pub net_moveresize_window: u32,
+    pub net_restack_window: u32,
+    pub wm_protocols: u32,
+    pub wm_delete_window: u32,
+    pub wm_change_state: u32,
 }
 
 impl Atoms {
     pub fn intern(conn: &RustConnection) -> Result<Atoms> {
-        let names: [&[u8]; 10] = [
+        let names: [&[u8]; 21] = [
             b"_NET_CLIENT_LIST",
             b"_NET_ACTIVE_WINDOW",
             b"_NET_SUPPORTING_WM_CHECK",
@@ -77,6 +108,17 @@ impl Atoms {
             b"_NET_SUPPORTED",
             b"_NET_REQUEST_FRAME_EXTENTS",
             b"_NET_FRAME_EXTENTS",
+            b"_NET_WM_STATE",
+            b"_NET_WM_STATE_HIDDEN",
+            b"_NET_WM_STATE_ABOVE",
+            b"_NET_WM_STATE_MAXIMIZED_VERT",
+            b"_NET_WM_STATE_MAXIMIZED_HORZ",
+            b"_NET_CLOSE_WINDOW",
+            b"_NET_MOVERESIZE_WINDOW",
+            b"_NET_RESTACK_WINDOW",
+            b"WM_PROTOCOLS",
+            b"WM_DELETE_WINDOW",
+            b"WM_CHANGE_STATE",
         ];
         let cookies = names
             .iter()
@@ -97,6 +139,17 @@ impl Atoms {
             net_supported: atoms[7],
             net_request_frame_extents: atoms[8],
             net_frame_extents: atoms[9],
+            net_wm_state: atoms[10],
+            net_wm_state_hidden: atoms[11],
+            net_wm_state_above: atoms[12],
+            net_wm_state_maximized_vert: atoms[13],
+            net_wm_state_maximized_horz: atoms[14],
+            net_close_window: atoms[15],
+            net_moveresize_window: atoms[16],
+            net_restack_window: atoms[17],
+            wm_protocols: atoms[18],
+            wm_delete_window: atoms[19],
+            wm_change_state: atoms[20],
         })
     }
 
@@ -107,6 +160,7 @@ impl Atoms {
             || atom == u32::from(AtomEnum::WM_CLASS)
             || atom == self.net_wm_pid
             || atom == self.wm_state
+            || atom == self.net_wm_state
     }
 
     /// Properties of the root window that change the window list or the focus.
@@ -310,7 +364,11 @@ fn client_inside(conn: &RustConnection, top: Window, atoms: &Atoms) -> Result<Op
 }
 
 /// The windows from the focus window up to (not including) the root.
-fn ancestry(conn: &RustConnection, root: Window, mut window: Window) -> Result<Vec<Window>> {
+pub(crate) fn ancestry(
+    conn: &RustConnection,
+    root: Window,
+    mut window: Window,
+) -> Result<Vec<Window>> {
     let mut chain = Vec::new();
     while window != root && window != x11rb::NONE && chain.len() < 64 {
         chain.push(window);
@@ -338,6 +396,8 @@ pub fn describe(
         attributes: Cookie<'c, RustConnection, xproto::GetWindowAttributesReply>,
         geometry: Cookie<'c, RustConnection, xproto::GetGeometryReply>,
         position: Cookie<'c, RustConnection, xproto::TranslateCoordinatesReply>,
+        wm_state: Cookie<'c, RustConnection, GetPropertyReply>,
+        net_state: Cookie<'c, RustConnection, GetPropertyReply>,
     }
     let focus = conn.get_input_focus()?;
     let mut asked = Vec::with_capacity(clients.len());
@@ -358,6 +418,8 @@ pub fn describe(
             attributes: conn.get_window_attributes(id)?,
             geometry: conn.get_geometry(id)?,
             position: conn.translate_coordinates(id, root, 0, 0)?,
+            wm_state: conn.get_property(false, id, atoms.wm_state, atoms.wm_state, 0, 1)?,
+            net_state: conn.get_property(false, id, atoms.net_wm_state, AtomEnum::ATOM, 0, 64)?,
         });
     }
     let focus = focus.reply()?.focus;
@@ -370,6 +432,14 @@ pub fn describe(
         let attributes = skip_gone(a.attributes.reply())?;
         let geometry = skip_gone(a.geometry.reply())?;
         let position = skip_gone(a.position.reply())?;
+        let wm_state = skip_gone(a.wm_state.reply())?;
+        let net_state: Vec<u32> = skip_gone(a.net_state.reply())?
+            .and_then(|r| r.value32().map(|v| v.collect()))
+            .unwrap_or_default();
+        let iconic = wm_state
+            .and_then(|r| r.value32().and_then(|mut v| v.next()))
+            .is_some_and(|state| state == ICONIC_STATE);
+        let has = |atom: u32| net_state.contains(&atom);
         let (Some(attributes), Some(geometry), Some(position)) = (attributes, geometry, position)
         else {
             continue;
@@ -403,6 +473,10 @@ pub fn describe(
             height: geometry.height.into(),
             focused: false,
             mapped: attributes.map_state == MapState::VIEWABLE,
+            minimized: iconic || has(atoms.net_wm_state_hidden),
+            maximized: has(atoms.net_wm_state_maximized_vert)
+                && has(atoms.net_wm_state_maximized_horz),
+            above: has(atoms.net_wm_state_above),
         });
     }
     mark_focused(conn, root, focus, &mut windows)?;
