@@ -102,6 +102,12 @@ error_codes! {
     ElementUnavailable = "element_unavailable",
     /// A desktop element (a ref) is gone: closed, or not in the latest snapshot.
     ElementGone = "element_gone",
+    /// Nobody owns the clipboard (or primary selection): nothing was copied.
+    SelectionEmpty = "selection_empty",
+    /// The clipboard holds other types than the one asked for (the message lists them).
+    TypeNotOffered = "type_not_offered",
+    /// A window is gone (closed), or is not a top-level window of the desktop.
+    WindowGone = "window_gone",
     McpFailed = "mcp_failed",
     /// The terminal app has not enabled mouse reporting.
     MouseUnavailable = "mouse_unavailable",
