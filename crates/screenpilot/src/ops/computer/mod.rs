@@ -106,6 +106,18 @@ fn preset_size(name: &str, full_size: bool) -> Result<ModelSize, OpError> {
     })
 }
 
+/// How long one desktop action may take. A limit the caller gave is kept as it is; the default one
+/// grows by the time an action holds its keys (a `hold_key` may last a minute), so that no duration
+/// the action takes is bound to time out.
+fn step_limit(action: &Action, limit: Duration, given: bool) -> Duration {
+    match action {
+        Action::Keypress { chords, hold_ms } if !given => {
+            limit + Duration::from_millis(hold_ms.saturating_mul(chords.len() as u64))
+        }
+        _ => limit,
+    }
+}
+
 /// Most actions in one call.
 const MAX_ACTIONS: usize = 100;
 
@@ -172,6 +184,7 @@ async fn computer(
                 .collect::<Result<_, OpError>>()?
         }
     };
+    let limit_given = p.step_timeout_ms.is_some();
     let step_timeout = match p.step_timeout_ms {
         None => super::desktop::STEP_TIMEOUT,
         Some(ms @ 100..=600_000) => Duration::from_millis(ms),
@@ -264,7 +277,8 @@ async fn computer(
     for (index, ((_, action), (_, spec))) in parsed.iter().zip(&specs).enumerate() {
         let outcome = match &target {
             Target::Desktop(desktop) => {
-                on_desktop::perform(desktop, action, scale, step_timeout).await
+                let limit = step_limit(action, step_timeout, limit_given);
+                on_desktop::perform(desktop, action, scale, limit).await
             }
             Target::Terminal(session) => on_terminal::perform(session, action).await,
         };
@@ -489,6 +503,23 @@ mod tests {
             published()["properties"]["fit"]["enum"],
             Value::Array(names)
         );
+    }
+
+    #[test]
+    fn the_default_step_limit_grows_by_what_a_key_is_held_but_a_given_one_does_not() {
+        let thirty = Duration::from_secs(30);
+        let hold = parse::parse(
+            &request::spec_from_json(
+                json!({"action": "hold_key", "text": "shift", "duration": 45}),
+                "action",
+            )
+            .expect("a spec"),
+            "action",
+        )
+        .expect("an action");
+        assert_eq!(step_limit(&hold, thirty, false), Duration::from_secs(75));
+        assert_eq!(step_limit(&hold, thirty, true), thirty);
+        assert_eq!(step_limit(&Action::Screenshot, thirty, false), thirty);
     }
 
     #[test]

@@ -107,13 +107,6 @@ pub(super) async fn perform(
     let updates = desktop.damage_updates();
     // Drawing counted from here on is the reaction to this input (or later).
     let before = *updates.borrow();
-    // A held key (hold_key, keypress with ms) holds the desktop that long on top of the step.
-    let limit = match action {
-        Action::Keypress { chords, hold_ms } => {
-            limit + Duration::from_millis(hold_ms.saturating_mul(chords.len() as u64))
-        }
-        _ => limit,
-    };
     let result = desktop
         .run(name, limit, move |x| {
             let mut fields = Map::new();
