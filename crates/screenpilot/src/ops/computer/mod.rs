@@ -1,12 +1,15 @@
-//! The `computer` operation: the OpenAI computer-use action surface (with Anthropic's action names as
-//! aliases) on desktop sessions and on terminal sessions alike.
+//! The `computer` operation: the OpenAI computer-use action surface on desktop sessions and on
+//! terminal sessions alike, taking every action shape the vendors' tools emit as they emit it
+//! (OpenAI's `{type, ...}`, Anthropic's `{action, ...}` and its toolset's `tool_use` blocks; the
+//! request shape is in [`request`], the exact vendor JSON in the `vendor_shapes` tests).
 //!
 //! A call is checked whole before anything is sent: every action parsed, every coordinate inside the
 //! screenshot. Then the actions run in order, stopping at the first failure, each followed by a wait
 //! until the screen reacted and went quiet. Whatever happens, the answer carries a fresh PNG; a
 //! failure after input went out says the outcome is unknown.
 //!
-//! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's), and
+//! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's: a
+//! vendor's preset by name, `fit`, from [`screenpilot_desktop::scale::PRESETS`]), and
 //! coordinates are pixels of that screenshot: checked against its size, mapped to the screen exactly
 //! ([`screenpilot_desktop::scale`]). A zoom region is given in screenshot pixels too, and answered
 //! with that part of the screen at its own resolution (scaled down only if it alone exceeds the

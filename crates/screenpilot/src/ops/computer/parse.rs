@@ -1,6 +1,7 @@
 //! From the request shape ([`ActionSpec`]) to a checked [`Action`]: OpenAI's names and fields, and
 //! Anthropic's as aliases, normalised into one form. Every error names the field at fault
-//! (`actions[2].x`); nothing here knows the screen size ([`super::actions::check_points`] does that).
+//! (`actions[2].x`), a field the action does not take included; nothing here knows the screen size
+//! ([`super::actions::check_points`] does that).
 
 use screenpilot_desktop::{keysym, Modifier};
 
