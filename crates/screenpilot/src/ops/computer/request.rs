@@ -159,6 +159,18 @@ fn plain_numbers(schema: &mut Schema) {
 /// The fields of a toolset `tool_use` block besides `name` and `input`.
 const TOOL_USE_FIELDS: [&str; 4] = ["type", "id", "toolset_name", "caller"];
 
+/// Is this object a toolset `tool_use` block? It has a `name` or `input`, and no action's `type`
+/// or `action` (on a flat action they are stray fields, refused by name as any unknown one is).
+fn is_tool_use(map: &Map<String, Value>) -> bool {
+    let block_type = match map.get("type") {
+        None => true,
+        Some(kind) => kind == "tool_use",
+    };
+    (map.contains_key("name") || map.contains_key("input"))
+        && block_type
+        && !map.contains_key("action")
+}
+
 /// A toolset `tool_use` block (or `{name, input}`) as the action it names, `{"action": name,
 /// ...input}`, and the block's id. Anything but the block's own fields is refused by name.
 fn from_tool_use(
@@ -201,16 +213,6 @@ fn from_tool_use(
             ))
         }
     };
-    match block.get("type") {
-        None => {}
-        Some(Value::String(kind)) if kind == "tool_use" => {}
-        Some(_) => {
-            return Err(OpError::invalid(
-                &field("type"),
-                "a block with name and input is a \"tool_use\" block",
-            ))
-        }
-    }
     match block.get("toolset_name") {
         None => {}
         Some(Value::String(toolset)) if toolset == "computer" => {}
@@ -247,9 +249,7 @@ fn from_tool_use(
 /// is named in the error (`actions[2].x`).
 pub fn spec_from_json(value: Value, prefix: &str) -> Result<ActionSpec, OpError> {
     let (value, id) = match value {
-        Value::Object(map) if map.contains_key("name") || map.contains_key("input") => {
-            from_tool_use(map, prefix)?
-        }
+        Value::Object(map) if is_tool_use(&map) => from_tool_use(map, prefix)?,
         other => (other, None),
     };
     let mut spec = flat_spec(value, prefix)?;

@@ -287,7 +287,15 @@ fn toolset_tool_use_blocks_are_taken_as_they_come() {
         refused(block(json!({"toolset_name": "browser"}))),
         "action.toolset_name"
     );
-    assert_eq!(refused(block(json!({"type": "text"}))), "action.type");
+    // A flat action with a stray name or input is a flat action: the stray field is named.
+    assert_eq!(
+        refused(json!({"type": "click", "x": 1, "y": 1, "name": "left_click"})),
+        "action.name"
+    );
+    assert_eq!(
+        refused(json!({"action": "left_click", "input": {"coordinate": [1, 1]}})),
+        "action.input"
+    );
     assert_eq!(refused(block(json!({"name": 3}))), "action.name");
     assert_eq!(refused(block(json!({"input": [1, 2]}))), "action.input");
     assert_eq!(refused(block(json!({"id": 7}))), "action.id");
