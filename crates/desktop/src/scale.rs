@@ -2,8 +2,8 @@
 //!
 //! Vision models downscale large images before they look at them (Anthropic's API beyond 1568 px on
 //! the long edge or about 1.15 megapixels), and then the coordinates they answer with are off by the
-//! factor they never saw. So we send an image already within the model's limits ([`fit`]), and map
-//! every coordinate through one [`Scale`]:
+//! factor they never saw. So we send an image already within the model's limits ([`fit`]; the
+//! vendors' limits by name in [`PRESETS`]), and map every coordinate through one [`Scale`]:
 //!
 //! - image to screen: the screen pixel under the *centre* of the image pixel, so a click lands inside
 //!   the area the model pointed at, never on the edge of its neighbour, and the last image pixel maps
@@ -23,6 +23,97 @@ use crate::capture::Frame;
 pub const DEFAULT_MAX_LONG_EDGE: u32 = 1568;
 /// Anthropic's limit on the pixels of an image the model sees unscaled (about 1.15 megapixels).
 pub const DEFAULT_MAX_PIXELS: u64 = 1_150_000;
+
+/// The most a screenshot may be: its long edge and its area ([`fit`] keeps within both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Fit {
+    pub max_long_edge: u32,
+    pub max_pixels: u64,
+}
+
+/// A named [`Fit`]: one vendor's image limit, so a screenshot reaches the model as it was sent,
+/// neither resized by the API (which loses the scale the coordinates need) nor refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    pub name: &'static str,
+    pub fit: Fit,
+}
+
+/// The vendors' limits, as of September 2026. Vendors count images in square patches (Anthropic 28
+/// px, OpenAI 32 px; a partial patch counts whole), so each area limit sits below budget x patch²:
+/// ⌈w/p⌉·⌈h/p⌉ <= wh/p² + (w+h)/p + 1, and (w+h) is largest with the long edge at its limit. The
+/// bound under each entry is that arithmetic; `presets_stay_within_their_vendors_budgets` checks it.
+///
+/// Sources: Anthropic's vision guide (platform.claude.com/docs/en/build-with-claude/vision: image
+/// tokens ⌈w/28⌉·⌈h/28⌉; 1568 px and 1568 tokens, or 2576 px and 4784 tokens for Claude Opus 4.7
+/// and later); its computer-use guide (.../agents-and-tools/tool-use/computer-use-tool: the
+/// `computer_toolset_20260801` refuses an oversized screenshot instead of scaling it); the
+/// computer-use demo (anthropics/claude-quickstarts, computer-use-demo/.../tools/computer.py:
+/// `MAX_SCALING_TARGETS` XGA 1024x768 and WXGA 1280x800; its README advises no more than XGA/WXGA);
+/// OpenAI's computer-use guide (developers.openai.com/api/docs/guides/tools-computer-use: send
+/// `detail: "original"`; downscaled, 1440x900 and 1600x900 performed well) and images guide
+/// (.../guides/images-vision: `original` on gpt-5.4 and gpt-5.5 is at most 6000 px and 10,000
+/// patches of 32 px).
+pub const PRESETS: [Preset; 6] = [
+    // Claude before Opus 4.7, all computer-use tool versions: 1568 px and 1568 tokens. The area
+    // bound gives at most 1,150,000/784 + (1568+734)/28 + 1 = 1550 tokens. The default.
+    Preset {
+        name: "anthropic",
+        fit: Fit {
+            max_long_edge: DEFAULT_MAX_LONG_EDGE,
+            max_pixels: DEFAULT_MAX_PIXELS,
+        },
+    },
+    // Claude Opus 4.7 and later, and every model of `computer_toolset_20260801`: 2576 px and 4784
+    // tokens (about 3.75 MP); at most 3,600,000/784 + (2576+1398)/28 + 1 = 4734 tokens.
+    Preset {
+        name: "anthropic-hires",
+        fit: Fit {
+            max_long_edge: 2576,
+            max_pixels: 3_600_000,
+        },
+    },
+    // The demo's XGA target, what its README recommends: within 1024x768.
+    Preset {
+        name: "xga",
+        fit: Fit {
+            max_long_edge: 1024,
+            max_pixels: 1024 * 768,
+        },
+    },
+    // The demo's WXGA target: within 1280x800 (a 16:9 screen comes out 1280x720, the size
+    // Anthropic's computer-use guide suggests starting with).
+    Preset {
+        name: "wxga",
+        fit: Fit {
+            max_long_edge: 1280,
+            max_pixels: 1280 * 800,
+        },
+    },
+    // OpenAI's GA `computer` tool, downscaled as its guide found to work well: within 1600x900
+    // (1440x900 at 16:10); at most 1485 patches, inside every detail level's budget.
+    Preset {
+        name: "openai",
+        fit: Fit {
+            max_long_edge: 1600,
+            max_pixels: 1600 * 900,
+        },
+    },
+    // OpenAI `detail: "original"` on gpt-5.4 and gpt-5.5: 6000 px and 10,000 patches; at most
+    // 9,900,000/1024 + (6000+1650)/32 + 1 = 9908 patches. A 4K screen goes unscaled.
+    Preset {
+        name: "openai-original",
+        fit: Fit {
+            max_long_edge: 6000,
+            max_pixels: 9_900_000,
+        },
+    },
+];
+
+/// The preset of this name, if there is one (the names are in [`PRESETS`]).
+pub fn preset(name: &str) -> Option<Fit> {
+    PRESETS.iter().find(|p| p.name == name).map(|p| p.fit)
+}
 
 /// The largest size with the screen's aspect ratio whose long edge is at most `max_long_edge` and
 /// whose area is at most `max_pixels`. Never larger than the screen (no upscaling); each side at
@@ -388,6 +479,71 @@ mod tests {
         assert_eq!(fit(10, 10, 1568, 1_150_000), (10, 10));
         assert_eq!(fit(10_000, 1, 100, 0), (100, 1));
         assert_eq!(fit(640, 480, 0, 0), (640, 480));
+    }
+
+    /// Patches of `side` pixels an image of `w` x `h` costs, a partial patch counting whole.
+    fn patches((w, h): (u32, u32), side: u32) -> u64 {
+        u64::from(w.div_ceil(side)) * u64::from(h.div_ceil(side))
+    }
+
+    #[test]
+    fn presets_stay_within_their_vendors_budgets() {
+        // (preset, patch side, most patches, longest edge the vendor takes unscaled)
+        for (name, side, budget, edge) in [
+            ("anthropic", 28, 1568, 1568),
+            ("anthropic-hires", 28, 4784, 2576),
+            ("xga", 28, 1568, 1568),
+            ("wxga", 28, 1568, 1568),
+            ("openai", 32, 2500, 2048),
+            ("openai-original", 32, 10_000, 6000),
+        ] {
+            let f = preset(name).expect(name);
+            // Screens just past the long edge with every height: every aspect ratio, finely.
+            let mut worst = (0, (0, 0));
+            for w in (f.max_long_edge..f.max_long_edge + 300).step_by(7) {
+                for h in (64..=w).step_by(3) {
+                    for screen in [(w, h), (h, w)] {
+                        let image = fit(screen.0, screen.1, f.max_long_edge, f.max_pixels);
+                        assert!(
+                            image.0.max(image.1) <= edge,
+                            "{name}: {screen:?} -> {image:?}"
+                        );
+                        worst = worst.max((patches(image, side), image));
+                    }
+                }
+            }
+            assert!(worst.0 <= budget, "{name}: {worst:?} over {budget}");
+        }
+        for (screen, name, image) in [
+            ((3840, 2160), "anthropic-hires", (2529, 1423)),
+            ((1920, 1080), "wxga", (1280, 720)),
+            ((2560, 1600), "xga", (1024, 640)),
+            ((2880, 1800), "openai", (1517, 948)),
+            ((3840, 2160), "openai-original", (3840, 2160)),
+        ] {
+            let f = preset(name).expect(name);
+            assert_eq!(
+                fit(screen.0, screen.1, f.max_long_edge, f.max_pixels),
+                image,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn presets_are_found_by_name_and_the_default_is_anthropics() {
+        assert_eq!(
+            preset("anthropic"),
+            Some(Fit {
+                max_long_edge: DEFAULT_MAX_LONG_EDGE,
+                max_pixels: DEFAULT_MAX_PIXELS
+            })
+        );
+        assert_eq!(preset("Anthropic"), None);
+        assert_eq!(preset("nope"), None);
+        let mut names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+        names.dedup();
+        assert_eq!(names.len(), PRESETS.len());
     }
 
     #[test]

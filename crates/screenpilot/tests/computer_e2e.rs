@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use common::{brief, png_of, wait_for_file, wait_for_process_exit, Daemon};
-use recorder::{Input, Recorder, BUTTON1_MASK, CONTROL_MASK, MOD4_MASK};
+use recorder::{Input, Recorder, BUTTON1_MASK, CONTROL_MASK, MOD4_MASK, SHIFT_MASK};
 
 /// Generous: CI is a loaded two-core machine, and every wait returns as soon as its event comes.
 const LONG: Duration = Duration::from_secs(20);
@@ -358,6 +358,235 @@ fn held_keys_are_released_when_an_action_fails_midway() {
         click.last().map(Input::brief).as_deref(),
         Some("press 1 @20,30 state=0x0")
     );
+}
+
+/// The key and button events one action sent, motions left out: up to the release of `last_key`
+/// (the first modifier held, released last).
+fn held_during(window: &mut Recorder, last_key: u32) -> Vec<String> {
+    window
+        .until(
+            LONG,
+            |i| matches!(i, Input::Key { press: false, keysym, .. } if *keysym == last_key),
+        )
+        .iter()
+        .filter(|i| !matches!(i, Input::Motion { .. }))
+        .map(Input::brief)
+        .collect()
+}
+
+/// Each vendor names the modifiers to hold during a pointer action its own way (OpenAI `keys`,
+/// Anthropic `text`, its demo `key`, the toolset's blocks the same as `text`): all are pressed
+/// before the button, held through it, and released after, in reverse order.
+#[test]
+fn modifiers_every_vendor_names_are_held_through_the_pointer_action() {
+    const CTRL: u32 = 0xffe3;
+    const SHIFT: u32 = 0xffe1;
+    const ALT: u32 = 0xffe9;
+    const SUPER: u32 = 0xffeb;
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "mods", &["--size", "640x480"]);
+    let mut window = Recorder::open(&display, &xauthority);
+    let ctrl_shift_click = [
+        "key+ 0xffe3",
+        "key+ 0xffe1",
+        "press 1 @10,20 state=0x5",
+        "release 1 @10,20 state=0x105",
+        "key- 0xffe1",
+        "key- 0xffe3",
+    ];
+    // OpenAI GA: keys held during a click.
+    daemon.act(
+        "mods",
+        json!({"type": "click", "button": "left", "x": 10, "y": 20, "keys": ["CTRL", "SHIFT"]}),
+    );
+    assert_eq!(held_during(&mut window, CTRL), ctrl_shift_click);
+    // Anthropic computer_20251124: text.
+    daemon.act(
+        "mods",
+        json!({"action": "left_click", "coordinate": [10, 20], "text": "ctrl+shift"}),
+    );
+    assert_eq!(held_during(&mut window, CTRL), ctrl_shift_click);
+    // Anthropic's demo: key.
+    daemon.act(
+        "mods",
+        json!({"action": "right_click", "coordinate": [10, 20], "key": "shift"}),
+    );
+    assert_eq!(
+        held_during(&mut window, SHIFT),
+        [
+            "key+ 0xffe1",
+            "press 3 @10,20 state=0x1",
+            "release 3 @10,20 state=0x401",
+            "key- 0xffe1"
+        ]
+    );
+    // Anthropic's toolset: a tool_use block, its id on the result.
+    let scrolled = daemon.act(
+        "mods",
+        json!({"type": "tool_use", "id": "toolu_7", "name": "scroll", "toolset_name": "computer",
+               "input": {"coordinate": [30, 40], "scroll_direction": "down", "scroll_amount": 2, "text": "ctrl"}}),
+    );
+    assert_eq!(
+        scrolled["results"][0]["id"],
+        "toolu_7",
+        "{}",
+        brief(&scrolled)
+    );
+    assert_eq!(
+        held_during(&mut window, CTRL),
+        [
+            "key+ 0xffe3",
+            "press 5 @30,40 state=0x4",
+            "release 5 @30,40 state=0x1004",
+            "press 5 @30,40 state=0x4",
+            "release 5 @30,40 state=0x1004",
+            "key- 0xffe3"
+        ]
+    );
+    // OpenAI drag and double click; Anthropic's left_click_drag.
+    daemon.act(
+        "mods",
+        json!({"type": "drag", "path": [{"x": 50, "y": 50}, {"x": 60, "y": 60}], "keys": ["ALT"]}),
+    );
+    assert_eq!(
+        held_during(&mut window, ALT),
+        [
+            "key+ 0xffe9",
+            "press 1 @50,50 state=0x8",
+            "release 1 @60,60 state=0x108",
+            "key- 0xffe9"
+        ]
+    );
+    daemon.act(
+        "mods",
+        json!({"type": "double_click", "x": 5, "y": 6, "keys": ["META"]}),
+    );
+    assert_eq!(
+        held_during(&mut window, SUPER),
+        [
+            "key+ 0xffeb",
+            "press 1 @5,6 state=0x40",
+            "release 1 @5,6 state=0x140",
+            "press 1 @5,6 state=0x40",
+            "release 1 @5,6 state=0x140",
+            "key- 0xffeb"
+        ]
+    );
+    daemon.act(
+        "mods",
+        json!({"action": "left_click_drag", "start_coordinate": [1, 2], "coordinate": [3, 4], "text": "shift"}),
+    );
+    assert_eq!(
+        held_during(&mut window, SHIFT),
+        [
+            "key+ 0xffe1",
+            "press 1 @1,2 state=0x1",
+            "release 1 @3,4 state=0x101",
+            "key- 0xffe1"
+        ]
+    );
+    // OpenAI move: the modifier is down while the pointer moves.
+    daemon.act(
+        "mods",
+        json!({"type": "move", "x": 70, "y": 80, "keys": ["SHIFT"]}),
+    );
+    let moved = window.until(LONG, |i| matches!(i, Input::Key { press: false, .. }));
+    assert!(
+        moved
+            .iter()
+            .any(|i| matches!(i, Input::Motion { x: 70, y: 80, state } if state & SHIFT_MASK != 0)),
+        "{moved:?}"
+    );
+    // Nothing stays down: a plain click comes with no modifier.
+    daemon.act("mods", json!({"type": "click", "x": 9, "y": 9}));
+    assert_eq!(button_presses(&mut window, 1), ["press 1 @9,9 state=0x0"]);
+}
+
+/// Anthropic's `key` with `repeat` presses the combination that many times, in every form.
+#[test]
+fn a_key_with_repeat_is_pressed_that_many_times() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "rep", &["--size", "320x240"]);
+    let mut window = Recorder::open(&display, &xauthority);
+    let briefs = |inputs: &[Input]| inputs.iter().map(Input::brief).collect::<Vec<_>>();
+    daemon.act("rep", json!({"action": "key", "text": "a", "repeat": 3}));
+    assert_eq!(
+        briefs(&window.take(6, LONG)),
+        [
+            "key+ 0x61",
+            "key- 0x61",
+            "key+ 0x61",
+            "key- 0x61",
+            "key+ 0x61",
+            "key- 0x61"
+        ]
+    );
+    let (status, answer) = daemon.computer(json!({"sid": "rep", "actions": [
+        {"type": "tool_use", "id": "toolu_a", "name": "key", "toolset_name": "computer",
+         "input": {"text": "ctrl+BackSpace", "repeat": 2}},
+        {"type": "tool_use", "id": "toolu_b", "name": "screenshot", "toolset_name": "computer", "input": {}},
+    ]}));
+    assert_eq!(status, 0, "{}", brief(&answer));
+    assert_eq!(answer["results"][0]["id"], "toolu_a");
+    assert_eq!(answer["results"][1]["id"], "toolu_b");
+    assert_eq!(
+        briefs(&window.take(8, LONG)),
+        [
+            "key+ 0xffe3",
+            "key+ 0xff08",
+            "key- 0xff08",
+            "key- 0xffe3",
+            "key+ 0xffe3",
+            "key+ 0xff08",
+            "key- 0xff08",
+            "key- 0xffe3"
+        ]
+    );
+}
+
+/// `fit` sizes the screenshot by a vendor's preset, and coordinates in it map back exactly.
+#[test]
+fn a_fit_preset_sizes_the_screenshot_and_clicks_map_back_through_it() {
+    let daemon = Daemon::new();
+    let (display, xauthority) = start_desktop(&daemon, "fit", &["--size", "2560x1600"]);
+    let mut window = Recorder::open(&display, &xauthority);
+    for (name, expected) in [
+        ("xga", (1024, 640)),
+        ("wxga", (1280, 800)),
+        ("anthropic", (1356, 848)),
+        ("openai", (1517, 948)),
+        ("anthropic-hires", (2400, 1500)),
+        ("openai-original", (2560, 1600)),
+    ] {
+        let preset = screenpilot_desktop::scale::preset(name).expect(name);
+        let scale = screenpilot_desktop::scale::Scale::fit(
+            (2560, 1600),
+            preset.max_long_edge,
+            preset.max_pixels,
+        );
+        assert_eq!(scale.image, expected, "{name}");
+        let (x, y) = (expected.0 / 3, expected.1 / 5);
+        let (status, clicked) = daemon.computer(
+            json!({"sid": "fit", "fit": name, "action": {"type": "click", "x": x, "y": y}}),
+        );
+        assert_eq!(status, 0, "{name}: {}", brief(&clicked));
+        let (width, height) = (clicked["width"].clone(), clicked["height"].clone());
+        assert_eq!(
+            (width, height),
+            (json!(expected.0), json!(expected.1)),
+            "{name}"
+        );
+        assert_eq!(clicked["pointer"], json!({"x": x, "y": y}), "{name}");
+        let (sx, sy) = scale.to_screen(x, y);
+        assert_eq!(
+            button_presses(&mut window, 1),
+            [format!("press 1 @{sx},{sy} state=0x0")],
+            "{name}"
+        );
+    }
+    let (_, unknown) =
+        daemon.computer(json!({"sid": "fit", "fit": "gpt", "action": {"type": "screenshot"}}));
+    assert_eq!(unknown["error"]["field"], "fit", "{}", brief(&unknown));
 }
 
 #[test]

@@ -429,6 +429,15 @@ fn the_published_schema_accepts_every_action_shape_the_server_takes() {
         {"sid": "t", "actions": [{"action": "mouse_move", "coordinate": [1, 1]}, {"type": "screenshot"}]},
         {"sid": "d", "action": {"action": "left_click"}, "max_long_edge": 1024, "max_pixels": 800000},
         {"sid": "d", "action": {"type": "screenshot"}, "full_size": true, "step_timeout_ms": 5000},
+        {"sid": "d", "action": {"type": "screenshot"}, "fit": "anthropic-hires"},
+        {"sid": "t", "action": {"action": "key", "text": "a", "repeat": 3}},
+        {"sid": "t", "action": {"action": "left_click", "coordinate": [10, 20], "key": "shift"}},
+        {"sid": "t", "action": {"type": "click", "x": 1, "y": 2, "button": "left", "keys": null}},
+        {"sid": "t", "actions": [
+            {"type": "tool_use", "id": "toolu_1", "name": "key", "toolset_name": "computer", "input": {"text": "b"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "screenshot", "toolset_name": "computer", "input": {}, "caller": {"type": "direct"}},
+        ]},
+        {"sid": "d", "action": {"name": "cursor_position", "input": {}}},
     ]);
     let schema_file = daemon.path().join("computer.schema.json");
     std::fs::write(&schema_file, schema.to_string()).expect("write the schema");

@@ -301,9 +301,8 @@ fn action() -> impl Strategy<Value = Value> {
     ];
     let value_for = move |field: &'static str| -> BoxedStrategy<Value> {
         match field {
-            "x" | "y" | "scroll_x" | "scroll_y" | "ms" | "scroll_amount" | "duration" => {
-                prop_oneof![3 => number.clone(), 1 => any_json()].boxed()
-            }
+            "x" | "y" | "scroll_x" | "scroll_y" | "ms" | "scroll_amount" | "duration"
+            | "repeat" => prop_oneof![3 => number.clone(), 1 => any_json()].boxed(),
             "coordinate" | "start_coordinate" => point.clone().boxed(),
             "path" => prop::collection::vec(point.clone(), 0..5)
                 .prop_map(Value::Array)
@@ -325,7 +324,7 @@ fn action() -> impl Strategy<Value = Value> {
             )
             .prop_map(Value::Array)
             .boxed(),
-            "text" | "button" | "scroll_direction" => prop_oneof![
+            "text" | "button" | "scroll_direction" | "key" => prop_oneof![
                 prop::sample::select(vec![
                     "left", "right", "wheel", "back", "forward", "up", "down", "ctrl+s", "hello\n",
                     ""
@@ -355,6 +354,8 @@ fn action() -> impl Strategy<Value = Value> {
             "scroll_amount",
             "duration",
             "region",
+            "key",
+            "repeat",
         ],
         0..6,
     );
@@ -365,11 +366,45 @@ fn action() -> impl Strategy<Value = Value> {
         })
         .prop_map(|(kind, fields, values)| {
             let mut object = Map::new();
-            object.insert("type".into(), kind);
             for (field, value) in fields.into_iter().zip(values) {
                 object.insert(field.into(), value);
             }
-            Value::Object(object)
+            (kind, object)
+        })
+        .prop_flat_map(|(kind, object)| {
+            // The flat form, or Anthropic's toolset tool_use block around the same fields, with
+            // now and then a block field of any value.
+            let flat = {
+                let mut flat = object.clone();
+                flat.insert("type".into(), kind.clone());
+                Just(Value::Object(flat))
+            };
+            let block = (
+                prop::sample::select(vec![
+                    "type",
+                    "id",
+                    "toolset_name",
+                    "caller",
+                    "name",
+                    "input",
+                    "x",
+                ]),
+                any_json(),
+                any::<bool>(),
+            )
+                .prop_map(move |(field, value, spoil)| {
+                    let mut block = Map::new();
+                    block.insert("type".into(), json!("tool_use"));
+                    block.insert("id".into(), json!("toolu_1"));
+                    block.insert("name".into(), kind.clone());
+                    block.insert("toolset_name".into(), json!("computer"));
+                    block.insert("input".into(), Value::Object(object.clone()));
+                    if spoil {
+                        block.insert(field.into(), value);
+                    }
+                    Value::Object(block)
+                });
+            prop_oneof![2 => flat, 1 => block]
         })
 }
 

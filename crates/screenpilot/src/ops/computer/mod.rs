@@ -1,12 +1,15 @@
-//! The `computer` operation: the OpenAI computer-use action surface (with Anthropic's action names as
-//! aliases) on desktop sessions and on terminal sessions alike.
+//! The `computer` operation: the OpenAI computer-use action surface on desktop sessions and on
+//! terminal sessions alike, taking every action shape the vendors' tools emit as they emit it
+//! (OpenAI's `{type, ...}`, Anthropic's `{action, ...}` and its toolset's `tool_use` blocks; the
+//! request shape is in [`request`], the exact vendor JSON in the `vendor_shapes` tests).
 //!
 //! A call is checked whole before anything is sent: every action parsed, every coordinate inside the
 //! screenshot. Then the actions run in order, stopping at the first failure, each followed by a wait
 //! until the screen reacted and went quiet. Whatever happens, the answer carries a fresh PNG; a
 //! failure after input went out says the outcome is unknown.
 //!
-//! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's), and
+//! On desktops the screenshot is sized for models (the session's [`ModelSize`], or this call's: a
+//! vendor's preset by name, `fit`, from [`screenpilot_desktop::scale::PRESETS`]), and
 //! coordinates are pixels of that screenshot: checked against its size, mapped to the screen exactly
 //! ([`screenpilot_desktop::scale`]). A zoom region is given in screenshot pixels too, and answered
 //! with that part of the screen at its own resolution (scaled down only if it alone exceeds the
@@ -21,6 +24,8 @@ mod on_terminal;
 mod parse;
 mod request;
 mod timing;
+#[cfg(test)]
+mod vendor_shapes;
 
 use std::time::Duration;
 
@@ -28,7 +33,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use screenpilot_desktop::scale::Scale;
+use screenpilot_desktop::scale::{self, Scale};
 
 use super::common::{Context, ErrorCode, OpError, Progress};
 use super::display::{find_target, model_size, scale_for, Target};
@@ -60,6 +65,10 @@ pub struct ComputerParams {
     /// Desktops: most screenshot pixels (default: the session's, 1150000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pixels: Option<u64>,
+    /// Desktops: screenshot size preset; anthropic-hires: Claude Opus 4.7+.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "fit_schema")]
+    pub fit: Option<String>,
     /// Desktops: the screenshot unscaled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_size: bool,
@@ -73,6 +82,45 @@ pub struct ComputerParams {
     pub timeout_ms: Option<u64>,
 }
 
+/// `fit` as clients see it: one of the preset names.
+fn fit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = scale::PRESETS.iter().map(|p| p.name).collect();
+    schemars::json_schema!({"type": "string", "enum": names})
+}
+
+/// The screenshot size a `fit` preset names ([`scale::PRESETS`]).
+fn preset_size(name: &str, full_size: bool) -> Result<ModelSize, OpError> {
+    if full_size {
+        return Err(OpError::invalid(
+            "fit",
+            "fit limits the screenshot's size and full_size sends it unscaled: give one of them",
+        ));
+    }
+    let fit = scale::preset(name).ok_or_else(|| {
+        let names: Vec<&str> = scale::PRESETS.iter().map(|p| p.name).collect();
+        OpError::invalid(
+            "fit",
+            format!("unknown preset {name:?}; use {}", names.join(", ")),
+        )
+    })?;
+    Ok(ModelSize {
+        max_long_edge: fit.max_long_edge,
+        max_pixels: fit.max_pixels,
+    })
+}
+
+/// How long one desktop action may take. A limit the caller gave is kept as it is; the default one
+/// grows by the time an action holds its keys (a `hold_key` may last a minute), so that no duration
+/// the action takes is bound to time out.
+fn step_limit(action: &Action, limit: Duration, given: bool) -> Duration {
+    match action {
+        Action::Keypress { chords, hold_ms } if !given => {
+            limit + Duration::from_millis(hold_ms.saturating_mul(chords.len() as u64))
+        }
+        _ => limit,
+    }
+}
+
 /// Most actions in one call.
 const MAX_ACTIONS: usize = 100;
 
@@ -82,7 +130,7 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's names too. x,y: screenshot pixels. actions: a list; until (terminals): as in send. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's {action,...} or tool_use {name,input} too. x,y: screenshot pixels. actions: a list; until (terminals): as in send. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("step_timeout_ms", Profile::CLASSIC),
         ("max_long_edge", Profile::CLASSIC),
@@ -139,6 +187,7 @@ async fn computer(
                 .collect::<Result<_, OpError>>()?
         }
     };
+    let limit_given = p.step_timeout_ms.is_some();
     let step_timeout = match p.step_timeout_ms {
         None => super::desktop::STEP_TIMEOUT,
         Some(ms @ 100..=600_000) => Duration::from_millis(ms),
@@ -153,21 +202,32 @@ async fn computer(
         .iter()
         .map(|(prefix, spec)| Ok((prefix.clone(), parse::parse(spec, prefix)?)))
         .collect::<Result<_, OpError>>()?;
+    let preset = p
+        .fit
+        .as_deref()
+        .map(|name| preset_size(name, p.full_size))
+        .transpose()?;
     let target = find_target(ctx, &p.sid)?;
     let size: Option<ModelSize> = match &target {
-        Target::Desktop(_) => model_size(
-            ctx.model_sizes.get(&p.sid),
-            p.max_long_edge,
-            p.max_pixels,
-            p.full_size,
-        )?,
-        Target::Terminal(_) if p.max_long_edge.is_some() || p.max_pixels.is_some() || p.full_size => {
-            return Err(OpError::invalid(
-                "max_long_edge",
-                "max_long_edge, max_pixels and full_size size desktop screenshots; a terminal's is its rendered screen, unscaled",
-            ))
+        Target::Desktop(_) => {
+            let base = preset.unwrap_or_else(|| ctx.model_sizes.get(&p.sid));
+            model_size(base, p.max_long_edge, p.max_pixels, p.full_size)?
         }
-        Target::Terminal(_) => None,
+        Target::Terminal(_) => {
+            let sizing = [
+                ("fit", p.fit.is_some()),
+                ("max_long_edge", p.max_long_edge.is_some()),
+                ("max_pixels", p.max_pixels.is_some()),
+                ("full_size", p.full_size),
+            ];
+            if let Some((field, _)) = sizing.iter().find(|(_, given)| *given) {
+                return Err(OpError::invalid(
+                    field,
+                    "fit, max_long_edge, max_pixels and full_size size desktop screenshots; a terminal's is its rendered screen, unscaled",
+                ));
+            }
+            None
+        }
     };
     if let Target::Desktop(desktop) = &target {
         if !desktop.alive() {
@@ -217,10 +277,11 @@ async fn computer(
     let mut failure: Option<Failure> = None;
     let mut input_sent = false;
     let mut settled: Option<bool> = None;
-    for (index, (_, action)) in parsed.iter().enumerate() {
+    for (index, ((_, action), (_, spec))) in parsed.iter().zip(&specs).enumerate() {
         let outcome = match &target {
             Target::Desktop(desktop) => {
-                on_desktop::perform(desktop, action, scale, step_timeout).await
+                let limit = step_limit(action, step_timeout, limit_given);
+                on_desktop::perform(desktop, action, scale, limit).await
             }
             Target::Terminal(session) => on_terminal::perform(session, action).await,
         };
@@ -233,6 +294,9 @@ async fn computer(
                 };
                 let mut entry = Map::new();
                 entry.insert("type".into(), action.name().into());
+                if let Some(id) = &spec.id {
+                    entry.insert("id".into(), id.clone().into());
+                }
                 entry.append(&mut step.fields);
                 if let Some(wait) = step.wait {
                     if let Some(reacted) = wait.reacted {
@@ -350,6 +414,10 @@ mod tests {
             json!({"action": "wait", "duration": 1}),
             json!({"type": "wait", "ms": 100}),
             json!({"action": "zoom", "region": [0, 0, 10, 10]}),
+            json!({"action": "key", "text": "ctrl+s", "repeat": 3}),
+            json!({"action": "left_click", "coordinate": [1, 2], "key": "shift"}),
+            json!({"type": "tool_use", "id": "toolu_1", "name": "left_click", "toolset_name": "computer", "input": {"coordinate": [1, 2], "text": "ctrl"}}),
+            json!({"name": "screenshot", "input": {}}),
         ] {
             parse::parse(
                 &request::spec_from_json(shape.clone(), "action").expect("the server takes it"),
@@ -358,6 +426,103 @@ mod tests {
             .expect("the server takes it");
         }
         assert_eq!(schema["properties"]["actions"]["items"]["type"], "object");
+    }
+
+    /// Run `computer` with these parameters where no session exists: a call whose every part is
+    /// taken ends at the session lookup (`sid`).
+    async fn refusal(params: Value) -> OpError {
+        let ctx = Context::new(screenpilot_session::Registry::new(
+            screenpilot_session::Limits::default(),
+        ));
+        crate::ops::execute(&ctx, "computer", params, &Progress::default())
+            .await
+            .expect_err("no session")
+    }
+
+    /// A batch as each vendor sends it is taken whole before anything is looked up.
+    #[tokio::test]
+    async fn batches_as_vendors_send_them_are_taken() {
+        // OpenAI: a computer_call's `actions`, forwarded as they came (the GA guide's example).
+        let openai = json!({"sid": "nosuch", "actions": [
+            {"type": "click", "button": "left", "x": 405, "y": 157, "keys": ["SHIFT"]},
+            {"type": "type", "text": "hello"},
+            {"type": "keypress", "keys": ["ENTER"]},
+            {"type": "wait"},
+            {"type": "screenshot"},
+        ]});
+        assert_eq!(refusal(openai).await.field.as_deref(), Some("sid"));
+        // Anthropic's toolset: one turn's tool_use blocks, forwarded as they came.
+        let block = |id: &str, name: &str, input: Value| json!({"type": "tool_use", "id": id, "name": name, "toolset_name": "computer", "input": input});
+        let toolset = json!({"sid": "nosuch", "actions": [
+            block("toolu_1", "left_click", json!({"coordinate": [10, 10]})),
+            block("toolu_2", "key", json!({"text": "ctrl+a", "repeat": 2})),
+            block("toolu_3", "type", json!({"text": "hi"})),
+            block("toolu_4", "screenshot", json!({})),
+        ]});
+        assert_eq!(refusal(toolset).await.field.as_deref(), Some("sid"));
+        // A wrong field in the third block is named before anything else happens.
+        let bad = json!({"sid": "nosuch", "actions": [
+            block("toolu_1", "left_click", json!({"coordinate": [10, 10]})),
+            block("toolu_2", "screenshot", json!({})),
+            block("toolu_3", "scroll", json!({"scroll_direction": "down", "scroll_amount": 2, "repeat": 2})),
+        ]});
+        assert_eq!(
+            refusal(bad).await.field.as_deref(),
+            Some("actions[2].repeat")
+        );
+    }
+
+    #[tokio::test]
+    async fn fit_names_a_preset_and_an_unknown_one_lists_them() {
+        let screenshot = json!({"type": "screenshot"});
+        for name in [
+            "anthropic",
+            "anthropic-hires",
+            "xga",
+            "wxga",
+            "openai",
+            "openai-original",
+        ] {
+            let err = refusal(json!({"sid": "nosuch", "action": screenshot, "fit": name})).await;
+            assert_eq!(err.field.as_deref(), Some("sid"), "{name}");
+        }
+        let err = refusal(json!({"sid": "nosuch", "action": screenshot, "fit": "claude"})).await;
+        assert_eq!(err.field.as_deref(), Some("fit"));
+        assert!(
+            err.message.ends_with(
+                "unknown preset \"claude\"; use anthropic, anthropic-hires, xga, wxga, openai, openai-original"
+            ),
+            "{}",
+            err.message
+        );
+        let err = refusal(
+            json!({"sid": "nosuch", "action": screenshot, "fit": "xga", "full_size": true}),
+        )
+        .await;
+        assert_eq!(err.field.as_deref(), Some("fit"));
+        // The listed parameter spells the names, so a validating client refuses a typo itself.
+        let names: Vec<Value> = scale::PRESETS.iter().map(|p| json!(p.name)).collect();
+        assert_eq!(
+            published()["properties"]["fit"]["enum"],
+            Value::Array(names)
+        );
+    }
+
+    #[test]
+    fn the_default_step_limit_grows_by_what_a_key_is_held_but_a_given_one_does_not() {
+        let thirty = Duration::from_secs(30);
+        let hold = parse::parse(
+            &request::spec_from_json(
+                json!({"action": "hold_key", "text": "shift", "duration": 45}),
+                "action",
+            )
+            .expect("a spec"),
+            "action",
+        )
+        .expect("an action");
+        assert_eq!(step_limit(&hold, thirty, false), Duration::from_secs(75));
+        assert_eq!(step_limit(&hold, thirty, true), thirty);
+        assert_eq!(step_limit(&Action::Screenshot, thirty, false), thirty);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! From the request shape ([`ActionSpec`]) to a checked [`Action`]: OpenAI's names and fields, and
 //! Anthropic's as aliases, normalised into one form. Every error names the field at fault
-//! (`actions[2].x`); nothing here knows the screen size ([`super::actions::check_points`] does that).
+//! (`actions[2].x`), a field the action does not take included; nothing here knows the screen size
+//! ([`super::actions::check_points`] does that).
 
 use screenpilot_desktop::{keysym, Modifier};
 
@@ -8,15 +9,64 @@ use super::actions::{
     wheel_steps, Action, Px, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS, MAX_WAIT_MS,
     WHEEL_DELTA,
 };
-use super::keys::{parse_chord, parse_combo_text, Key};
+use super::keys::{parse_chord, parse_combo_text, Chord, Key};
 use super::request::{ActionSpec, PointSpec};
 use crate::ops::button::Button;
 use crate::ops::common::OpError;
+
+/// Fields of a pointer action that say where it acts.
+const POINT: [&str; 3] = ["x", "y", "coordinate"];
+/// Fields that name modifiers to hold during a pointer action: OpenAI's `keys`, Anthropic's `text`,
+/// and `key`, where Anthropic's computer-use demo reads a click's modifiers.
+const HOLD: [&str; 3] = ["keys", "text", "key"];
+
+/// The fields an action of `kind` takes (beside its name), `None` for no such action. Each vendor's
+/// own fields, and the other vendor's spelling of the same thing (`coordinate` for `x`, `y`), so
+/// that a field which means nothing for the action is refused by name instead of ignored.
+fn fields_of(kind: &str) -> Option<Vec<&'static str>> {
+    let with = |groups: &[&[&'static str]]| Some(groups.concat());
+    match kind {
+        "screenshot" | "cursor_position" => with(&[]),
+        "click" => with(&[&POINT, &HOLD, &["button"]]),
+        "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click"
+        | "move" | "mouse_move" => with(&[&POINT, &HOLD]),
+        "scroll" => with(&[
+            &POINT,
+            &HOLD,
+            &["scroll_x", "scroll_y", "scroll_direction", "scroll_amount"],
+        ]),
+        "type" => with(&[&["text"]]),
+        "wait" => with(&[&["ms", "duration"]]),
+        "keypress" => with(&[&["keys", "ms"]]),
+        "key" => with(&[&["text", "repeat"]]),
+        "hold_key" => with(&[&["text", "duration"]]),
+        "drag" | "left_click_drag" => with(&[&["path", "start_coordinate", "coordinate"], &HOLD]),
+        "left_mouse_down" | "mouse_down" | "left_mouse_up" | "mouse_up" => with(&[&POINT]),
+        "zoom" => with(&[&["region"]]),
+        _ => None,
+    }
+}
+
+/// Most presses of one `key` action (Anthropic's SDK allows `repeat` 1-100).
+const MAX_KEY_REPEAT: u32 = 100;
 
 /// A checked action from its request; `prefix` (e.g. "action" or "actions[2]") starts field names.
 pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
     let fields = Fields { spec, prefix };
     let kind = spec.kind.trim().to_ascii_lowercase();
+    if let Some(takes) = fields_of(&kind) {
+        if let Some(extra) = spec.given().into_iter().find(|f| !takes.contains(f)) {
+            let takes = if takes.is_empty() {
+                "no fields".to_owned()
+            } else {
+                takes.join(", ")
+            };
+            return Err(OpError::invalid(
+                &fields.name(extra),
+                format!("{kind} takes no {extra} (it takes {takes})"),
+            ));
+        }
+    }
     let action = match kind.as_str() {
         "screenshot" => Action::Screenshot,
         "click" => fields.click(fields.button()?, 1)?,
@@ -34,7 +84,10 @@ pub fn parse(spec: &ActionSpec, prefix: &str) -> Result<Action, OpError> {
         "wait" => Action::Wait { ms: fields.wait()? },
         "keypress" => fields.keypress()?,
         "key" => Action::Keypress {
-            chords: parse_combo_text(fields.combo_text(&kind)?, &fields.name("text"))?,
+            chords: fields.repeated(parse_combo_text(
+                fields.combo_text(&kind)?,
+                &fields.name("text"),
+            )?)?,
             hold_ms: 0,
         },
         "hold_key" => Action::Keypress {
@@ -161,19 +214,30 @@ impl Fields<'_> {
     }
 
     /// Modifiers to hold during a pointer action: OpenAI's keys list, or Anthropic's text ("shift",
-    /// "ctrl+shift").
+    /// "ctrl+shift"; its demo reads them from `key`). One of the three at most.
     fn hold(&self) -> Result<Vec<Modifier>, OpError> {
         let spec = self.spec;
-        let (names, field): (Vec<String>, String) = match (&spec.keys, &spec.text) {
-            (Some(keys), _) => (keys.clone(), self.name("keys")),
-            (None, Some(text)) => (
-                text.split(['+', ' '])
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-                self.name("text"),
-            ),
-            (None, None) => return Ok(Vec::new()),
+        let given: Vec<&str> = HOLD
+            .into_iter()
+            .filter(|f| spec.given().contains(f))
+            .collect();
+        if let [first, second, ..] = given[..] {
+            return Err(OpError::invalid(
+                &self.name(second),
+                format!("{first} already says which keys to hold; give one of keys, text, key"),
+            ));
+        }
+        let words = |text: &str| -> Vec<String> {
+            text.split(['+', ' '])
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let (names, field): (Vec<String>, String) = match (&spec.keys, &spec.text, &spec.key) {
+            (Some(keys), _, _) => (keys.clone(), self.name("keys")),
+            (None, Some(text), _) => (words(text), self.name("text")),
+            (None, None, Some(key)) => (words(key), self.name("key")),
+            (None, None, None) => return Ok(Vec::new()),
         };
         if names.is_empty() {
             return Ok(Vec::new());
@@ -355,6 +419,20 @@ impl Fields<'_> {
                 format!("{kind} needs text, e.g. \"ctrl+s\""),
             )
         })
+    }
+
+    /// The chords of a `key` action, pressed `repeat` times (1-100, default 1) in a row.
+    fn repeated(&self, chords: Vec<Chord>) -> Result<Vec<Chord>, OpError> {
+        match self.spec.repeat {
+            None | Some(1) => Ok(chords),
+            Some(n @ 2..=MAX_KEY_REPEAT) => {
+                Ok((0..n).flat_map(|_| chords.iter().cloned()).collect())
+            }
+            Some(n) => Err(OpError::invalid(
+                &self.name("repeat"),
+                format!("{n} is not 1-{MAX_KEY_REPEAT} (press again for more)"),
+            )),
+        }
     }
 
     /// How long hold_key holds, in ms.

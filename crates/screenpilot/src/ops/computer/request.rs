@@ -2,13 +2,19 @@
 //! Anthropic's `action`) and the fields that type uses. [`super::parse`] turns it into an
 //! [`super::actions::Action`].
 //!
+//! Anthropic's `computer_toolset_20260801` makes each action a tool of its own, so its model sends
+//! `tool_use` blocks (`{"type": "tool_use", "id": .., "name": "left_click", "toolset_name":
+//! "computer", "input": {..}}`) with no `action` field. A client passes such a block as it came
+//! (or just its `name` and `input`): it is read as `{"action": name, ...input}`, and its `id` comes
+//! back on the action's result, so each block's answer can be told apart in a batch.
+//!
 //! Its JSON Schema is what MCP clients check calls against before they reach us, so it must accept
 //! every shape we take: both `type` and `action` are listed, and neither is required there (the
 //! daemon says which is missing).
 
 use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::ops::common::{parse_fields, OpError};
 
@@ -54,6 +60,44 @@ pub struct ActionSpec {
     pub duration: Option<f64>,
     /// zoom: [x0, y0, x1, y1] of the screenshot, shown at full screen resolution.
     pub region: Option<[f64; 4]>,
+    /// Anthropic's demo: modifiers to hold during a click (its SDK says `text`).
+    pub key: Option<String>,
+    /// key: times to press it, 1-100.
+    pub repeat: Option<u32>,
+    /// The id of the toolset `tool_use` block this action came in, echoed on its result.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub id: Option<String>,
+}
+
+impl ActionSpec {
+    /// The fields given, as the request names them (`type`/`action` aside).
+    pub fn given(&self) -> Vec<&'static str> {
+        let present = [
+            ("x", self.x.is_some()),
+            ("y", self.y.is_some()),
+            ("button", self.button.is_some()),
+            ("scroll_x", self.scroll_x.is_some()),
+            ("scroll_y", self.scroll_y.is_some()),
+            ("text", self.text.is_some()),
+            ("keys", self.keys.is_some()),
+            ("path", self.path.is_some()),
+            ("ms", self.ms.is_some()),
+            ("coordinate", self.coordinate.is_some()),
+            ("start_coordinate", self.start_coordinate.is_some()),
+            ("scroll_direction", self.scroll_direction.is_some()),
+            ("scroll_amount", self.scroll_amount.is_some()),
+            ("duration", self.duration.is_some()),
+            ("region", self.region.is_some()),
+            ("key", self.key.is_some()),
+            ("repeat", self.repeat.is_some()),
+        ];
+        present
+            .into_iter()
+            .filter(|(_, given)| *given)
+            .map(|(name, _)| name)
+            .collect()
+    }
 }
 
 /// Any action object, for the schema of `actions` (each item is checked as `action` is): listing
@@ -112,8 +156,109 @@ fn plain_numbers(schema: &mut Schema) {
     }
 }
 
-/// An action object from its JSON. A malformed field is named in the error (`actions[2].x`).
+/// The fields of a toolset `tool_use` block besides `name` and `input`.
+const TOOL_USE_FIELDS: [&str; 4] = ["type", "id", "toolset_name", "caller"];
+
+/// Is this object a toolset `tool_use` block? It has a `name` or `input`, and no action's `type`
+/// or `action` (on a flat action they are stray fields, refused by name as any unknown one is).
+fn is_tool_use(map: &Map<String, Value>) -> bool {
+    let block_type = match map.get("type") {
+        None => true,
+        Some(kind) => kind == "tool_use",
+    };
+    (map.contains_key("name") || map.contains_key("input"))
+        && block_type
+        && !map.contains_key("action")
+}
+
+/// A toolset `tool_use` block (or `{name, input}`) as the action it names, `{"action": name,
+/// ...input}`, and the block's id. Anything but the block's own fields is refused by name.
+fn from_tool_use(
+    mut block: Map<String, Value>,
+    prefix: &str,
+) -> Result<(Value, Option<String>), OpError> {
+    let field = |name: &str| format!("{prefix}.{name}");
+    let name = match block.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => {
+            return Err(OpError::invalid(
+                &field("name"),
+                "expected the action's name, e.g. \"left_click\"",
+            ))
+        }
+        None => {
+            return Err(OpError::invalid(
+                &field("name"),
+                "missing: a tool_use block names its action, e.g. \"left_click\"",
+            ))
+        }
+    };
+    let mut input = match block.remove("input") {
+        Some(Value::Object(input)) => input,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => {
+            return Err(OpError::invalid(
+                &field("input"),
+                "expected an object: the action's fields",
+            ))
+        }
+    };
+    let id = match block.remove("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id),
+        Some(_) => {
+            return Err(OpError::invalid(
+                &field("id"),
+                "expected the tool_use block's id, a string",
+            ))
+        }
+    };
+    match block.get("toolset_name") {
+        None => {}
+        Some(Value::String(toolset)) if toolset == "computer" => {}
+        Some(other) => {
+            return Err(OpError::invalid(
+                &field("toolset_name"),
+                format!("{other} is not the \"computer\" toolset"),
+            ))
+        }
+    }
+    if let Some(other) = block
+        .keys()
+        .find(|key| !TOOL_USE_FIELDS.contains(&key.as_str()))
+    {
+        return Err(OpError::invalid(
+            &field(other),
+            "not a field of a tool_use block (type, id, name, toolset_name, input, caller); the action's fields go in input",
+        ));
+    }
+    if let Some(inner) = ["action", "type"]
+        .into_iter()
+        .find(|key| input.contains_key(*key))
+    {
+        return Err(OpError::invalid(
+            &field(&format!("input.{inner}")),
+            "a toolset call's name is its action; input holds only the action's fields",
+        ));
+    }
+    input.insert("action".to_owned(), Value::String(name));
+    Ok((Value::Object(input), id))
+}
+
+/// An action object from its JSON: the flat form, or a toolset `tool_use` block. A malformed field
+/// is named in the error (`actions[2].x`).
 pub fn spec_from_json(value: Value, prefix: &str) -> Result<ActionSpec, OpError> {
+    let (value, id) = match value {
+        Value::Object(map) if is_tool_use(&map) => from_tool_use(map, prefix)?,
+        other => (other, None),
+    };
+    let mut spec = flat_spec(value, prefix)?;
+    spec.id = id;
+    Ok(spec)
+}
+
+/// A flat action object (`type` or `action`, and its fields) from its JSON.
+fn flat_spec(value: Value, prefix: &str) -> Result<ActionSpec, OpError> {
     if !value.is_object() {
         let error = parse_fields::<ActionSpec>(&value)
             .err()
