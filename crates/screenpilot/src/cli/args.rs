@@ -102,6 +102,9 @@ pub enum Verb {
         #[command(subcommand)]
         action: DesktopVerb,
     },
+    /// Act on a desktop element by its ref from snapshot (or ROLE "NAME"), no pixels:
+    /// act SID e4 click | act SID e7 set --text Ada | act SID - clipboard
+    Act(ActArgs),
     /// Computer-use actions on a desktop or terminal session, with a fresh screenshot:
     /// computer SID click 100 200 | type 'hi' | keypress CTRL c | scroll X Y 0 360 | drag 1,1 50,50 | '{"type": ...}' | '[...]'
     Computer(ComputerArgs),
@@ -465,11 +468,55 @@ pub struct SnapshotArgs {
     /// Print only what changed since the CLI last printed this session's screen (see --delta on keys).
     #[arg(long)]
     pub delta: bool,
+    /// Desktops: only the part under this element's ref (a window, a list).
+    #[arg(long = "ref", value_name = "REF")]
+    pub part: Option<String>,
+}
+
+/// `act`: an element of a desktop, by ref.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  screenpilot act d e4 click\n  screenpilot act d 'button \"OK\"' click\n  screenpilot act d e7 set --text 'Ada'\n  screenpilot act d e2 move --to 100,80\n  screenpilot act d - clipboard --text copied; screenpilot act d - clipboard\n  screenpilot act d --appears-role dialog --appears-name 'Save'"
+)]
+pub struct ActArgs {
+    pub sid: String,
+    /// The element: a ref from snapshot (e12) or ROLE "NAME"; `-` for none (clipboard, waits).
+    pub target: Option<String>,
+    /// click, double_click, focus, set, type, select, toggle, scroll; on a window: focus, raise,
+    /// minimize, close, move, resize; clipboard, primary (read, or set with --text).
+    pub action: Option<String>,
+    #[arg(long)]
+    pub text: Option<String>,
+    /// move: X,Y; resize: W,H
+    #[arg(long, value_name = "A,B")]
+    pub to: Option<String>,
+    /// Then wait until an element of this role (and --appears-name, --appears-state) is shown.
+    #[arg(long, value_name = "ROLE")]
+    pub appears_role: Option<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub appears_name: Option<String>,
+    #[arg(long, value_name = "STATE")]
+    pub appears_state: Option<String>,
+    /// Then wait until no element matches this role (and --gone-name, --gone-state).
+    #[arg(long, value_name = "ROLE")]
+    pub gone_role: Option<String>,
+    #[arg(long, value_name = "REGEX")]
+    pub gone_name: Option<String>,
+    #[arg(long, value_name = "STATE")]
+    pub gone_state: Option<String>,
+    /// Then wait until this element's name, value or states change.
+    #[arg(long, value_name = "REF")]
+    pub changed: Option<String>,
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
 pub struct ScreenshotArgs {
     pub sid: String,
+    /// Desktops: box and tag each element of the latest snapshot with its ref ("set of marks").
+    #[arg(long)]
+    pub marks: bool,
     /// Output file; .svg for SVG, anything else PNG. Default SID.png (with --json and no -o: base64 in the JSON).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::args::{
-    ComputerArgs, DesktopStartArgs, DesktopVerb, RecordVerb, RunArgs, TextualArgs, UntilArgs, Verb,
-    WaitArgs,
+    ActArgs, ComputerArgs, DesktopStartArgs, DesktopVerb, RecordVerb, RunArgs, TextualArgs,
+    UntilArgs, Verb, WaitArgs,
 };
 use crate::ops::{
     ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, MouseParams, OpError,
@@ -224,9 +224,11 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 scrollback: a.scrollback,
                 image: None,
                 screen: None,
+                part: a.part.clone(),
                 reader: a.delta.then(cli_reader),
             },
         ),
+        Verb::Act(a) => Plan::of("act", &plan_act(a)?),
         Verb::Screenshot(a) => {
             let svg = a
                 .output
@@ -256,6 +258,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 max_long_edge: a.max_long_edge,
                 max_pixels: None,
                 full_size: a.full_size,
+                marks: a.marks,
             };
             Plan::of("screenshot", &params)
         }
@@ -327,6 +330,54 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ))
         }
     }
+}
+
+fn plan_act(a: &ActArgs) -> Result<crate::ops::ActParams, OpError> {
+    use crate::ops::accessibility::{ElementUntil, Find};
+    let action = a
+        .action
+        .as_ref()
+        .map(|name| {
+            serde_json::from_value::<crate::ops::ActName>(Value::String(name.clone())).map_err(|_| {
+                OpError::invalid(
+                    "do",
+                    format!("{name:?} is not an action: click, double_click, focus, set, type, select, toggle, scroll, raise, minimize, close, move, resize, clipboard or primary"),
+                )
+            })
+        })
+        .transpose()?;
+    let to =
+        a.to.as_deref()
+            .map(|t| {
+                let pair: Option<(i32, i32)> = t
+                    .split_once(',')
+                    .and_then(|(x, y)| Some((x.trim().parse().ok()?, y.trim().parse().ok()?)));
+                pair.map(|(x, y)| [x, y])
+                    .ok_or_else(|| OpError::invalid("to", format!("{t:?} is not A,B, e.g. 100,80")))
+            })
+            .transpose()?;
+    let find = |role: &Option<String>, name: &Option<String>, state: &Option<String>| {
+        (role.is_some() || name.is_some() || state.is_some()).then(|| Find {
+            role: role.clone(),
+            name: name.clone(),
+            state: state.clone(),
+        })
+    };
+    let until = ElementUntil {
+        appears: find(&a.appears_role, &a.appears_name, &a.appears_state),
+        gone: find(&a.gone_role, &a.gone_name, &a.gone_state),
+        changed: a.changed.clone(),
+    };
+    let waits = until.appears.is_some() || until.gone.is_some() || until.changed.is_some();
+    Ok(crate::ops::ActParams {
+        sid: a.sid.clone(),
+        target: a.target.clone().filter(|t| t != "-"),
+        action,
+        text: a.text.clone(),
+        to,
+        until: waits.then_some(until),
+        timeout_ms: a.timeout_ms,
+    })
 }
 
 fn plan_textual(a: &TextualArgs) -> Result<TextualRunParams, OpError> {

@@ -12,9 +12,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use base64::Engine;
 use screenpilot_a11y::{Act as A11yAct, Done, Element, Snapshot};
 use screenpilot_desktop::x11::{Point, BUTTON_LEFT};
-use screenpilot_desktop::Desktop;
+use screenpilot_desktop::{ClipContent, ClipKind, CloseOutcome, Desktop, MoveResize, Selection};
 
 use super::accessibility::{self, Condition, ElementUntil};
 use super::common::{Context, ErrorCode, OpError, Progress};
@@ -41,6 +42,9 @@ pub struct ActParams {
     pub action: Option<ActName>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// move: [x, y]; resize: [w, h]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<[i32; 2]>,
     /// Then wait until one holds: appears|gone {role, name (regex), state}, changed (a ref)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<ElementUntil>,
@@ -60,6 +64,13 @@ pub enum ActName {
     Select,
     Toggle,
     Scroll,
+    Raise,
+    Minimize,
+    Close,
+    Move,
+    Resize,
+    Clipboard,
+    Primary,
 }
 
 impl ActName {
@@ -73,6 +84,30 @@ impl ActName {
             ActName::Select => "select",
             ActName::Toggle => "toggle",
             ActName::Scroll => "scroll",
+            ActName::Raise => "raise",
+            ActName::Minimize => "minimize",
+            ActName::Close => "close",
+            ActName::Move => "move",
+            ActName::Resize => "resize",
+            ActName::Clipboard => "clipboard",
+            ActName::Primary => "primary",
+        }
+    }
+
+    /// It acts on a window (a window line's ref), not an element.
+    fn on_window(self) -> bool {
+        matches!(
+            self,
+            ActName::Raise | ActName::Minimize | ActName::Close | ActName::Move | ActName::Resize
+        )
+    }
+
+    /// It reads or sets a selection, and takes no ref.
+    fn selection(self) -> Option<Selection> {
+        match self {
+            ActName::Clipboard => Some(Selection::Clipboard),
+            ActName::Primary => Some(Selection::Primary),
+            _ => None,
         }
     }
 }
@@ -92,6 +127,11 @@ pub struct Acted {
     pub matched: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
+    /// do: clipboard or primary without text: what it holds (text), or `png` (an image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clipboard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub png: Option<String>,
     /// The desktop after: its windows and elements, as snapshot shows them.
     pub elements: String,
 }
@@ -112,6 +152,9 @@ impl Report for Acted {
             (Some(false), _) => view.fact("held", "false (timeout)"),
             _ => {}
         }
+        if let Some(text) = &self.clipboard {
+            view.fact("clipboard", format!("{text:?}"));
+        }
         view.screen = Some(self.elements.clone());
         view
     }
@@ -127,7 +170,7 @@ pub struct Act;
 impl Operation for Act {
     const NAME: &'static str = "act";
     const PROFILES: &'static [Profile] = Profile::DESKTOPS;
-    const DESCRIPTION: &'static str = "Act on a desktop element by ref from snapshot (or ROLE \"NAME\"), no pixels: do click|double_click|focus|set (text replaces)|type|select|toggle|scroll. Uses the app's accessibility, else the pointer at it; a gone, hidden, disabled or covered element is refused. until: appears|gone {role,name,state} or changed:ref; no do: only waits. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
+    const DESCRIPTION: &'static str = "Act on a desktop element by ref from snapshot (or ROLE \"NAME\"), no pixels: do click|double_click|focus|set (text replaces)|type|select|toggle|scroll. Uses the app's accessibility, else the pointer at it; a gone, hidden, disabled or covered element is refused. Window refs: focus|raise|minimize|close|move|resize (to). clipboard|primary: text sets, none reads. until: appears|gone {role,name,state} or changed:ref; no do: only waits. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
     type Params = ActParams;
     type Output = Acted;
 
@@ -155,6 +198,15 @@ impl Operation for Act {
             ));
         }
         let tree = ctx.accessibility.of(&desktop);
+        if let Some(which) = p.action.and_then(ActName::selection) {
+            return selection(ctx, &desktop, &tree, which, &p).await;
+        }
+        if p.to.is_some() && !matches!(p.action, Some(ActName::Move | ActName::Resize)) {
+            return Err(OpError::invalid(
+                "to",
+                "goes with move ([x, y]) and resize ([w, h])",
+            ));
+        }
         let act = match (&p.target, p.action) {
             (Some(_), None) => {
                 return Err(OpError::invalid(
@@ -197,7 +249,23 @@ impl Operation for Act {
             let element =
                 accessibility::resolve(&ctx.accessibility, &tree, &desktop, &target, "ref")?;
             let before = *desktop.damage_updates().borrow();
-            done = Some(perform(&tree, &desktop, &element, action, p.text.as_deref()).await?);
+            done = Some(match element.window {
+                Some(window) if action.on_window() || action == ActName::Focus => {
+                    let scale = accessibility::budget(&desktop, &ctx.model_sizes).scale;
+                    on_window(&desktop, window, action, p.to, scale).await?
+                }
+                _ if action.on_window() => {
+                    return Err(OpError::invalid(
+                        "ref",
+                        format!(
+                        "{} is not a window; {} takes a window's ref (a window line of snapshot)",
+                        element.describe(),
+                        action.name()
+                    ),
+                    ))
+                }
+                _ => perform(&tree, &desktop, &element, action, p.text.as_deref()).await?,
+            });
             if condition.is_none() {
                 desktop
                     .settle_with(before, QUIET, REACTION, SETTLE_LIMIT)
@@ -235,9 +303,146 @@ impl Operation for Act {
             held,
             matched,
             elapsed_ms: elapsed,
+            clipboard: None,
+            png: None,
             elements: shot.text.clone(),
         })
     }
+}
+
+/// `do: clipboard | primary`: set it to `text` (`data:image/png;base64,...` for a picture), or read
+/// it: text when it holds text, else a PNG.
+async fn selection(
+    ctx: &Context,
+    desktop: &Arc<Desktop>,
+    tree: &accessibility::DesktopTree,
+    which: Selection,
+    p: &ActParams,
+) -> Result<Acted, OpError> {
+    let stray = [
+        ("ref", p.target.is_some()),
+        ("until", p.until.is_some()),
+        ("to", p.to.is_some()),
+    ];
+    if let Some((field, _)) = stray.iter().find(|(_, given)| *given) {
+        return Err(OpError::invalid(
+            field,
+            "clipboard and primary take only text (to set) or nothing (to read)",
+        ));
+    }
+    let mut acted = Acted {
+        sid: desktop.sid.clone(),
+        done: None,
+        held: None,
+        matched: None,
+        elapsed_ms: None,
+        clipboard: None,
+        png: None,
+        elements: String::new(),
+    };
+    let name = match which {
+        Selection::Clipboard => "clipboard",
+        Selection::Primary => "primary selection",
+    };
+    match &p.text {
+        Some(text) => {
+            let content = match text.strip_prefix("data:image/png;base64,") {
+                Some(data) => ClipContent::Png(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(data.trim())
+                        .map_err(|e| {
+                            OpError::invalid("text", format!("the PNG's base64 does not read: {e}"))
+                        })?,
+                ),
+                None => ClipContent::Text(text.clone()),
+            };
+            desktop.clipboard_set(which, content).await?;
+            acted.done = Some(format!("{name} set"));
+        }
+        None => {
+            let types = desktop.clipboard_types(which).await?;
+            let text_offered = types.iter().any(|t| {
+                matches!(
+                    t.as_str(),
+                    "UTF8_STRING" | "STRING" | "TEXT" | "text/plain" | "text/plain;charset=utf-8"
+                )
+            });
+            let kind = if !text_offered && types.iter().any(|t| t == "image/png") {
+                ClipKind::Png
+            } else {
+                ClipKind::Text
+            };
+            match desktop.clipboard_get(which, kind).await? {
+                ClipContent::Text(text) => acted.clipboard = Some(text),
+                ClipContent::Png(bytes) => {
+                    acted.png = Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+                }
+            }
+            acted.done = Some(format!("{name} read"));
+        }
+    }
+    acted.elements = accessibility::take(tree, desktop, &ctx.model_sizes, None)
+        .await
+        .map(|s| s.text.clone())
+        .unwrap_or_else(|e| format!("({})", e.message));
+    Ok(acted)
+}
+
+/// A window action through the window manager; `to` is in the pixels boxes are shown in (`scale`
+/// of the screen's).
+async fn on_window(
+    desktop: &Desktop,
+    window: u32,
+    action: ActName,
+    to: Option<[i32; 2]>,
+    scale: f64,
+) -> Result<String, OpError> {
+    let screen = |v: i32| (f64::from(v) / scale).round() as i32;
+    let needs_to = |example: &str| {
+        to.ok_or_else(|| OpError::invalid("to", format!("{} needs to: {example}", action.name())))
+    };
+    let info = match action {
+        ActName::Focus => desktop.focus_window(window).await?,
+        ActName::Raise => desktop.raise_window(window).await?,
+        ActName::Minimize => desktop.minimize_window(window).await?,
+        ActName::Move => {
+            let [x, y] = needs_to("[x, y]")?;
+            let to = MoveResize {
+                x: Some(screen(x)),
+                y: Some(screen(y)),
+                width: None,
+                height: None,
+            };
+            desktop.move_resize_window(window, to).await?
+        }
+        ActName::Resize => {
+            let [w, h] = needs_to("[w, h]")?;
+            if w <= 0 || h <= 0 {
+                return Err(OpError::invalid(
+                    "to",
+                    format!("[{w}, {h}]: a size is two numbers above 0"),
+                ));
+            }
+            let to = MoveResize {
+                x: None,
+                y: None,
+                width: Some(screen(w) as u32),
+                height: Some(screen(h) as u32),
+            };
+            desktop.move_resize_window(window, to).await?
+        }
+        ActName::Close => {
+            return Ok(match desktop.close_window(window, false).await? {
+                CloseOutcome::Closed => "window closed".to_owned(),
+                CloseOutcome::Asking { dialog } => format!(
+                    "the window stays: its program asks in window {:?}",
+                    dialog.title
+                ),
+            })
+        }
+        _ => unreachable!("window actions only"),
+    };
+    Ok(format!("window {} {:?}", action.name(), info.title))
 }
 
 /// Do `action` to `element`: through the application, else with the pointer or keyboard. Says how.

@@ -125,6 +125,9 @@ Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.");
 }
 
 async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopInfo, OpError> {
+    if let Some(desktop) = p.sid.as_deref().and_then(|sid| ctx.desktops.get(sid)) {
+        return launch_on(&desktop, p).await;
+    }
     let program = program_argv(p.cmd.as_deref(), p.argv.as_deref(), p.shell)?;
     let target = match (&p.display, p.size) {
         (Some(_), Some(_)) => {
@@ -214,6 +217,51 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
     ctx.model_sizes.set(reservation.sid(), model_size);
     ctx.desktops.insert(reservation, desktop.clone());
     Ok(desktop.info())
+}
+
+/// `desktop_start` with the sid of a running desktop: start `cmd` (a command line, or the name of a
+/// desktop entry such as `mousepad.desktop`) on it, and answer once its first window is shown with
+/// the focus: the desktop, with `window` and `program_pid` those of the program just started.
+async fn launch_on(desktop: &Desktop, p: DesktopStartParams) -> Result<DesktopInfo, OpError> {
+    let settings_of_a_new_desktop = [
+        ("size", p.size.is_some()),
+        ("display", p.display.is_some()),
+        ("window_manager", p.window_manager.is_some()),
+        ("max_long_edge", p.max_long_edge.is_some()),
+        ("max_pixels", p.max_pixels.is_some()),
+    ];
+    if let Some((field, _)) = settings_of_a_new_desktop.iter().find(|(_, given)| *given) {
+        return Err(OpError::invalid(
+            field,
+            format!("desktop '{}' is running; {field} is for a new desktop (give cmd alone to start a program on it)", desktop.sid),
+        ));
+    }
+    let argv = program_argv(p.cmd.as_deref(), p.argv.as_deref(), p.shell)?.ok_or_else(|| {
+        OpError::invalid(
+            "cmd",
+            format!(
+                "desktop '{}' is running; give cmd to start a program on it",
+                desktop.sid
+            ),
+        )
+    })?;
+    // One word that names a desktop entry and no program (`org.xfce.mousepad`, `zenity.desktop`).
+    let entry = argv.len() == 1
+        && (argv[0].ends_with(".desktop")
+            || (!argv[0].contains('/')
+                && screenpilot_desktop::process::find_on_path(&[argv[0].as_str()]).is_none()));
+    let program = if entry {
+        screenpilot_desktop::Program::DesktopEntry(argv[0].trim_end_matches(".desktop").to_owned())
+    } else {
+        screenpilot_desktop::Program::Command(argv)
+    };
+    let launched = desktop.launch(program).await?;
+    let mut info = desktop.info();
+    info.program_pid = Some(launched.pid);
+    info.cmd = launched.argv;
+    info.window = Some(launched.window);
+    info.log = Some(launched.log);
+    Ok(info)
 }
 
 /// `alive` for a desktop: what it is now; `None` when `sid` is not one.

@@ -137,6 +137,18 @@ pub async fn capture(
     size: Option<ModelSize>,
     limit: Duration,
 ) -> Result<DesktopPicture, OpError> {
+    capture_marked(desktop, zoom, size, limit, Vec::new()).await
+}
+
+/// [`capture`], with `marks` (boxes in screen pixels, see `marks.rs`) drawn on the picture after
+/// it is scaled, so their tags stay legible.
+pub async fn capture_marked(
+    desktop: &Desktop,
+    zoom: Option<[u32; 4]>,
+    size: Option<ModelSize>,
+    limit: Duration,
+    marks: Vec<super::marks::Mark>,
+) -> Result<DesktopPicture, OpError> {
     desktop
         .run("screenshot", limit, move |x| {
             let mut frame = x.capture(true)?;
@@ -150,6 +162,22 @@ pub async fn capture(
             let scale = scale_for(size, (frame.width, frame.height));
             if !scale.is_identity() {
                 frame = frame.resize(scale.image.0, scale.image.1);
+            }
+            if !marks.is_empty() {
+                let to_image = |v: i32, screen: u32, image: u32| {
+                    (i64::from(v) * i64::from(image) / i64::from(screen.max(1))) as i32
+                };
+                let scaled: Vec<super::marks::Mark> = marks
+                    .iter()
+                    .map(|m| super::marks::Mark {
+                        x: to_image(m.x, scale.screen.0, scale.image.0),
+                        y: to_image(m.y, scale.screen.1, scale.image.1),
+                        width: to_image(m.width, scale.screen.0, scale.image.0).max(4),
+                        height: to_image(m.height, scale.screen.1, scale.image.1).max(4),
+                        label: m.label.clone(),
+                    })
+                    .collect();
+                super::marks::draw(&mut frame.rgb, frame.width, frame.height, &scaled);
             }
             Ok(DesktopPicture {
                 png: encode_png(&frame)?,
@@ -187,6 +215,10 @@ pub struct DesktopScreen {
     pub visual_hash: String,
     /// The top-level windows, in stacking order.
     pub windows: Vec<WindowInfo>,
+    /// `snapshot`: the windows and their elements as text, each a person could act on with a ref
+    /// that `act` takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<String>,
     /// Screen size in pixels.
     pub width: u32,
     pub height: u32,
@@ -209,6 +241,7 @@ impl DesktopScreen {
             hash: hash.clone(),
             visual_hash: hash,
             windows,
+            elements: None,
             width: info.width,
             height: info.height,
         })
@@ -229,7 +262,7 @@ impl DesktopScreen {
         }
         view.fact("hash", &self.hash);
         view.fact("size", format!("{}x{}", self.width, self.height));
-        view.screen = Some(self.text.clone());
+        view.screen = Some(self.elements.clone().unwrap_or_else(|| self.text.clone()));
         view
     }
 }

@@ -26,6 +26,7 @@ mod input;
 mod journal;
 mod lifecycle;
 mod look;
+mod marks;
 mod model_size;
 mod mouse;
 mod observe;

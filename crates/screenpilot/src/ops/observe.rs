@@ -11,9 +11,12 @@ use screenpilot_screen::render::{
 use screenpilot_screen::ThemeName;
 use screenpilot_session::{ReadOptions, Session};
 
+use super::accessibility;
 use super::blocking::{run_bounded, Heavy};
 use super::common::{Caller, Context, ErrorCode, OpError, Progress};
-use super::display::{capture, find_target, model_size, DesktopScreen, Framing, Target};
+use super::display::{
+    capture, capture_marked, find_target, model_size, DesktopScreen, Framing, Target,
+};
 use super::look::{Look, ScreenMode};
 use super::operation::{Operation, Profile, Report, View};
 use super::screen::{AnyScreen, SessionScreen};
@@ -42,6 +45,9 @@ pub struct SnapshotParams {
     pub image: Option<ImageFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<ScreenMode>,
+    /// Desktops: only the part under this ref
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// Who is looking, for deltas (not a tool parameter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
@@ -67,6 +73,9 @@ pub struct ScreenshotParams {
     /// Desktops: unscaled
     #[serde(default)]
     pub full_size: bool,
+    /// Desktops: box and tag each ref of the latest snapshot
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub marks: bool,
 }
 
 /// A picture in a result: PNG as base64, or SVG text.
@@ -194,7 +203,12 @@ impl Report for Snapped {
     fn human(&self) -> String {
         let screen = match &self.screen {
             AnyScreen::Terminal(screen) => screen,
-            AnyScreen::Desktop(screen) => return screen.text.clone(),
+            AnyScreen::Desktop(screen) => {
+                return screen
+                    .elements
+                    .clone()
+                    .unwrap_or_else(|| screen.text.clone())
+            }
         };
         let shown = screen.shown_text();
         match screen.state.scrollback.as_deref().filter(|s| !s.is_empty()) {
@@ -230,7 +244,7 @@ impl Operation for Snapshot {
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
         &[("as_json", Profile::CLASSIC), ("image", Profile::CLASSIC)];
     const DESCRIPTION: &'static str =
-        "The screen now, as send shows it (screen: full for all). Desktops: their windows.";
+        "The screen now, as send shows it (screen: full for all). Desktops: windows and elements with refs for act.";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
@@ -291,10 +305,26 @@ async fn snapshot_desktop(
     if p.scrollback.is_some() {
         return Err(OpError::invalid(
             "scrollback",
-            "a desktop has no scrollback; its text is its window titles",
+            "a desktop has no scrollback; its text is its elements",
         ));
     }
-    let screen = DesktopScreen::read(desktop).await?;
+    let mut screen = DesktopScreen::read(desktop).await?;
+    let tree = ctx.accessibility.of(desktop);
+    let part = p
+        .part
+        .as_deref()
+        .map(|r| accessibility::resolve(&ctx.accessibility, &tree, desktop, r, "ref"))
+        .transpose()?;
+    screen.elements = Some(
+        match accessibility::take(&tree, desktop, &ctx.model_sizes, part.as_ref()).await {
+            Ok(shot) => shot.text.clone(),
+            // No tree to read: the windows, and why.
+            Err(e) if part.is_none() && e.code == ErrorCode::DisplayUnavailable => {
+                format!("{}\n({})", screen.text, e.message)
+            }
+            Err(e) => return Err(e),
+        },
+    );
     let image = match p.image {
         None => None,
         Some(ImageFormat::Svg) => {
@@ -328,6 +358,7 @@ impl Operation for Screenshot {
         ("max_long_edge", Profile::CLASSIC),
         ("max_pixels", Profile::CLASSIC),
         ("full_size", Profile::CLASSIC),
+        ("marks", Profile::DESKTOPS),
     ];
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \
 PNG (default) comes back as an image; svg as text. Returns {ok, sid, format, width, height, png (base64) | svg}. \
@@ -385,7 +416,30 @@ async fn screenshot_desktop(
     }
     let base = ctx.model_sizes.get(&desktop.sid);
     let size = model_size(base, p.max_long_edge, p.max_pixels, p.full_size)?;
-    let picture = capture(desktop, None, size, desktop.step_timeout).await?;
+    let marks = if p.marks {
+        let last = ctx.accessibility.of(desktop).last().ok_or_else(|| {
+            OpError::invalid(
+                "marks",
+                "marks come from the latest snapshot: snapshot first",
+            )
+        })?;
+        last.elements
+            .iter()
+            .filter_map(|e| {
+                let b = e.bounds?;
+                Some(super::marks::Mark {
+                    x: b.x,
+                    y: b.y,
+                    width: b.width,
+                    height: b.height,
+                    label: e.reference()?,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let picture = capture_marked(desktop, None, size, desktop.step_timeout, marks).await?;
     let (width, height) = picture.scale.image;
     Ok(Pictured {
         sid: p.sid,
