@@ -143,14 +143,29 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
             }
         }
     }
-    // Windows of the tree the X server does not list (menus and popups open now).
+    // Windows of the tree the X server does not list (menus and popups open now), but for what was
+    // already shown where it belongs (GTK lists a combo box's open menu under the box, and again
+    // as a window of its own).
+    let shown: std::collections::HashSet<crate::element::Object> =
+        out.iter().filter_map(|e| e.object.clone()).collect();
     for (i, tree) in trees.windows.iter().enumerate() {
-        if !taken[i] {
-            out.extend(tree.elements.iter().cloned());
+        if taken[i] {
+            continue;
+        }
+        let fresh: Vec<Element> = tree
+            .elements
+            .iter()
+            .filter(|e| e.object.as_ref().is_none_or(|o| !shown.contains(o)))
+            .cloned()
+            .collect();
+        if fresh.len() > 1 || fresh.first().is_some_and(|w| !crate::element::top_level(w.raw_role)) {
+            out.extend(fresh);
         }
     }
     let (mut lines, kept, left_out) = lay_out(out, refs, budget);
-    if kept.iter().all(|e| e.window.is_some()) && trees.windows.is_empty() {
+    if tops.iter().all(|t| !t.shown) && trees.windows.is_empty() {
+        lines.push("(no windows)".into());
+    } else if trees.windows.is_empty() {
         lines.push("(no application here exposes an accessibility tree: read the windows with a screenshot)".into());
     }
     for unread in &trees.unread {

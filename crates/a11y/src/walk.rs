@@ -144,21 +144,26 @@ impl Bus {
     pub(crate) async fn fetch(&self, object: &Object) -> Result<Fetched> {
         let accessible = proxy!(AccessibleProxy, &self.conn, object);
         let component = proxy!(ComponentProxy, &self.conn, object);
-        let (role, name, states, interfaces, children, extents) = futures_util::join!(
+        let (role, name, states, interfaces, children) = futures_util::join!(
             accessible.get_role(),
             accessible.name(),
             accessible.get_state(),
             accessible.get_interfaces(),
             accessible.get_children(),
-            component.get_extents(CoordType::Screen),
         );
         let what = &object.path;
         let interfaces = interfaces.map_err(|e| from_zbus(e, what))?;
-        let bounds = extents
-            .ok()
-            .filter(|_| interfaces.contains(Interface::Component))
-            .map(|(x, y, w, h)| Bounds::new(x, y, w, h))
-            .filter(|b| !b.is_empty());
+        // Asked only of components: GTK logs a critical warning for any other object.
+        let bounds = if interfaces.contains(Interface::Component) {
+            component
+                .get_extents(CoordType::Screen)
+                .await
+                .ok()
+                .map(|(x, y, w, h)| Bounds::new(x, y, w, h))
+                .filter(|b| !b.is_empty())
+        } else {
+            None
+        };
         Ok(Fetched {
             role: role.map_err(|e| from_zbus(e, what))?,
             name: name.map_err(|e| from_zbus(e, what))?,
@@ -363,11 +368,19 @@ impl Walk<'_> {
             .await;
             let mut out = Vec::new();
             if shown {
+                // A combo box's name is its chosen item (GTK): shown as its value, so the label
+                // beside it can name it.
+                let (name, value) = match fetched.role {
+                    Role::ComboBox if !fetched.name.trim().is_empty() => {
+                        (String::new(), Some(fetched.name.trim().to_owned()))
+                    }
+                    _ => (fetched.name.trim().to_owned(), None),
+                };
                 out.push(Element {
                     id: 0,
                     role: fetched.role.name().to_owned(),
-                    name: fetched.name.trim().to_owned(),
-                    value: None,
+                    name,
+                    value,
                     states: element::shown_states(fetched.role, &fetched.states, acts),
                     bounds: fetched.bounds,
                     depth,
@@ -378,8 +391,15 @@ impl Walk<'_> {
                     raw_role: fetched.role,
                 });
             }
+            let mut groups = Vec::new();
             for kid in kids {
-                out.extend(kid?);
+                let group = kid?;
+                if !group.is_empty() {
+                    groups.push(group);
+                }
+            }
+            for group in in_reading_order(groups) {
+                out.extend(group);
             }
             Ok(out)
         }
@@ -439,4 +459,83 @@ impl Walk<'_> {
         }
         chosen
     }
+}
+
+/// Sibling subtrees in the order a person reads them: top to bottom, then left to right (toolkits
+/// list children in the order they were added, which is not always where they show), and a field
+/// without a name named by the label beside or above it (GTK forms seldom relate the two), the
+/// label then not shown again.
+fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
+    let place = |g: &Vec<Element>| g[0].bounds.map(|b| (b.y + b.height / 2, b.x));
+    // A stable sort on rows (a few pixels apart are one row), keeping elements without a box put.
+    groups.sort_by(|a, b| match (place(a), place(b)) {
+        (Some((ya, xa)), Some((yb, xb))) if (ya - yb).abs() <= 4 => xa.cmp(&xb),
+        (Some((ya, _)), Some((yb, _))) => ya.cmp(&yb),
+        _ => std::cmp::Ordering::Equal,
+    });
+    let is_label = |g: &Vec<Element>| {
+        g.len() == 1 && g[0].raw_role == Role::Label && !g[0].name.is_empty() && g[0].bounds.is_some()
+    };
+    let wants_name = |e: &Element| {
+        e.name.is_empty()
+            && e.bounds.is_some()
+            && matches!(
+                e.raw_role,
+                Role::Text
+                    | Role::Entry
+                    | Role::PasswordText
+                    | Role::ComboBox
+                    | Role::SpinButton
+                    | Role::Slider
+                    | Role::List
+                    | Role::ListBox
+                    | Role::Table
+                    | Role::TreeTable
+                    | Role::Tree
+                    | Role::ScrollPane
+                    | Role::DateEditor
+            )
+    };
+    let mut used = vec![false; groups.len()];
+    let mut names = vec![None; groups.len()];
+    for (i, group) in groups.iter().enumerate() {
+        if !wants_name(&group[0]) {
+            continue;
+        }
+        let Some(field) = group[0].bounds else {
+            continue;
+        };
+        let beside = |l: &Bounds| {
+            let middle = l.y + l.height / 2;
+            middle >= field.y && middle <= field.y + field.height && l.x + l.width <= field.x + 4
+        };
+        let above = |l: &Bounds| {
+            l.y + l.height <= field.y + 4
+                && field.y - (l.y + l.height) <= 24
+                && l.x < field.x + field.width
+                && l.x + l.width > field.x
+        };
+        let label = (0..groups.len())
+            .filter(|j| !used[*j] && is_label(&groups[*j]))
+            .filter_map(|j| Some((j, groups[j][0].bounds?)))
+            .filter(|(_, l)| beside(l) || above(l))
+            // The nearest one.
+            .min_by_key(|(_, l)| (field.x - (l.x + l.width)).abs() + (field.y - l.y).abs());
+        if let Some((j, _)) = label {
+            used[j] = true;
+            names[i] = Some(groups[j][0].name.clone());
+        }
+    }
+    groups
+        .into_iter()
+        .zip(names)
+        .enumerate()
+        .filter(|(j, _)| !used[*j])
+        .map(|(_, (mut group, name))| {
+            if let Some(name) = name {
+                group[0].name = name;
+            }
+            group
+        })
+        .collect()
 }

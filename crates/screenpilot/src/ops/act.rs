@@ -246,6 +246,10 @@ impl Operation for Act {
                     format!("{} takes no text (set and type do)", action.name()),
                 ));
             }
+            // ROLE "NAME" means the element as it is now: read the tree first.
+            if screenpilot_a11y::parse_ref(target.trim()).is_none() {
+                accessibility::take(&tree, &desktop, &ctx.model_sizes, None).await?;
+            }
             let element =
                 accessibility::resolve(&ctx.accessibility, &tree, &desktop, &target, "ref")?;
             let before = *desktop.damage_updates().borrow();
