@@ -398,7 +398,7 @@ mod tests {
             .await
             .expect("routed");
         assert_eq!(routed.host, 0);
-        assert!(routed.params.get("sid").is_none(), "{}", routed.params);
+        assert!(routed.params["sid"].is_null(), "{}", routed.params);
     }
 
     #[tokio::test]

@@ -87,6 +87,7 @@ mod tests {
                 "screenshot",
                 "desktop_start",
                 "computer",
+                "act",
                 "textual_run",
                 "save_test"
             ]
@@ -113,6 +114,7 @@ mod tests {
                 "screenshot",
                 "desktop_start",
                 "computer",
+                "act",
                 "save_test"
             ]
         );

@@ -73,7 +73,7 @@ pub struct ScreenshotParams {
     /// Desktops: unscaled
     #[serde(default)]
     pub full_size: bool,
-    /// Desktops: box and tag each ref of the latest snapshot
+    /// Desktops: tag the refs of the last snapshot
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub marks: bool,
 }
