@@ -13,7 +13,7 @@ use atspi::{Interface, Role, ScrollType, State};
 use zbus::proxy::CacheProperties;
 
 use crate::bus::Bus;
-use crate::element::{Bounds, Element, Object};
+use crate::element::{self, Bounds, Element, Object};
 use crate::error::{from_zbus, A11yError, Result};
 use crate::walk::{object_of, proxy, Fetched};
 
@@ -216,7 +216,9 @@ impl Bus {
                 if let Some(done) = self.select_in_parent(&object).await? {
                     return Ok(done);
                 }
-                match self.named_action(&object, &fetched, CLICKS).await? {
+                // Not "activate": on a list's row that opens it, as a double click would. A
+                // click on it selects it, as a person's does.
+                match self.named_action(&object, &fetched, &["select"]).await? {
                     Some(name) => Ok(Done::Interface(format!("action {name}"))),
                     None => point(1),
                 }
@@ -288,28 +290,36 @@ impl Bus {
         ))
     }
 
-    /// Select `object` through its parent's Selection, when the parent offers one.
+    /// Select `object` through the Selection of the nearest container above it that offers one (a
+    /// list's row, a table's cell: a cell's text sits in a cell of its row, whose table selects).
     async fn select_in_parent(&self, object: &Object) -> Result<Option<Done>> {
-        let accessible = proxy!(AccessibleProxy, &self.conn, object);
-        let Ok(parent) = accessible.parent().await else {
-            return Ok(None);
-        };
-        let Some(parent) = object_of(&parent) else {
-            return Ok(None);
-        };
-        let Ok(parent_fetched) = self.fetch(&parent).await else {
-            return Ok(None);
-        };
-        if !parent_fetched.interfaces.contains(Interface::Selection) {
-            return Ok(None);
-        }
-        let index = accessible
-            .get_index_in_parent()
-            .await
-            .map_err(|e| from_zbus(e, &object.path))?;
-        let selection = proxy!(SelectionProxy, &self.conn, parent);
-        if selection.select_child(index).await.unwrap_or(false) {
-            return Ok(Some(Done::Interface("selection".into())));
+        let mut child = object.clone();
+        for _ in 0..4 {
+            let accessible = proxy!(AccessibleProxy, &self.conn, child);
+            let Ok(parent) = accessible.parent().await else {
+                return Ok(None);
+            };
+            let Some(parent) = object_of(&parent) else {
+                return Ok(None);
+            };
+            let Ok(parent_fetched) = self.fetch(&parent).await else {
+                return Ok(None);
+            };
+            if parent_fetched.interfaces.contains(Interface::Selection) {
+                let index = accessible
+                    .get_index_in_parent()
+                    .await
+                    .map_err(|e| from_zbus(e, &child.path))?;
+                let selection = proxy!(SelectionProxy, &self.conn, parent);
+                if selection.select_child(index).await.unwrap_or(false) {
+                    return Ok(Some(Done::Interface("selection".into())));
+                }
+                return Ok(None);
+            }
+            if element::top_level(parent_fetched.role) {
+                return Ok(None);
+            }
+            child = parent;
         }
         Ok(None)
     }

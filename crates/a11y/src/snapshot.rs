@@ -158,7 +158,11 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
             .filter(|e| e.object.as_ref().is_none_or(|o| !shown.contains(o)))
             .cloned()
             .collect();
-        if fresh.len() > 1 || fresh.first().is_some_and(|w| !crate::element::top_level(w.raw_role)) {
+        if fresh.len() > 1
+            || fresh
+                .first()
+                .is_some_and(|w| !crate::element::top_level(w.raw_role))
+        {
             out.extend(fresh);
         }
     }

@@ -350,9 +350,16 @@ impl Walk<'_> {
                 }
             }
             let acts = element::actionable(fetched.role, &fetched.states, &fetched.interfaces);
+            let unnamed = fetched.name.trim().is_empty();
+            // A table's cell without text is a row's or an icon's: what it holds stands for it.
+            let bare_cell = unnamed && fetched.role == Role::TableCell;
             let shown = element::top_level(fetched.role)
-                || (!(element::arranges_only(fetched.role) && fetched.name.trim().is_empty())
-                    && (acts || !fetched.name.trim().is_empty()));
+                || (!bare_cell
+                    && !(element::arranges_only(fetched.role) && unnamed)
+                    && (acts || !unnamed)
+                    // Without a box inside a view that has one, it is not where a person sees.
+                    && (fetched.bounds.is_some() || clip.is_none()
+                        || !matches!(fetched.role, Role::TableCell | Role::ListItem | Role::TreeItem)));
             let child_clip = match (element::clips(fetched.role), fetched.bounds, clip) {
                 (true, Some(b), Some(c)) => b.intersect(&c),
                 (true, Some(b), None) => Some(b),
@@ -398,9 +405,19 @@ impl Walk<'_> {
                     groups.push(group);
                 }
             }
-            for group in in_reading_order(groups) {
-                out.extend(group);
+            let mut inner: Vec<Element> = in_reading_order(groups).into_iter().flatten().collect();
+            // An element without a name, named by the one text inside it (a list item's label).
+            if let [only] = &inner[..] {
+                let text_only = matches!(only.raw_role, Role::Label | Role::Static)
+                    && !only.name.is_empty();
+                if let Some(me) = out.first_mut() {
+                    if me.name.is_empty() && text_only && !element::top_level(me.raw_role) {
+                        me.name = only.name.clone();
+                        inner.clear();
+                    }
+                }
             }
+            out.extend(inner);
             Ok(out)
         }
         .boxed()
@@ -474,7 +491,10 @@ fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
         _ => std::cmp::Ordering::Equal,
     });
     let is_label = |g: &Vec<Element>| {
-        g.len() == 1 && g[0].raw_role == Role::Label && !g[0].name.is_empty() && g[0].bounds.is_some()
+        g.len() == 1
+            && g[0].raw_role == Role::Label
+            && !g[0].name.is_empty()
+            && g[0].bounds.is_some()
     };
     let wants_name = |e: &Element| {
         e.name.is_empty()
