@@ -70,15 +70,17 @@ fn tree_of<'t>(top: &TopLevel, trees: &'t [WindowTree], taken: &[bool]) -> Optio
     {
         return Some(i);
     }
+    // Else the same place: most of the two boxes shared (a frame is a little larger than its
+    // client area; a dialog over its main window shares only part of it).
+    let area = |b: &Bounds| i64::from(b.width) * i64::from(b.height);
     candidates
         .iter()
         .copied()
         .filter_map(|i| {
-            let overlap = trees[i].elements[0]
-                .bounds
-                .and_then(|b| b.intersect(&top.bounds))
-                .map(|o| i64::from(o.width) * i64::from(o.height))?;
-            Some((overlap, i))
+            let b = trees[i].elements[0].bounds?;
+            let shared = area(&b.intersect(&top.bounds)?);
+            let union = area(&b) + area(&top.bounds) - shared;
+            (shared * 2 > union).then_some((shared, i))
         })
         .max()
         .map(|(_, i)| i)

@@ -490,15 +490,18 @@ fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
         (Some((ya, _)), Some((yb, _))) => ya.cmp(&yb),
         _ => std::cmp::Ordering::Equal,
     });
+    // A short label: a long one is a message, not a field's name.
     let is_label = |g: &Vec<Element>| {
         g.len() == 1
             && g[0].raw_role == Role::Label
             && !g[0].name.is_empty()
+            && g[0].name.chars().count() <= 40
             && g[0].bounds.is_some()
     };
     let wants_name = |e: &Element| {
         e.name.is_empty()
             && e.bounds.is_some()
+            && !e.has(State::MultiLine)
             && matches!(
                 e.raw_role,
                 Role::Text

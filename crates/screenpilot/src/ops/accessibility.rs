@@ -26,7 +26,8 @@ pub struct Accessibility {
 
 /// One desktop's.
 pub struct DesktopTree {
-    /// The display it belongs to: a sid used again by a new desktop gets a new tree.
+    /// The desktop it belongs to (display, start, server): a sid used again by a new desktop gets a
+    /// new tree.
     display: String,
     bus: tokio::sync::OnceCell<Result<Arc<Bus>, String>>,
     refs: Mutex<Refs>,
@@ -61,11 +62,12 @@ impl Accessibility {
     /// The tree state of `desktop`.
     pub fn of(&self, desktop: &Desktop) -> Arc<DesktopTree> {
         let mut desktops = lock(&self.desktops);
+        let this = identity(desktop);
         let tree = desktops
             .entry(desktop.sid.clone())
-            .or_insert_with(|| Arc::new(DesktopTree::new(&desktop.display)));
-        if tree.display != desktop.display {
-            *tree = Arc::new(DesktopTree::new(&desktop.display));
+            .or_insert_with(|| Arc::new(DesktopTree::new(this.clone())));
+        if tree.display != this {
+            *tree = Arc::new(DesktopTree::new(this));
         }
         tree.clone()
     }
@@ -85,10 +87,16 @@ impl Accessibility {
     }
 }
 
+/// What tells one desktop from a later one of the same sid (and maybe display number).
+fn identity(desktop: &Desktop) -> String {
+    let info = desktop.info();
+    format!("{} {} {:?}", desktop.display, info.started, info.pid)
+}
+
 impl DesktopTree {
-    fn new(display: &str) -> DesktopTree {
+    fn new(display: String) -> DesktopTree {
         DesktopTree {
-            display: display.to_owned(),
+            display,
             bus: tokio::sync::OnceCell::new(),
             refs: Mutex::new(Refs::default()),
             last: Mutex::new(None),

@@ -271,6 +271,7 @@ pub(super) fn info(ctx: &Context, sid: &str) -> Option<DesktopInfo> {
 
 /// `close` for a desktop: how its program ended; `None` when `sid` is not one.
 pub(super) async fn close(ctx: &Context, sid: &str) -> Option<Option<ExitStatus>> {
+    ctx.accessibility.forget(sid);
     let (_, status) = ctx.desktops.close(sid).await?;
     Some(status)
 }
