@@ -283,7 +283,9 @@ impl Bus {
         what: &str,
         field: &'static str,
     ) -> Result<()> {
-        if !fetched.states.contains(State::Editable) && !fetched.states.contains(State::Focusable) {
+        if !fetched.states.contains(State::Editable)
+            && !fetched.interfaces.contains(Interface::EditableText)
+        {
             return Err(A11yError::refused(
                 field,
                 format!("{what} takes no text (it is not editable)"),

@@ -1,0 +1,590 @@
+//! Desktops as text (issue 24), as a new user tries them: real GTK programs on a private desktop
+//! (Xvfb, openbox, the desktop's own session and accessibility buses), driven through the CLI by refs
+//! alone: no coordinates, no screenshot read. Each task is checked by what the program did (its
+//! output, a file it wrote), and every wait is an event (an element appearing, a program's exit).
+
+mod common;
+
+use std::path::Path;
+
+use regex::Regex;
+use serde_json::Value;
+
+use common::{png_of, Daemon, LONG_MS};
+
+fn settings_app() -> String {
+    common::fixture("gtk/settings.py")
+}
+
+/// The ref on the first line of `elements` that `line` (a regex) matches.
+fn ref_in(elements: &str, line: &str) -> String {
+    let pattern = Regex::new(line).expect("a regex");
+    let found = elements
+        .lines()
+        .find(|l| pattern.is_match(l))
+        .unwrap_or_else(|| panic!("no line matches {line:?} in:\n{elements}"));
+    Regex::new(r"\[(e\d+)\]")
+        .expect("a regex")
+        .captures(found)
+        .map(|c| c[1].to_owned())
+        .unwrap_or_else(|| panic!("no ref on {found:?}"))
+}
+
+/// `snapshot SID`'s elements.
+fn elements(d: &Daemon, sid: &str) -> String {
+    let snap = d.sp_json(&["snapshot", sid]);
+    snap["elements"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no elements in {snap}"))
+        .to_owned()
+}
+
+/// `act SID ARGS...`, which must succeed; its answer.
+fn act(d: &Daemon, sid: &str, args: &[&str]) -> Value {
+    let mut full = vec!["act", sid];
+    full.extend_from_slice(args);
+    d.sp_json(&full)
+}
+
+/// What the desktop's first program printed, once it ended.
+fn output_at_exit(d: &Daemon, sid: &str) -> String {
+    let ms = LONG_MS.to_string();
+    let ended = d.sp_json(&["wait", sid, "--exit", "--timeout-ms", &ms]);
+    assert_eq!(ended["exited"], true, "{ended}");
+    let listed = d.sp_json(&["list"]);
+    let log = listed["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["sid"] == sid))
+        .and_then(|s| s["log"].as_str())
+        .expect("the program's log")
+        .to_owned();
+    std::fs::read_to_string(log).expect("the log")
+}
+
+/// The printed lines that are not GTK's own warnings.
+fn printed(log: &str) -> Vec<String> {
+    log.lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.contains("CRITICAL")
+                && !l.contains("WARNING")
+                && !l.contains("Gtk-")
+                && !l.starts_with('(')
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_settings_dialog_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "s",
+        "--",
+        "/usr/bin/python3",
+        &settings_app(),
+    ]);
+    let shown = elements(&d, "s");
+    assert!(shown.contains("window \"Preferences\""), "{shown}");
+    assert!(
+        Regex::new(r#"check box "Save automatically" \[e\d+\] focused checked"#)
+            .expect("re")
+            .is_match(&shown),
+        "{shown}"
+    );
+    assert!(shown.contains("check box \"Show hidden files\""), "{shown}");
+    assert!(shown.contains("unchecked"), "{shown}");
+    assert!(shown.contains("combo box \"Theme\""), "{shown}");
+    assert!(shown.contains("=\"Light\""), "{shown}");
+
+    // Toggle a check box, and read its new state in the answer.
+    let hidden = ref_in(&shown, r#"check box "Show hidden files""#);
+    let toggled = act(&d, "s", &[&hidden, "toggle"]);
+    let after = toggled["elements"].as_str().unwrap_or_default();
+    assert!(
+        after.contains(&format!(
+            "check box \"Show hidden files\" [{hidden}] checked"
+        )),
+        "{after}"
+    );
+    // Pick an item in the combo box: open it, wait for the item, choose it.
+    let opened = act(
+        &d,
+        "s",
+        &[
+            "combo box \"Theme\"",
+            "click",
+            "--appears-role",
+            "menu item",
+            "--appears-name",
+            "^Dark$",
+        ],
+    );
+    assert_eq!(opened["held"], true, "{opened}");
+    let picked = act(
+        &d,
+        "s",
+        &["menu item \"Dark\"", "click", "--gone-role", "menu item"],
+    );
+    let after = picked["elements"].as_str().unwrap_or_default();
+    assert!(after.contains("=\"Dark\""), "{after}");
+    // Type a name, apply.
+    let user = ref_in(after, r#"text "User name""#);
+    act(&d, "s", &[&user, "set", "--text", "ada"]);
+    act(&d, "s", &["button \"Apply\"", "click"]);
+    let log = output_at_exit(&d, "s");
+    let settings: Value = printed(&log)
+        .iter()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no settings printed: {log}"));
+    assert_eq!(
+        settings,
+        serde_json::json!({"autosave": true, "hidden": true, "theme": "Dark", "user": "ada"})
+    );
+}
+
+#[test]
+fn a_form_is_filled_and_submitted_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "f",
+        "--",
+        "zenity",
+        "--forms",
+        "--title",
+        "Signup",
+        "--text",
+        "Please sign up",
+        "--add-entry",
+        "Name",
+        "--add-password",
+        "Secret",
+        "--add-combo",
+        "Colour",
+        "--combo-values",
+        "Red|Green|Blue",
+    ]);
+    let shown = elements(&d, "f");
+    // Fields are named by the labels beside them.
+    let name = ref_in(&shown, r#"^\s*text "Name""#);
+    let secret = ref_in(&shown, r#"password text "Secret""#);
+    assert!(
+        shown.contains("(0 characters, hidden)"),
+        "a password is never shown: {shown}"
+    );
+    act(&d, "f", &[&name, "set", "--text", "Ada Lovelace"]);
+    let typed = act(&d, "f", &[&secret, "set", "--text", "hunter2"]);
+    let after = typed["elements"].as_str().unwrap_or_default();
+    assert!(after.contains("(7 characters, hidden)"), "{after}");
+    assert!(!after.contains("hunter2"), "{after}");
+    act(
+        &d,
+        "f",
+        &["combo box \"Colour\"", "click", "--appears-name", "^Blue$"],
+    );
+    act(&d, "f", &["menu item \"Blue\"", "click"]);
+    act(&d, "f", &["button \"OK\"", "click"]);
+    let log = output_at_exit(&d, "f");
+    assert!(
+        printed(&log).contains(&"Ada Lovelace|hunter2|Blue".to_owned()),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_file_is_chosen_in_a_file_chooser_by_refs() {
+    let d = Daemon::new();
+    let dir = d.path().join("files");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    for name in ["alpha.txt", "beta.txt", "gamma.txt"] {
+        std::fs::write(dir.join(name), name).expect("a file");
+    }
+    let start = format!("{}/", dir.display());
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "fc",
+        "--",
+        "zenity",
+        "--file-selection",
+        "--title",
+        "Pick",
+        "--filename",
+        &start,
+    ]);
+    let shown = elements(&d, "fc");
+    let beta = ref_in(&shown, r#"table cell "beta.txt""#);
+    let selected = act(&d, "fc", &[&beta, "select"]);
+    let after = selected["elements"].as_str().unwrap_or_default();
+    assert!(
+        Regex::new(r#"table cell "beta.txt" \[e\d+\] (focused )?selected"#)
+            .expect("re")
+            .is_match(after),
+        "{after}"
+    );
+    act(&d, "fc", &["button \"OK\"", "click"]);
+    let log = output_at_exit(&d, "fc");
+    let chosen = dir.join("beta.txt").display().to_string();
+    assert!(printed(&log).contains(&chosen), "{log}");
+}
+
+/// Mousepad with a home of its own (it keeps state there, and would offer to restore it).
+fn start_mousepad(d: &Daemon, sid: &str) -> std::path::PathBuf {
+    let home = d.path().join(format!("home-{sid}"));
+    std::fs::create_dir_all(&home).expect("a home");
+    let env = |k: &str, v: &Path| format!("{k}={}", v.display());
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        sid,
+        "--cwd",
+        &home.display().to_string(),
+        "--env",
+        &env("HOME", &home),
+        "--env",
+        &env("XDG_CONFIG_HOME", &home.join(".config")),
+        "--env",
+        &env("XDG_DATA_HOME", &home.join(".local/share")),
+        "--env",
+        "GSETTINGS_BACKEND=memory",
+        "--",
+        "mousepad",
+    ]);
+    home
+}
+
+#[test]
+fn a_menu_opens_save_as_and_the_dialog_saves_the_file_by_refs() {
+    let d = Daemon::new();
+    let home = start_mousepad(&d, "m");
+    let shown = elements(&d, "m");
+    let text = ref_in(&shown, r#"^\s*text \[e\d+\] (focused )?editable"#);
+    act(&d, "m", &[&text, "type", "--text", "kept by refs"]);
+    act(
+        &d,
+        "m",
+        &["menu \"File\"", "click", "--appears-name", "^Save As"],
+    );
+    let dialog = act(
+        &d,
+        "m",
+        &[
+            "menu item \"Save As...\"",
+            "click",
+            "--appears-role",
+            "text",
+            "--appears-name",
+            "^Name:$",
+        ],
+    );
+    assert_eq!(dialog["held"], true, "{dialog}");
+    let path = home.join("notes.txt");
+    act(
+        &d,
+        "m",
+        &[
+            "text \"Name:\"",
+            "set",
+            "--text",
+            &path.display().to_string(),
+        ],
+    );
+    act(
+        &d,
+        "m",
+        &["button \"Save\"", "click", "--gone-role", "file chooser"],
+    );
+    let saved = common::wait_for_file(&path, std::time::Duration::from_millis(LONG_MS));
+    assert_eq!(saved.trim_end(), "kept by refs");
+}
+
+#[test]
+fn the_window_behind_is_focused_and_typed_into_and_text_goes_through_the_clipboard() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop", "start", "--sid", "w", "--", "zenity", "--entry", "--title", "First", "--text",
+        "First:",
+    ]);
+    // A second program on the running desktop takes the focus.
+    let second = d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "w",
+        "--",
+        "/usr/bin/python3",
+        &settings_app(),
+    ]);
+    assert_eq!(second["window"]["title"], "Preferences", "{second}");
+    let shown = elements(&d, "w");
+    assert!(
+        Regex::new(r#"window "Preferences" \[e\d+\] focused"#)
+            .expect("re")
+            .is_match(&shown),
+        "{shown}"
+    );
+    // Moved over the window behind, the one on top covers its button: nothing is clicked through.
+    let ok_line = Regex::new(r#"button "OK" \[(e\d+)\].* @(\d+),(\d+),"#).expect("re");
+    let caps = ok_line
+        .captures(&shown)
+        .unwrap_or_else(|| panic!("{shown}"));
+    let (hidden_ok, x, y): (String, i32, i32) = (
+        caps[1].to_owned(),
+        caps[2].parse().unwrap_or(0),
+        caps[3].parse().unwrap_or(0),
+    );
+    let preferences = ref_in(&shown, r#"^window "Preferences""#);
+    let to = format!("{},{}", (x - 100).max(0), (y - 100).max(0));
+    act(&d, "w", &[&preferences, "move", "--to", &to]);
+    let e = d.sp_error(&["act", "w", &hidden_ok, "double_click"]);
+    assert_eq!(e["code"], "element_unavailable", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("covered"),
+        "{e}"
+    );
+    // Focus the window behind by its ref, and type into its entry.
+    let first = ref_in(&shown, r#"^window "First""#);
+    let focused = act(&d, "w", &[&first, "focus"]);
+    let after = focused["elements"].as_str().unwrap_or_default();
+    assert!(
+        after.starts_with("window \"First\""),
+        "the focused window comes first: {after}"
+    );
+    let entry = ref_in(after, r#"text "First:""#);
+    act(&d, "w", &[&entry, "type", "--text", "copy me"]);
+    // Copy it with the app's own keys, read the clipboard, paste it into the other app.
+    d.sp_json(&["computer", "w", "keypress", "ctrl", "a"]);
+    d.sp_json(&["computer", "w", "keypress", "ctrl", "c"]);
+    let read = act(&d, "w", &["-", "clipboard"]);
+    assert_eq!(read["clipboard"], "copy me", "{read}");
+    let user = ref_in(after, r#"text "User name""#);
+    act(&d, "w", &[&user, "focus"]);
+    d.sp_json(&["computer", "w", "keypress", "ctrl", "v"]);
+    let pasted = elements(&d, "w");
+    assert!(pasted.contains("text \"User name\""), "{pasted}");
+    assert!(pasted.contains("=\"copy me\""), "{pasted}");
+    // The first one is still what was typed into it: each went to its own window.
+    act(&d, "w", &[&ref_in(&pasted, r#"window "First""#), "focus"]);
+    let ok = ref_in(&elements(&d, "w"), r#"button "OK""#);
+    act(&d, "w", &[&ok, "click"]);
+    let log = output_at_exit(&d, "w");
+    assert!(printed(&log).contains(&"copy me".to_owned()), "{log}");
+}
+
+#[test]
+fn the_clipboard_is_set_and_read_as_text_and_png_and_stays_after_the_call() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop", "start", "--sid", "c", "--", "zenity", "--entry", "--title", "Paste",
+    ]);
+    let empty = d.sp_error(&["act", "c", "-", "clipboard"]);
+    assert_eq!(empty["code"], "selection_empty", "{empty}");
+    act(
+        &d,
+        "c",
+        &["-", "clipboard", "--text", "kept after the call"],
+    );
+    // A paste in the app, after the call that set it returned.
+    d.sp_json(&["computer", "c", "keypress", "ctrl", "v"]);
+    let shown = elements(&d, "c");
+    assert!(shown.contains("=\"kept after the call\""), "{shown}");
+    act(
+        &d,
+        "c",
+        &["-", "primary", "--text", "the primary selection"],
+    );
+    assert_eq!(
+        act(&d, "c", &["-", "primary"])["clipboard"],
+        "the primary selection"
+    );
+    // A picture: set as a data URL, read back as PNG image content.
+    let shot = d.sp_json(&["screenshot", "c"]);
+    let png = shot["png"].as_str().expect("a png");
+    act(
+        &d,
+        "c",
+        &[
+            "-",
+            "clipboard",
+            "--text",
+            &format!("data:image/png;base64,{png}"),
+        ],
+    );
+    let read = act(&d, "c", &["-", "clipboard"]);
+    assert_eq!(png_of(&read), png_of(&shot), "the same PNG, byte for byte");
+}
+
+#[test]
+fn marks_tag_each_ref_on_the_screenshot() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "k",
+        "--",
+        "/usr/bin/python3",
+        &settings_app(),
+    ]);
+    let no_snapshot = d.sp_error(&["screenshot", "k", "--marks"]);
+    assert_eq!(no_snapshot["field"], "marks", "{no_snapshot}");
+    let shown = elements(&d, "k");
+    let plain = d.sp_json(&["screenshot", "k"]);
+    let marked = d.sp_json(&["screenshot", "k", "--marks"]);
+    let decode = |v: &Value| screenpilot_desktop::decode_png(&png_of(v)).expect("a PNG");
+    let (plain, marked) = (decode(&plain), decode(&marked));
+    let ink =
+        |f: &screenpilot_desktop::Frame| f.rgb.chunks(3).filter(|p| p == &[230, 0, 160]).count();
+    assert_eq!(ink(&plain), 0);
+    // Each element with a ref and a box is outlined: at least its perimeter in ink.
+    let boxed = Regex::new(r"\[e\d+\].* @\d+,\d+,(\d+),(\d+)").expect("re");
+    let perimeter: usize = shown
+        .lines()
+        .filter_map(|l| boxed.captures(l))
+        .map(|c| c[1].parse::<usize>().unwrap_or(0) + c[2].parse::<usize>().unwrap_or(0))
+        .sum();
+    assert!(
+        ink(&marked) > perimeter,
+        "{} ink pixels for {perimeter}",
+        ink(&marked)
+    );
+}
+
+#[test]
+fn waits_on_elements_return_when_the_tree_changes() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "v",
+        "--",
+        "/usr/bin/python3",
+        &settings_app(),
+    ]);
+    let shown = elements(&d, "v");
+    let hidden = ref_in(&shown, r#"check box "Show hidden files""#);
+    // One client waits for the change, another makes it.
+    let waiting = common::Background::spawn(d.command(&[
+        "--json",
+        "act",
+        "v",
+        "--changed",
+        &hidden,
+        "--timeout-ms",
+        "60000",
+    ]));
+    let status = d.sp_json(&[
+        "daemon",
+        "status",
+        "--until-running",
+        "1",
+        "--timeout-ms",
+        "60000",
+    ]);
+    assert_eq!(status["reached"], true, "{status}");
+    act(&d, "v", &[&hidden, "toggle"]);
+    let out = waiting.finish();
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("one JSON answer");
+    assert_eq!(answer["held"], true, "{answer}");
+    assert!(
+        answer["matched"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("checked"),
+        "{answer}"
+    );
+    // A wait that does not hold is an ordinary answer, exit status 1.
+    let (status, answer) = d.json_status(&[
+        "act",
+        "v",
+        "--appears-role",
+        "dialog",
+        "--timeout-ms",
+        "300",
+    ]);
+    assert_eq!(status, 1, "{answer}");
+    assert_eq!(answer["held"], false, "{answer}");
+}
+
+#[test]
+fn bad_refs_and_impossible_acts_are_refused_naming_why() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "x",
+        "--",
+        "/usr/bin/python3",
+        &settings_app(),
+    ]);
+    d.sp_json(&[
+        "desktop", "start", "--sid", "y", "--", "zenity", "--entry", "--title", "Other",
+    ]);
+    let before_any = d.sp_error(&["act", "x", "e1", "click"]);
+    assert_eq!(before_any["field"], "ref", "{before_any}");
+    let shown = elements(&d, "x");
+    let other = elements(&d, "y");
+    // A ref of another desktop.
+    let theirs = ref_in(&other, r#"button "OK""#);
+    let e = d.sp_error(&["act", "x", &theirs, "click"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("desktop 'y'"),
+        "{e}"
+    );
+    // Text to a button; a window action on an element; nonsense.
+    let apply = ref_in(&shown, r#"button "Apply""#);
+    let e = d.sp_error(&["act", "x", &apply, "set", "--text", "x"]);
+    assert_eq!(e["code"], "element_unavailable", "{e}");
+    let e = d.sp_error(&["act", "x", &apply, "minimize"]);
+    assert_eq!(e["field"], "ref", "{e}");
+    let reset = ref_in(&shown, r#"button "Reset" \[e\d+\] disabled"#);
+    let e = d.sp_error(&["act", "x", &reset, "click"]);
+    assert_eq!(e["code"], "element_unavailable", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("disabled"),
+        "{e}"
+    );
+    let e = d.sp_error(&["act", "x", &apply, "wiggle"]);
+    assert_eq!(e["field"], "do", "{e}");
+    let e = d.sp_error(&["act", "x", "e999999", "click"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("never handed out"),
+        "{e}"
+    );
+    let e = d.sp_error(&["act", "x", "--appears-name", "(", "--timeout-ms", "10"]);
+    assert_eq!(e["field"], "until.appears", "{e}");
+    // A window that is gone: its ref, and the element refs of its window, go with it.
+    let window = ref_in(&shown, r#"^window "Preferences""#);
+    act(&d, "x", &[&window, "close"]);
+    let e = d.sp_error(&["act", "x", &window, "raise"]);
+    assert_eq!(e["code"], "element_gone", "{e}");
+    let e = d.sp_error(&["act", "x", &apply, "click"]);
+    assert_eq!(e["code"], "element_gone", "{e}");
+    // Acting on a terminal names the sid.
+    d.spawn_bash("t");
+    let e = d.sp_error(&["act", "t", "e1", "click"]);
+    assert_eq!(e["field"], "sid", "{e}");
+}
