@@ -23,7 +23,7 @@ use crate::ops::{self, ErrorCode, OpError, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
-const INSTRUCTIONS: &str = "spawn starts a program that lives across calls; send types and waits (until) in one call, answering what held and the screen (then only changed rows). Never sleep.";
+const INSTRUCTIONS: &str = "spawn, then one call a step: send input with until, never sleep. Later answers show only changed rows.";
 
 /// How often a running call reports progress, when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);

@@ -8,7 +8,7 @@
 //!
 //! Both schemas are made portable: no subschema is a bare `true` (schemars writes one for a
 //! `serde_json::Value` field or map; MCP Inspector `--strict` and some clients want objects there).
-//! The one boolean kept is `additionalProperties: false`, which OpenAI's strict mode asks for. No
+//! The one boolean kept is `additionalProperties: false` (classic profile only), which OpenAI's strict mode asks for. No
 //! `type` is a list (schemars writes `["integer", "null"]` for an `Option`): clients that map schemas
 //! onto a single-`type` dialect (Gemini's OpenAPI subset) reject or loosen those, so each becomes
 //! `anyOf` branches of one type. And no subschema is empty (`{}`, what a `Value` field becomes once
@@ -46,11 +46,13 @@ pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
             listed
         });
     }
-    // A parameter left out of the listing is still taken: the listed schema must not refuse it.
-    if hidden {
+    // A parameter left out of the listing is still taken: the listed schema must not refuse it. The
+    // lean profiles leave the flag out anyway: a model pays for it on every turn, and the daemon
+    // names an unknown parameter in its error.
+    let classic = profiles.contains(&Profile::Classic);
+    if hidden || !classic {
         schema.remove("additionalProperties");
     }
-    let classic = profiles.contains(&Profile::Classic);
     let description = match op.classic_description {
         Some(text) if classic => text,
         _ => op.description,

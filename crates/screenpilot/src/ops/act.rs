@@ -35,18 +35,16 @@ const MAX_TIMEOUT_MS: u64 = 3_600_000;
 #[serde(deny_unknown_fields)]
 pub struct ActParams {
     pub sid: String,
-    /// e12 from snapshot, or ROLE "NAME" as it prints.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     #[serde(rename = "do", default, skip_serializing_if = "Option::is_none")]
     pub action: Option<ActName>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// move: [x, y]; resize: [w, h].
+    /// move: [x,y]; resize: [w,h]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<[i32; 2]>,
-    /// Then wait until one holds: appears|gone {role, name (regex), state}, changed (a ref).
-    /// Listed as an object: its fields are in the description, and the daemon names a wrong one.
+    // Listed as a plain object: the description says its fields, and the daemon names a wrong one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub until: Option<ElementUntil>,
@@ -172,7 +170,7 @@ pub struct Act;
 impl Operation for Act {
     const NAME: &'static str = "act";
     const PROFILES: &'static [Profile] = Profile::DESKTOPS;
-    const DESCRIPTION: &'static str = "Act on a desktop element by ref from snapshot (or ROLE \"NAME\"), no pixels. set/type take text; raise|minimize|close|move|resize take a window's ref, move/resize take to; clipboard|primary: text sets, none reads. Via the app's accessibility, else the pointer; refuses a gone, hidden, disabled or covered element. until: {appears|gone:{role,name,state}} or {changed:ref}; alone it waits. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
+    const DESCRIPTION: &'static str = "Act on a desktop element by its ref from snapshot (or ROLE \"NAME\"), through its app, else the pointer. set/type: text. Windows: raise..resize (to). clipboard|primary: text sets, none reads. until: {appears|gone:{role,name,state}} or {changed:ref}. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
     type Params = ActParams;
     type Output = Acted;
 

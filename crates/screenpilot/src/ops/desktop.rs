@@ -90,7 +90,7 @@ impl Report for DesktopInfo {
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, 1280x800, a window manager), with cmd answering once its first window has the focus; or attach to a display (\":0\"). A running desktop's sid: starts cmd on it. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
+    const DESCRIPTION: &'static str = "Start a desktop (Xvfb 1280x800, a window manager) with cmd, answering once its window has the focus; display: attach (\":0\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
         ("shell", Profile::CLASSIC),

@@ -44,9 +44,9 @@ pub struct SpawnParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub caller_env: Option<BTreeMap<String, String>>,
-    /// Default 80
+    /// 80
     pub cols: Option<u16>,
-    /// Default 24
+    /// 24
     pub rows: Option<u16>,
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
@@ -64,11 +64,9 @@ pub struct SpawnParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub caller_umask: Option<u32>,
-    /// As in send
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub until: Option<serde_json::Value>,
-    /// As in send
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     pub steps: Option<Vec<serde_json::Value>>,

@@ -36,7 +36,7 @@ pub struct SnapshotParams {
     /// Add `cells`: {styles, rows: runs [col, text, style index] per row}.
     #[serde(default)]
     pub as_json: bool,
-    /// Mark styles: [reverse]Banana[/] ([[ is [)
+    /// [reverse]Banana[/] ([[ is [)
     #[serde(default)]
     pub styled: bool,
     /// Lines of history to add
@@ -45,7 +45,7 @@ pub struct SnapshotParams {
     pub image: Option<ImageFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<ScreenMode>,
-    /// Desktops: only the part under this ref
+    /// Desktops: the part under it
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
     /// Who is looking, for deltas (not a tool parameter).
@@ -73,7 +73,7 @@ pub struct ScreenshotParams {
     /// Desktops: unscaled
     #[serde(default)]
     pub full_size: bool,
-    /// Desktops: tag the refs of the last snapshot
+    /// Desktops: box each ref
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub marks: bool,
 }
@@ -358,6 +358,9 @@ impl Operation for Screenshot {
         ("max_long_edge", Profile::CLASSIC),
         ("max_pixels", Profile::CLASSIC),
         ("full_size", Profile::CLASSIC),
+        ("font_px", Profile::CLASSIC),
+        ("theme", Profile::CLASSIC),
+        ("frame", Profile::CLASSIC),
         ("marks", Profile::DESKTOPS),
     ];
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("A picture of the session's screen as a real terminal shows it: colours, bold/italic/underline, wide CJK, box drawing, cursor. \

@@ -38,7 +38,6 @@ pub struct SendParams {
     pub mouse: Option<Value>,
     #[schemars(with = "Option<Map<String, Value>>")]
     pub until: Option<Value>,
-    /// More {text, keys, mouse, until}, each sent once the one before held
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Map<String, Value>>>")]
     pub steps: Option<Vec<Value>>,
@@ -371,8 +370,8 @@ pub struct Send;
 impl Operation for Send {
     const NAME: &'static str = "send";
     const PROFILES: &'static [Profile] = &[Profile::Terminal];
-    const DESCRIPTION: &'static str = "Type text, press keys, click; then wait until one holds: regex (^ $ per line), any:[regex,...], exit, change, visual (e.g. a highlight moved), quiet_ms (changed, then still). \
-Returns held=NAME match=TEXT or timeout (timeout_ms, default 10000), and the screen: whole at first, then changed rows as ROW|text after scrolled=N if rows moved up N; screen: full|none. \
+    const DESCRIPTION: &'static str = "Type text, press keys, click; then wait until one holds: regex (^ $ per line), any:[regex,...], exit, change, visual (a style changed), quiet_ms (changed, then still). \
+Returns held=NAME match=TEXT or timeout (timeout_ms, default 10000), and the screen: whole at first, then changed rows as ROW|text after scrolled=N if rows moved up N. \
 steps: more {text, keys, mouse, until}, each sent once the last held. Nothing to send: waits or looks. \
 E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}}";
     type Params = SendParams;

@@ -72,7 +72,7 @@ pub struct ComputerParams {
     /// Desktops: the screenshot unscaled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_size: bool,
-    /// Terminals: after the actions, wait until this holds (as `send` takes it)
+    /// Terminals: as in send
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<request::ActionObject>")]
     // a plain object, as `action` is listed
@@ -130,13 +130,14 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal) session, answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's {action,...} or tool_use {name,input} too. x,y: screenshot pixels. actions: a list; until (terminals): as in send. A failure after input: outcome unknown, new screenshot. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal), answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's shapes too. x,y: screenshot pixels. actions: a list. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("step_timeout_ms", Profile::CLASSIC),
         ("max_long_edge", Profile::CLASSIC),
         ("max_pixels", Profile::CLASSIC),
         ("full_size", Profile::CLASSIC),
         ("timeout_ms", Profile::CLASSIC),
+        ("fit", Profile::CLASSIC),
     ];
     type Params = ComputerParams;
     type Output = ComputerDone;

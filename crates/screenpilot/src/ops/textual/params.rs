@@ -21,7 +21,7 @@ use crate::ops::common::{program_env, OpError};
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextualRunParams {
-    /// Python file: a module-level app, or one App subclass
+    /// Python file with an App
     pub app: Option<String>,
     /// {press: key or [keys]}, {click: SEL or {selector, offset:[x,y], times, button}}, {double_click: SEL}, {hover: SEL}, {pause: secs}, {resize: [w,h]}, {screenshot: true}
     // Listed to clients as a plain list of objects: the description says the shapes in far fewer
@@ -29,23 +29,21 @@ pub struct TextualRunParams {
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     #[serde(default)]
     pub actions: Vec<Value>,
-    /// [w,h], default [80,25]
+    /// [80,25]
     pub size: Option<[u16; 2]>,
-    /// Save SVG+PNG beside the app
     #[serde(default)]
     pub screenshot: bool,
     /// Add the widget tree
     #[serde(default)]
     pub tree: bool,
-    /// Selectors: add their widgets' state (Input value...)
+    /// Selectors: add their widgets' state
     #[serde(default)]
     pub query: Vec<String>,
     pub session: Option<String>,
     #[serde(default)]
     pub close: bool,
-    /// Default python3
     pub python: Option<String>,
-    /// ms, default 120000
+    /// ms
     pub timeout: Option<u64>,
     /// The caller's environment, filled in by `prepare` (not a tool parameter): the interpreter is
     /// looked up on its PATH, and the app runs in it.
