@@ -451,13 +451,15 @@ mod tests {
         (total, each)
     }
 
-    /// The budgets of issue 22: what a model reads before its first call is at most 4 KB for the
-    /// terminal tools and 9 KB for every tool listed by default (terminal, Textual, desktop),
-    /// instructions included. A description or parameter that grows past them fails here: trim
-    /// first. Sizes are printed for BENCHMARKS.md (`cargo test tools_fit -- --nocapture`).
+    /// What a model reads before its first call, instructions included: at most 3.5 KB for the
+    /// terminal tools and 7 KB for every tool listed by default (terminal, Textual, desktop). Issue
+    /// 22 set 4 KB and 9 KB; these are tighter because `benches/agent_cost.py` must find every tool
+    /// (definitions and work) cheaper than terminalcp's one tool, and at 7.1 KB the margin was 30
+    /// tokens. A description or parameter that grows past them fails here: trim first. Sizes are
+    /// printed for BENCHMARKS.md (`cargo test tools_fit -- --nocapture`).
     #[test]
     fn tools_fit_their_budgets() {
-        for (profile, budget) in [(Some("terminal"), 4096), (None, 9216)] {
+        for (profile, budget) in [(Some("terminal"), 3584), (None, 7168)] {
             let (total, each) = model_bytes(profile);
             println!(
                 "--tools {}: {total} bytes {each:?}",

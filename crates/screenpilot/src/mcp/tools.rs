@@ -53,6 +53,15 @@ pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
     if hidden || !classic {
         schema.remove("additionalProperties");
     }
+    // So too the length of a pair ([w,h], [x,y]): its description says it, the daemon checks it.
+    if !classic {
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            for property in properties.values_mut().filter_map(Value::as_object_mut) {
+                property.remove("minItems");
+                property.remove("maxItems");
+            }
+        }
+    }
     let description = match op.classic_description {
         Some(text) if classic => text,
         _ => op.description,

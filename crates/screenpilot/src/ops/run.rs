@@ -35,11 +35,11 @@ pub struct RunParams {
     /// Of an earlier run
     pub id: Option<u64>,
     pub offset: Option<usize>,
-    /// Default 60
+    /// 60
     pub max_lines: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<usize>,
-    /// Default 30000
+    /// 30000
     pub timeout_ms: Option<u64>,
 }
 
