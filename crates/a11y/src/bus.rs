@@ -109,7 +109,7 @@ impl Bus {
         let pump = tokio::spawn(count_events(zbus::MessageStream::from(&conn), count));
         let dbus = zbus::fdo::DBusProxy::new(&conn)
             .await
-            .map_err(|e| from_zbus(e.into(), "the accessibility bus"))?;
+            .map_err(|e| from_zbus(e, "the accessibility bus"))?;
         let registry = RegistryProxy::new(&conn)
             .await
             .map_err(|e| from_zbus(e, "the accessibility registry"))?;

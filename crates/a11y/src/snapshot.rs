@@ -55,7 +55,7 @@ pub struct Snapshot {
 
 /// Which of `trees` belongs to X window `top`: the same process, then the same title, else the
 /// most overlap.
-fn tree_of<'t>(top: &TopLevel, trees: &'t [WindowTree], taken: &[bool]) -> Option<usize> {
+fn tree_of(top: &TopLevel, trees: &[WindowTree], taken: &[bool]) -> Option<usize> {
     let candidates: Vec<usize> = (0..trees.len())
         .filter(|i| !taken[*i])
         .filter(|i| match (top.pid, trees[*i].app.pid) {

@@ -116,7 +116,7 @@ impl Bus {
             .map_err(|e| from_zbus(e, "the accessibility registry"))?;
         let dbus = zbus::fdo::DBusProxy::new(&self.conn)
             .await
-            .map_err(|e| from_zbus(e.into(), "the accessibility bus"))?;
+            .map_err(|e| from_zbus(e, "the accessibility bus"))?;
         let apps = children.iter().filter_map(object_of).map(|object| {
             let dbus = &dbus;
             async move {
@@ -353,13 +353,17 @@ impl Walk<'_> {
             let unnamed = fetched.name.trim().is_empty();
             // A table's cell without text is a row's or an icon's: what it holds stands for it.
             let bare_cell = unnamed && fetched.role == Role::TableCell;
-            let shown = element::top_level(fetched.role)
-                || (!bare_cell
-                    && !(element::arranges_only(fetched.role) && unnamed)
-                    && (acts || !unnamed)
-                    // Without a box inside a view that has one, it is not where a person sees.
-                    && (fetched.bounds.is_some() || clip.is_none()
-                        || !matches!(fetched.role, Role::TableCell | Role::ListItem | Role::TreeItem)));
+            // A row without a box inside a view that has one is not where a person sees.
+            let boxless_row = fetched.bounds.is_none()
+                && clip.is_some()
+                && matches!(
+                    fetched.role,
+                    Role::TableCell | Role::ListItem | Role::TreeItem
+                );
+            let skipped = bare_cell
+                || (unnamed && (element::arranges_only(fetched.role) || !acts))
+                || boxless_row;
+            let shown = element::top_level(fetched.role) || !skipped;
             let child_clip = match (element::clips(fetched.role), fetched.bounds, clip) {
                 (true, Some(b), Some(c)) => b.intersect(&c),
                 (true, Some(b), None) => Some(b),
@@ -408,8 +412,8 @@ impl Walk<'_> {
             let mut inner: Vec<Element> = in_reading_order(groups).into_iter().flatten().collect();
             // An element without a name, named by the one text inside it (a list item's label).
             if let [only] = &inner[..] {
-                let text_only = matches!(only.raw_role, Role::Label | Role::Static)
-                    && !only.name.is_empty();
+                let text_only =
+                    matches!(only.raw_role, Role::Label | Role::Static) && !only.name.is_empty();
                 if let Some(me) = out.first_mut() {
                     if me.name.is_empty() && text_only && !element::top_level(me.raw_role) {
                         me.name = only.name.clone();

@@ -366,6 +366,44 @@ pub fn log_tail(path: &Path, max: usize) -> String {
     String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
 }
 
+/// The first line a child writes to the pipe `fd` (Xvfb's `-displayfd`, dbus-daemon's
+/// `--print-address`), read as it arrives: `None` when the child closed the pipe (it exited) first.
+pub(crate) async fn first_line(fd: OwnedFd) -> std::result::Result<Option<String>, String> {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .map_err(|e| format!("cannot watch the pipe: {e}"))?;
+    let mut text = Vec::new();
+    loop {
+        let mut guard = fd.readable().await.map_err(|e| e.to_string())?;
+        let mut buf = [0u8; 256];
+        let read = guard.try_io(|inner| {
+            let mut file = std::mem::ManuallyDrop::new(
+                // SAFETY: a borrowed view of the descriptor the AsyncFd owns; never closed here.
+                unsafe { std::fs::File::from_raw_fd(inner.get_ref().as_raw_fd()) },
+            );
+            file.read(&mut buf)
+        });
+        match read {
+            Ok(Ok(0)) => return Ok(None),
+            Ok(Ok(n)) => {
+                text.extend_from_slice(&buf[..n]);
+                if let Some(end) = text.iter().position(|b| *b == b'\n') {
+                    return Ok(Some(
+                        String::from_utf8_lossy(&text[..end]).trim().to_owned(),
+                    ));
+                }
+            }
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(format!("reading failed: {e}")),
+            Err(_would_block) => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,43 +461,5 @@ mod tests {
         assert!(child.exited());
         assert_eq!(child.status().and_then(|s| s.signal), Some(libc::SIGTERM));
         assert_eq!(state(child.pid), None, "stop left a zombie");
-    }
-}
-
-/// The first line a child writes to the pipe `fd` (Xvfb's `-displayfd`, dbus-daemon's
-/// `--print-address`), read as it arrives: `None` when the child closed the pipe (it exited) first.
-pub(crate) async fn first_line(fd: OwnedFd) -> std::result::Result<Option<String>, String> {
-    use std::io::Read;
-    use std::os::fd::{AsRawFd, FromRawFd};
-    // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
-    let fd = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-    }
-    .map_err(|e| format!("cannot watch the pipe: {e}"))?;
-    let mut text = Vec::new();
-    loop {
-        let mut guard = fd.readable().await.map_err(|e| e.to_string())?;
-        let mut buf = [0u8; 256];
-        let read = guard.try_io(|inner| {
-            let mut file = std::mem::ManuallyDrop::new(
-                // SAFETY: a borrowed view of the descriptor the AsyncFd owns; never closed here.
-                unsafe { std::fs::File::from_raw_fd(inner.get_ref().as_raw_fd()) },
-            );
-            file.read(&mut buf)
-        });
-        match read {
-            Ok(Ok(0)) => return Ok(None),
-            Ok(Ok(n)) => {
-                text.extend_from_slice(&buf[..n]);
-                if let Some(end) = text.iter().position(|b| *b == b'\n') {
-                    return Ok(Some(
-                        String::from_utf8_lossy(&text[..end]).trim().to_owned(),
-                    ));
-                }
-            }
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(format!("reading failed: {e}")),
-            Err(_would_block) => {}
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! Step files end to end: the files committed in tests/steps (dialog, vim, htop, Textual's own Input
-//! example, a zenity dialog on a desktop) pass through the library and the CLI; each fails with a
+//! example, a zenity dialog and a GTK dialog driven by its accessibility elements on a desktop) pass through the library and the CLI; each fails with a
 //! readable report once the program behaves otherwise; a changed golden fails, shows what differs, and
 //! passes again after `--update`; masks keep what varies out of a golden; JUnit XML and the HTML page
 //! of a failure are written; bad files are refused naming the file, the line and the field.
@@ -34,10 +34,12 @@ fn test_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
 }
 
 /// A copy of a committed step file in `dir`, with `edits` (from, to) made to it and its relative
-/// paths (the Textual venv's) made absolute.
+/// paths (the Textual venv's, the fixtures') made absolute.
 fn variant(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
     let mut text = std::fs::read_to_string(steps_dir().join(name)).expect("a committed step file");
     text = text.replace("../../../../", &format!("{}/", common::repo().display()));
+    let fixtures = steps_dir().join("../fixtures/");
+    text = text.replace("../fixtures/", &fixtures.display().to_string());
     for (from, to) in edits {
         assert!(text.contains(from), "{name} has no {from:?}");
         text = text.replace(from, to);
@@ -69,7 +71,7 @@ fn each_committed_file_fails_readably_when_its_program_behaves_otherwise() {
         dir.path().join("goldens/dialog_menu.styled.txt"),
     )
     .expect("copy the golden");
-    let cases: [(&str, Edits, &str); 5] = [
+    let cases: [(&str, Edits, &str); 6] = [
         // A different item highlighted: the expectation names the row and shows the styled text.
         (
             "dialog_menu.toml",
@@ -98,6 +100,15 @@ fn each_committed_file_fails_readably_when_its_program_behaves_otherwise() {
             "zenity_question.toml",
             &[("keys = [\"Return\"]", "keys = [\"Escape\"]")],
             "to exit with 0",
+        ),
+        // The other check box toggled: the expectation names the element and shows the desktop.
+        (
+            "gtk_settings.toml",
+            &[(
+                "act = { ref = 'check box \"Show hidden files\"'",
+                "act = { ref = 'check box \"Save automatically\"'",
+            )],
+            "expected an element {\"name\":\"^Show hidden files$\",\"role\":\"check box\",\"state\":\"checked\"}",
         ),
     ];
     for (name, edits, said) in cases {
@@ -293,6 +304,8 @@ fn bad_files_are_refused_naming_the_file_the_line_and_the_field() {
         ("regex.toml", "[[step]]\nspawn = \"cat\"\nuntil = { regex = \"x\" }\n[[step]]\nexpect = { text = \"([\" }\n", ":4: expect.text: invalid regex"),
         ("two.toml", "[[step]]\nspawn = \"cat\"\nresize = \"10x10\"\n", ":1: resize: one step does one thing"),
         ("syntax.toml", "[[step]\n", ":1: toml: "),
+        ("state.toml", "[[step]]\nexpect = { element = { role = \"button\", state = \"pressed\" } }\n", ":1: expect.element.state: \"pressed\" is not one of"),
+        ("act.toml", "[[step]]\nact = { ref = \"e4\", click = true }\n", ":1: act.click: not an act field"),
     ];
     for (name, text, said) in cases {
         let file = dir.path().join(name);

@@ -313,6 +313,11 @@ fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bo
             };
             vec![(with(&[(key, Some(&Value::Object(table)))]), false)]
         }
+        "act" => {
+            let mut table = params.as_object().cloned().unwrap_or_default();
+            table.retain(|key, _| ["ref", "do", "text", "to", "until"].contains(&key.as_str()));
+            vec![(with(&[("act", Some(&Value::Object(table)))]), false)]
+        }
         "close" => vec![(with(&[("close", Some(&Value::Bool(true)))]), false)],
         _ => Vec::new(),
     }
@@ -400,7 +405,7 @@ fn reaction(step: &Map<String, Value>, before: Option<&Screen>, seen: &Screen) -
 /// The order a person reads a step's keys in: what it does, then what it waits for.
 const KEY_ORDER: &[&str] = &[
     "spawn", "textual", "desktop", "size", "cwd", "env", "run", "line", "text", "keys", "mouse",
-    "computer", "resize", "until", "close",
+    "computer", "act", "resize", "until", "close",
 ];
 
 /// The step file's text.
@@ -607,5 +612,37 @@ mod tests {
             "../../src"
         );
         assert_eq!(relative(Path::new("/opt/x"), Path::new("/w/t")), "/opt/x");
+    }
+
+    #[test]
+    fn elements_acted_on_become_act_steps_that_run_again() {
+        let journal = Journal::default();
+        let start = json!({"sid": "d", "cmd": "zenity --entry", "caller_env": {"HOME": "/root"}});
+        journal.done("desktop_start", &start, &json!({"sid": "d"}), true, None);
+        let act = json!({"sid": "d", "ref": "text \"Name\"", "do": "set", "text": "ada",
+            "until": {"appears": {"role": "push button", "state": "enabled"}}, "timeout_ms": 5});
+        journal.done("act", &act, &json!({"sid": "d"}), true, None);
+        let entries: Vec<Entry> = journal.lock().entries.iter().cloned().collect();
+        let text = write_file(&entries, "form", Path::new("/w"), false, false);
+        assert!(
+            text.contains(
+                "\nsid = \"d\"\nact = { do = \"set\", ref = 'text \"Name\"', text = \"ada\""
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("timeout_ms") && !text.contains("HOME"),
+            "{text}"
+        );
+        let file = crate::steps::StepFile::parse(Path::new("/w/t.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}:\n{text}"));
+        let crate::steps::file::Action::Act(params) = &file.steps[1].action else {
+            panic!("an act step: {text}")
+        };
+        assert_eq!(
+            Value::Object(params.clone()),
+            json!({"ref": "text \"Name\"", "do": "set", "text": "ada",
+                "until": {"appears": {"role": "push button", "state": "enabled"}}})
+        );
     }
 }

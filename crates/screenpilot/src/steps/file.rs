@@ -21,6 +21,12 @@
 //!
 //! [[step]]
 //! golden = "dialog.txt"            # or { file, mask = [[row, col, rows, cols]], tolerance }
+//!
+//! [[step]]                         # desktops: an element by its role and name, as snapshot prints it
+//! act = { ref = 'check box "Dark mode"', do = "toggle" }
+//!
+//! [[step]]
+//! expect = { element = { role = "check box", name = "^Dark mode$", state = "checked" } }
 //! ```
 //!
 //! Every error names the file, the line of the step, and the field: a file is checked whole before
@@ -88,6 +94,8 @@ pub enum Action {
     Desktop(serde_json::Map<String, Value>),
     /// Computer actions, as the computer tool takes `actions`.
     Computer(Vec<Value>),
+    /// An action on a desktop element, as the act tool takes it (`ref`, `do`, `text`, `to`, `until`).
+    Act(serde_json::Map<String, Value>),
     /// End the session.
     Close,
 }
@@ -107,6 +115,12 @@ pub enum Expectation {
     ExitCode(i32),
     /// A regex over the terminal's title, or over a desktop's window titles.
     Title(String),
+    /// A desktop element that must be there (or, `present: false`, not): the act tool's
+    /// `until.appears` (`until.gone`) table, `{role, name (a regex), state}`.
+    Element {
+        find: serde_json::Map<String, Value>,
+        present: bool,
+    },
     /// A Textual widget's state: the fields given must equal the query's (`value`, `label`, ...).
     Widget {
         selector: String,
@@ -176,13 +190,14 @@ const STEP_KEYS: &[&str] = &[
     "textual",
     "desktop",
     "computer",
+    "act",
     "close",
 ];
 
 /// The keys that say what a step does; a step has exactly one (input keys count as one).
 const ACTIONS: &[&str] = &[
     "spawn", "input", "until", "resize", "run", "expect", "golden", "textual", "desktop",
-    "computer", "close",
+    "computer", "act", "close",
 ];
 
 impl StepFile {
@@ -410,6 +425,23 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                     "an action table or a list of them, e.g. { type = \"click\", x = 10, y = 20 }",
                 )),
             },
+            "act" => match json(&table["act"]) {
+                Value::Object(params) => {
+                    for key in params.keys() {
+                        if !["ref", "do", "text", "to", "until"].contains(&key.as_str()) {
+                            return Err(bad(
+                                &format!("act.{key}"),
+                                "not an act field; they are ref, do, text, to, until",
+                            ));
+                        }
+                    }
+                    Action::Act(params)
+                }
+                _ => return Err(bad(
+                    "act",
+                    "a table of the act tool's parameters, e.g. { ref = 'button \"OK\"', do = \"click\" }",
+                )),
+            },
             "close" => Action::Close,
             other => return Err(bad(other, "not a step")),
         };
@@ -462,6 +494,8 @@ const EXPECT_KEYS: &[&str] = &[
     "widget",
     "nth",
     "state",
+    "element",
+    "no_element",
 ];
 
 fn cells(value: &toml::Value, field: &str, n: usize) -> Result<Vec<u16>, Bad> {
@@ -538,6 +572,14 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
             .ok_or_else(|| bad("expect.exit_code", format!("a number, not {code}")))?;
         found.push(Expectation::ExitCode(code));
     }
+    for (key, present) in [("element", true), ("no_element", false)] {
+        if let Some(value) = table.get(key) {
+            found.push(Expectation::Element {
+                find: element(value, key)?,
+                present,
+            });
+        }
+    }
     if let Some(selector) = string(table, "widget").map_err(|(_, m)| bad("expect.widget", m))? {
         let Some(Value::Object(state)) = table.get("state").map(json) else {
             return Err(bad(
@@ -564,7 +606,7 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
         1 => Ok(found.remove(0)),
         0 => Err(bad(
             "expect",
-            "says nothing to check: give text, absent, styled, cursor, exit_code, title or widget",
+            "says nothing to check: give text, absent, styled, cursor, exit_code, title, widget, element or no_element",
         )),
         _ => Err(bad(
             "expect",
@@ -579,6 +621,50 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
             "row and region go with text, absent and styled",
         )),
     })
+}
+
+/// `element = { role = "button", name = "^OK$", state = "enabled" }`, checked as the act tool checks
+/// its `until.appears`.
+fn element(value: &toml::Value, key: &str) -> Result<serde_json::Map<String, Value>, Bad> {
+    let field = format!("expect.{key}");
+    let example =
+        "a table of role, name (a regex), state, e.g. { role = \"button\", name = \"^OK$\" }";
+    let Value::Object(find) = json(value) else {
+        return Err(bad(&field, example));
+    };
+    if find.is_empty() {
+        return Err(bad(&field, example));
+    }
+    for (name, v) in &find {
+        let Some(text) = v.as_str() else {
+            return Err(bad(&format!("{field}.{name}"), "a string"));
+        };
+        match name.as_str() {
+            "role" => {}
+            "name" => {
+                regex::Regex::new(text).map_err(|e| {
+                    bad(
+                        &format!("{field}.name"),
+                        format!("invalid regex {text:?}: {e}"),
+                    )
+                })?;
+            }
+            "state" if screenpilot_a11y::state_named(text).is_none() => {
+                return Err(bad(
+                    &format!("{field}.state"),
+                    format!("{text:?} is not one of {}", screenpilot_a11y::STATE_NAMES),
+                ));
+            }
+            "state" => {}
+            other => {
+                return Err(bad(
+                    &format!("{field}.{other}"),
+                    "not an element field; they are role, name, state",
+                ))
+            }
+        }
+    }
+    Ok(find)
 }
 
 fn golden(value: &toml::Value) -> Result<Golden, Bad> {

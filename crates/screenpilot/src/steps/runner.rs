@@ -366,6 +366,26 @@ impl Run<'_> {
                 )
                 .await;
             }
+            Action::Act(params) => {
+                let sid = self.sid(step)?;
+                let mut params = params.clone();
+                params.insert("sid".into(), sid.into());
+                if params.contains_key("until") {
+                    params.insert("timeout_ms".into(), limit_ms.into());
+                }
+                let what = describe("act", &params);
+                let answer = self.op("act", Value::Object(params)).await?;
+                if answer["held"] == false {
+                    let elements = answer["elements"].as_str().unwrap_or("");
+                    return Err(format!(
+                        "{what}: until did not hold within {limit_ms} ms; the desktop:\n{}",
+                        indent(elements)
+                    )
+                    .into());
+                }
+                let done = answer["done"].as_str().unwrap_or("ok").to_owned();
+                self.record(step, what, done).await;
+            }
             Action::Run(command) => {
                 let sid = self.sid(step)?;
                 let answer = self
@@ -428,8 +448,28 @@ impl Run<'_> {
                 };
                 Err(format!("expected the desktop's program to exit with {code} within {} ms, but {how}", limit.as_millis()).into())
             }
+            (Expectation::Element { find, present }, Kind::Desktop) => {
+                let until = if *present { "appears" } else { "gone" };
+                let answer = self
+                    .op(
+                        "act",
+                        json!({"sid": sid, "until": {until: find}, "timeout_ms": limit.as_millis() as u64}),
+                    )
+                    .await?;
+                if answer["held"] == true {
+                    return Ok(());
+                }
+                let elements = answer["elements"].as_str().unwrap_or("").to_owned();
+                Err(format!(
+                    "expected {} within {} ms; the desktop:\n{}",
+                    brief(expectation),
+                    limit.as_millis(),
+                    indent(&elements)
+                )
+                .into())
+            }
             (_, Kind::Desktop) => Err(format!(
-                "{} does not apply to a desktop: a desktop has title (its windows) and exit_code (its program)",
+                "{} does not apply to a desktop: a desktop has title (its windows), exit_code (its program), element and no_element",
                 brief(expectation)
             )
             .into()),
@@ -573,6 +613,11 @@ pub fn brief(expectation: &Expectation) -> String {
             nth,
             state,
         } => format!("{selector}[{nth}] with {}", Value::Object(state.clone())),
+        Expectation::Element { find, present } => format!(
+            "{} element {}",
+            if *present { "an" } else { "no" },
+            Value::Object(find.clone())
+        ),
     }
 }
 
@@ -661,6 +706,9 @@ fn holds(session: &Session, expectation: &Expectation) -> Result<(), String> {
         }
         Expectation::Widget { .. } => {
             Err("a widget expectation needs a Textual session".to_owned())
+        }
+        Expectation::Element { .. } => {
+            Err("an element expectation needs a desktop session".to_owned())
         }
     }
 }
