@@ -6,18 +6,13 @@
 //! waits need: states, children, names and values, windows, focus. New and closed applications are
 //! the registry's own children-changed events.
 
-use std::time::Duration;
-
 use atspi::proxy::bus::{BusProxy, StatusProxy};
 use atspi::proxy::registry::RegistryProxy;
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use zbus::proxy::CacheProperties;
 
-use crate::error::{from_zbus, A11yError, Result};
-
-/// The longest one call to an application may take.
-pub const CALL_LIMIT: Duration = Duration::from_secs(3);
+use crate::error::{from_zbus, A11yError, Result, CALL_LIMIT};
 
 /// The events waits wake on: (match rule, registry event name).
 const EVENTS: &[(&str, &str)] = &[

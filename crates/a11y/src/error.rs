@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+/// The longest one call to an application may take.
+pub const CALL_LIMIT: Duration = Duration::from_secs(3);
+
 #[derive(Debug, thiserror::Error)]
 pub enum A11yError {
     /// No accessibility bus to talk to: why, in a sentence (no session bus, no AT-SPI installed).
@@ -83,7 +86,7 @@ pub(crate) fn from_zbus(e: zbus::Error, what: &str) -> A11yError {
         if name.ends_with("NoReply") || name.ends_with("Timeout") {
             return A11yError::Timeout {
                 what: what.to_owned(),
-                limit: crate::CALL_LIMIT,
+                limit: CALL_LIMIT,
             };
         }
     }
@@ -91,7 +94,7 @@ pub(crate) fn from_zbus(e: zbus::Error, what: &str) -> A11yError {
         if io.kind() == std::io::ErrorKind::TimedOut {
             return A11yError::Timeout {
                 what: what.to_owned(),
-                limit: crate::CALL_LIMIT,
+                limit: CALL_LIMIT,
             };
         }
     }

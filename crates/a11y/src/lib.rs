@@ -20,8 +20,8 @@ pub mod snapshot;
 mod walk;
 
 pub use act::{accessible_at, role_matches, Act, Done};
-pub use bus::{Bus, CALL_LIMIT};
+pub use bus::Bus;
 pub use element::{parse_ref, state_named, Bounds, Element, Object, Refs, Target, STATE_NAMES};
-pub use error::{A11yError, Result};
+pub use error::{A11yError, Result, CALL_LIMIT};
 pub use snapshot::{Budget, Snapshot, TopLevel};
 pub use walk::{App, Trees, Unread, WindowTree};

@@ -15,7 +15,7 @@ use screenpilot_a11y::{
 use screenpilot_desktop::scale::Scale;
 use screenpilot_desktop::Desktop;
 
-use super::common::{ErrorCode, OpError};
+use super::error::{ErrorCode, OpError};
 use super::model_size::ModelSizes;
 
 /// Every desktop's tree state, by sid.

@@ -22,6 +22,7 @@ mod computer;
 mod desktop;
 mod desktop_waits;
 pub(crate) mod display;
+mod error;
 mod input;
 mod journal;
 mod lifecycle;
