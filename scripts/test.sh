@@ -176,7 +176,7 @@ stage "cargo package (every crate packs with its crates.io metadata and builds f
 # registry>/ and reuses that copy while the version is the same: a second run from the same path would
 # build our crates from the first run's sources. Our crates are on no registry, so these copies are ours.
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-[0-9]* \
-  "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-{screen,session,desktop}-[0-9]*
+  "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-{screen,session,desktop,a11y}-[0-9]*
 cargo package --locked --workspace --allow-dirty --quiet
 
 stage "cargo build --release (the package tests pack the release binary, as it would ship)"

@@ -366,6 +366,18 @@ pub fn log_tail(path: &Path, max: usize) -> String {
     String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
 }
 
+/// A pipe for a child's first line (read end, write end), both close-on-exec and non-blocking: the
+/// child is handed the write end on purpose, and [`first_line`] reads the other.
+pub(crate) fn line_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors that we own below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors from pipe2, owned from here on.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// The first line a child writes to the pipe `fd` (Xvfb's `-displayfd`, dbus-daemon's
 /// `--print-address`), read as it arrives: `None` when the child closed the pipe (it exited) first.
 pub(crate) async fn first_line(fd: OwnedFd) -> std::result::Result<Option<String>, String> {

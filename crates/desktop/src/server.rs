@@ -6,12 +6,12 @@
 //! free number or for the socket to appear.
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{DesktopError, Result};
-use crate::process::{log_tail, Child, Launch};
+use crate::process::{line_pipe, log_tail, Child, Launch};
 
 pub const AUTH_NAME: &[u8] = b"MIT-MAGIC-COOKIE-1";
 
@@ -78,17 +78,8 @@ pub async fn launch_xvfb(dir: &Path, width: u32, height: u32, limit: Duration) -
     write_private(&xauthority, &xauthority_entry(None, &cookie))?;
     let log = dir.join("xvfb.log");
 
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors that we take ownership of below.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        return Err(DesktopError::Io(format!(
-            "cannot create a pipe: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: fresh descriptors from pipe2, owned from here on.
     let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        line_pipe().map_err(|e| DesktopError::Io(format!("cannot create a pipe: {e}")))?;
     let argv = vec![
         "Xvfb".to_owned(),
         "-displayfd".to_owned(),

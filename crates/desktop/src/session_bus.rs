@@ -8,12 +8,12 @@
 //! switches that make each toolkit expose its tree ([`SessionBus::env`]).
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{DesktopError, Result};
-use crate::process::{log_tail, Child, Launch};
+use crate::process::{line_pipe, log_tail, Child, Launch};
 
 /// A running session bus.
 pub struct SessionBus {
@@ -50,17 +50,8 @@ impl SessionBus {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700));
         }
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two descriptors that we own below.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(DesktopError::Io(format!(
-                "cannot create a pipe: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: fresh descriptors from pipe2, owned from here on.
         let (read_end, write_end) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            line_pipe().map_err(|e| DesktopError::Io(format!("cannot create a pipe: {e}")))?;
         let log = dir.join("session-bus.log");
         let spawned = Child::spawn(Launch {
             argv: vec![

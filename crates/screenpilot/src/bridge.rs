@@ -8,13 +8,11 @@
 //! (the link dropped): the daemon then stops what this connection started, except requests sent with
 //! a resume key, whose answers it keeps for the client's next link.
 
-use std::os::fd::{AsFd, OwnedFd};
-
 use serde_json::Value;
-use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 use crate::client::local_connection;
+use crate::hang_up;
 use crate::ops::{self, Caller, ErrorCode, OpError};
 use crate::paths::Paths;
 use crate::protocol::{Request, MAX_REQUEST_BYTES};
@@ -124,27 +122,7 @@ fn completed(line: &[u8], caller: &Caller) -> Option<Vec<u8>> {
 /// Resolves when the reader of our stdout is gone (its end of the pipe or socket closed): the link
 /// dropped, and nobody will read what we write. Never resolves when that cannot be watched.
 async fn stdout_hang_up() {
-    let Some(fd) = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        // SAFETY: an OwnedFd is open for as long as it is owned, and always returns the same fd.
-        .and_then(|fd: OwnedFd| {
-            unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok()
-        })
-    else {
-        return std::future::pending().await;
-    };
-    loop {
-        let Ok(mut guard) = fd.writable().await else {
-            return std::future::pending().await;
-        };
-        if guard.ready().is_write_closed() {
-            return;
-        }
-        // Writable only: wait for the next change (edge-triggered, no polling).
-        guard.clear_ready();
-    }
+    hang_up::hung_up(hang_up::watch(&std::io::stdout()).as_ref()).await
 }
 
 /// Refuse a terminal on stdin: `dial-stdio` speaks JSON lines to a program, not to a person.

@@ -6,14 +6,14 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use screenpilot_session::{ExitInfo, Limits, Registry};
 
 use crate::guard::{self, Guard};
+use crate::hang_up;
 use crate::metrics;
 use crate::ops::ErrorCode;
 use crate::ops::{self, Context, OpError};
@@ -201,7 +202,7 @@ pub async fn run(
                 Ok((stream, _)) => {
                     // Every descriptor a connection needs is taken here, in the one task that also
                     // refuses connections: none can take the reserve between its release and use.
-                    let hang_up = hang_up_watch(&stream);
+                    let hang_up = hang_up::watch(&stream);
                     tokio::spawn(serve(stream, hang_up, ctx.clone(), state.clone()));
                 }
                 Err(e) if out_of_descriptors(&e) => refuse_one(&listener, &mut reserve).await,
@@ -430,7 +431,7 @@ async fn serve(
     if !shed {
         tokio::select! {
             _ = &mut writer => {}
-            _ = peer_hung_up(hang_up.as_ref()) => {}
+            _ = hang_up::hung_up(hang_up.as_ref()) => {}
             _ = overflow.cancelled() => shed = true,
         }
     }
@@ -454,33 +455,6 @@ async fn serve(
         handle.abort();
     }
     writer.abort();
-}
-
-/// A second descriptor of the connection, registered for write readiness alone, for
-/// [`peer_hung_up`]; its own registration leaves the stream's readiness to the writer. `None` when
-/// the process is out of descriptors (the connection is then served without early hang-up).
-fn hang_up_watch(stream: &UnixStream) -> Option<AsyncFd<OwnedFd>> {
-    let fd = stream.as_fd().try_clone_to_owned().ok()?;
-    // SAFETY: an OwnedFd is open for as long as it is owned, and always returns the same fd.
-    unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok()
-}
-
-/// Resolves when the peer has closed its end entirely (not merely shut down its writing side). A
-/// stream socket whose peer is gone reports hang-up; one whose peer only half-closed does not.
-async fn peer_hung_up(fd: Option<&AsyncFd<OwnedFd>>) {
-    let Some(fd) = fd else {
-        return std::future::pending().await;
-    };
-    loop {
-        let Ok(mut guard) = fd.writable().await else {
-            return std::future::pending().await;
-        };
-        if guard.ready().is_write_closed() {
-            return;
-        }
-        // Writable only: wait for the next change of state (edge-triggered, no polling).
-        guard.clear_ready();
-    }
 }
 
 /// The most answer bytes one connection may leave unread. Past it (and with at least one answer

@@ -33,6 +33,7 @@ pub mod client;
 pub mod daemon;
 pub mod fleet;
 pub mod guard;
+mod hang_up;
 pub mod host;
 pub mod loopback_http;
 pub mod mcp;

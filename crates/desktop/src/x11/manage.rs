@@ -139,20 +139,7 @@ impl X11 {
     fn manager(&self) -> Result<Manager> {
         let state = self.window_manager()?;
         let ewmh = match state.announced {
-            Some(_) => {
-                let supported = self
-                    .conn
-                    .get_property(
-                        false,
-                        self.root,
-                        self.atoms.net_supported,
-                        AtomEnum::ATOM,
-                        0,
-                        4096,
-                    )?
-                    .reply()?;
-                Some(supported.value32().map(|v| v.collect()).unwrap_or_default())
-            }
+            Some(_) => Some(self.window_manager_supports()?),
             None => None,
         };
         Ok(Manager {

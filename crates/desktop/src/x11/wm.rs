@@ -24,8 +24,8 @@ use super::X11;
 use crate::error::{DesktopError, Result};
 
 impl X11 {
-    /// Does the window manager answer `_NET_REQUEST_FRAME_EXTENTS` (listed in `_NET_SUPPORTED`)?
-    pub fn window_manager_answers_frame_requests(&self) -> Result<bool> {
+    /// What the window manager says it supports (`_NET_SUPPORTED` on the root), as atoms.
+    pub fn window_manager_supports(&self) -> Result<Vec<u32>> {
         let supported = self
             .conn
             .get_property(
@@ -37,10 +37,13 @@ impl X11 {
                 4096,
             )?
             .reply()?;
-        let listed = supported
-            .value32()
-            .is_some_and(|mut atoms| atoms.any(|a| a == self.atoms.net_request_frame_extents));
-        Ok(listed)
+        Ok(supported.value32().map(|v| v.collect()).unwrap_or_default())
+    }
+
+    /// Does the window manager answer `_NET_REQUEST_FRAME_EXTENTS` (listed in `_NET_SUPPORTED`)?
+    pub fn window_manager_answers_frame_requests(&self) -> Result<bool> {
+        let supported = self.window_manager_supports()?;
+        Ok(supported.contains(&self.atoms.net_request_frame_extents))
     }
 
     /// Send the window manager a `_NET_REQUEST_FRAME_EXTENTS` for a window of ours and wait until it

@@ -62,18 +62,21 @@ pub async fn run(verb: &Verb, fleet: &Fleet, as_json: bool) -> Result<i32, OpErr
         .map_err(|e| OpError::new(ErrorCode::IoError, format!("watch: the local port: {e}")))?;
     let fragment = url.split_once('#').map_or("", |(_, f)| f);
     let local_url = format!("http://{here}/#{fragment}");
-    if as_json {
-        println!(
-            "{}",
-            json!({"ok": true, "running": true, "url": local_url, "host": host.name, "forwarding_to": address, "control": control})
-        );
+    let said = if as_json {
+        json!({"ok": true, "running": true, "url": local_url, "host": host.name, "forwarding_to": address, "control": control}).to_string()
     } else {
-        println!(
+        format!(
             "{local_url}\nOpen this URL in a browser to {} every session of host {}; it is forwarded over the host's link to its page there. Ctrl-C stops forwarding (the page keeps running there; watch --stop --host {} stops it).",
             if *control { "watch and control" } else { "watch (read-only)" },
             host.name,
             host.name
-        );
+        )
+    };
+    // In one write, and a reader that stopped after the URL (`| head -1`) does not end the
+    // forwarding: what is printed after it is for a person, and nobody may be reading.
+    {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{said}");
     }
     let rewrite = Rewrite { here, remote };
     let mut interrupt =
