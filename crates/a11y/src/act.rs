@@ -357,10 +357,8 @@ impl Element {
     }
 }
 
-/// Who (which element of the application) is at `x, y` of the screen, seen from `top`'s
-/// application: used to tell that another of the application's own windows or a popup covers an
-/// element.
-pub async fn accessible_at(bus: &Bus, top: &Object, x: i32, y: i32) -> Option<Object> {
+/// Who (which element of the application) is at `x, y` of the screen, one level below `top`.
+async fn accessible_at(bus: &Bus, top: &Object, x: i32, y: i32) -> Option<Object> {
     let component = ComponentProxy::builder(&bus.conn)
         .destination(top.bus.as_str())
         .ok()?
@@ -374,7 +372,67 @@ pub async fn accessible_at(bus: &Bus, top: &Object, x: i32, y: i32) -> Option<Ob
         .get_accessible_at_point(x, y, atspi::CoordType::Screen)
         .await
         .ok()?;
-    object_of(&found).filter(|o| !o.path.ends_with("/null"))
+    object_of(&found).filter(|o| !o.path.ends_with("/null") && o != top)
+}
+
+/// How deep a hit test or a walk up the parents goes.
+const MAX_DEPTH: usize = 48;
+
+impl Bus {
+    /// What the application shows at `x, y` of `window` when that is not `target` nor on its line
+    /// (a widget inside it, or one of its containers): `Some("push button \"Submit\"")`. Qt, for
+    /// one, keeps a closed popup's items in its tree, showing, at their old boxes; a click there
+    /// would land on whatever is below. `None` when the point is the target's, or when the
+    /// application does not answer hit tests (nothing to go on: the caller's other checks stand).
+    pub async fn shows_elsewhere(
+        &self,
+        window: &Object,
+        target: &Object,
+        x: i32,
+        y: i32,
+    ) -> Option<String> {
+        let mut deepest = None;
+        let mut at = window.clone();
+        for _ in 0..MAX_DEPTH {
+            let Some(next) = accessible_at(self, &at, x, y).await else {
+                break;
+            };
+            if &next == target {
+                return None;
+            }
+            deepest = Some(next.clone());
+            at = next;
+        }
+        let deepest = deepest?;
+        // A container of the target (a toolkit whose hit test stops above it) is on its line.
+        let mut up = target.clone();
+        for _ in 0..MAX_DEPTH {
+            let parent = self.parent_of(&up).await.ok().flatten()?;
+            if parent == deepest {
+                return None;
+            }
+            if &parent == window || parent.path.ends_with("/null") {
+                break;
+            }
+            up = parent;
+        }
+        let fetched = self.fetch(&deepest).await.ok()?;
+        let mut what = fetched.role.name().to_owned();
+        if !fetched.name.trim().is_empty() {
+            what.push(' ');
+            what.push_str(&element::quoted(fetched.name.trim(), 60));
+        }
+        Some(what)
+    }
+
+    async fn parent_of(&self, object: &Object) -> Result<Option<Object>> {
+        let accessible = proxy!(AccessibleProxy, &self.conn, object);
+        let parent = accessible
+            .parent()
+            .await
+            .map_err(|e| from_zbus(e, &object.path))?;
+        Ok(object_of(&parent))
+    }
 }
 
 /// Role names as snapshots print them, for finding by `role "name"`.

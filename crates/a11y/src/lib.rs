@@ -19,7 +19,7 @@ mod error;
 pub mod snapshot;
 mod walk;
 
-pub use act::{accessible_at, role_matches, Act, Done};
+pub use act::{role_matches, Act, Done};
 pub use bus::Bus;
 pub use element::{parse_ref, state_named, Bounds, Element, Object, Refs, Target, STATE_NAMES};
 pub use error::{A11yError, Result, CALL_LIMIT};

@@ -340,6 +340,12 @@ impl Walk<'_> {
                 Err(A11yError::Gone { .. }) if !top => return Ok(Vec::new()),
                 Err(e) => return Err(e),
             };
+            let mut fetched = fetched;
+            // Qt 5 gives a window that is a bare widget (no main window, no dialog) the role
+            // filler (or panel): an application's own child is a window whatever it says.
+            if top && matches!(fetched.role, Role::Filler | Role::Panel) {
+                fetched.role = Role::Window;
+            }
             let showing = fetched.states.contains(State::Showing);
             if !showing || element::never_shown(fetched.role) {
                 return Ok(Vec::new());

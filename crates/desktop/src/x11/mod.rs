@@ -270,6 +270,26 @@ impl X11 {
         windows::list(&self.conn, self.root, &self.atoms)
     }
 
+    /// Whether the topmost window at `x, y` of the screen is one no window manager manages
+    /// (override-redirect: an open menu, a combo box's list, a tooltip). Such a popup is above every
+    /// managed window, so what an application says is there is what a click there reaches.
+    pub fn popup_at(&self, x: i16, y: i16) -> Result<bool> {
+        self.check_deadline("finding the window at a point")?;
+        let child = self
+            .conn
+            .translate_coordinates(self.root, self.root, x, y)?
+            .reply()?
+            .child;
+        if child == x11rb::NONE {
+            return Ok(false);
+        }
+        Ok(self
+            .conn
+            .get_window_attributes(child)?
+            .reply()
+            .is_ok_and(|a| a.override_redirect))
+    }
+
     /// What the display says about its window manager.
     pub fn window_manager(&self) -> Result<WindowManagerState> {
         WindowManagerState::read(&self.conn, self.root, &self.atoms)

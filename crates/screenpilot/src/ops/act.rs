@@ -547,8 +547,8 @@ async fn check_uncovered(
                 .intersect(&screenpilot_a11y::Bounds::new(x, y, 1, 1))
                 .is_some()
     });
-    match on_top {
-        Some(top) if top.id != own => Err(OpError::new(
+    if let Some(top) = on_top.filter(|top| top.id != own) {
+        return Err(OpError::new(
             ErrorCode::ElementUnavailable,
             format!(
                 "ref: {} is covered at {x},{y} by window {:?}; focus or move that window first",
@@ -556,9 +556,49 @@ async fn check_uncovered(
                 top.title
             ),
         )
-        .with_field("ref")),
-        _ => Ok(()),
+        .with_field("ref"));
     }
+    // Its own window is on top there; does the application show it there? (An open popup is
+    // above everything, and its items are where they say.)
+    let (Some(target), Some(window)) = (&element.object, window_object(&last, element)) else {
+        return Ok(());
+    };
+    let (px, py) = (
+        x.clamp(0, i16::MAX as i32) as i16,
+        y.clamp(0, i16::MAX as i32) as i16,
+    );
+    let popup = desktop
+        .run(
+            "finding the window at a point",
+            desktop.step_timeout,
+            move |x11| x11.popup_at(px, py),
+        )
+        .await?;
+    if popup {
+        return Ok(());
+    }
+    match tree.bus(desktop).await?.shows_elsewhere(&window, target, x, y).await {
+        Some(there) => Err(OpError::new(
+            ErrorCode::ElementUnavailable,
+            format!(
+                "ref: {} is not shown at {x},{y}: its application shows {there} there (an item of a popup that has closed?); take a new snapshot",
+                element.describe()
+            ),
+        )
+        .with_field("ref")),
+        None => Ok(()),
+    }
+}
+
+/// The accessibility object of the window line `element` is listed under in `shot`.
+fn window_object(shot: &Snapshot, element: &Element) -> Option<screenpilot_a11y::Object> {
+    let at = shot.elements.iter().position(|e| e.id == element.id)?;
+    shot.elements[..=at]
+        .iter()
+        .rev()
+        .find(|e| e.depth == 0)?
+        .object
+        .clone()
 }
 
 /// The X window `element` is shown in, in `shot`: the window line it is listed under.
