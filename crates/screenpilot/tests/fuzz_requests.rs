@@ -77,6 +77,7 @@ const OPS: &[&str] = &[
     "wait_ready",
     "wait_exit",
     "computer",
+    "act",
     "list",
     "alive",
     "close",
