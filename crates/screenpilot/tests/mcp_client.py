@@ -287,6 +287,10 @@ async def beyond_terminals(session: ClientSession, workdir: Path) -> dict:
     clicked = await call_ok(session, "computer", {"sid": "mcp-desk", "action": {"type": "click", "x": 320, "y": 200}})
     width, height = decode_png(base64.b64decode(images(clicked)[0].data))
     check((width, height) == (640, 400), f"computer on a desktop: screenshot is {width}x{height}")
+    # act: the desktop's clipboard, set and read back (the daemon owns it after the call).
+    await call_ok(session, "act", {"sid": "mcp-desk", "do": "clipboard", "text": "from-mcp"})
+    held = await call_ok(session, "act", {"sid": "mcp-desk", "do": "clipboard"})
+    check(held.structured_content.get("clipboard") == "from-mcp", f"act clipboard: {held.structured_content}")
     await call_ok(session, "close", {"sid": "mcp-desk"})
     facts["desktop_screenshot"] = f"{width}x{height}"
     return facts

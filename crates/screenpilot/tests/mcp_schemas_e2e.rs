@@ -68,7 +68,7 @@ fn every_schema_of_every_profile_is_draft_2020_12_with_no_boolean_subschema() {
             .filter_map(|t| t.as_str().map(str::to_owned))
             .collect()
     };
-    assert_eq!(tools("all").len(), 11);
+    assert_eq!(tools("all").len(), 12);
     assert!(tools("classic").len() >= 19, "{:?}", tools("classic"));
     assert_eq!(
         tools("textual"),
@@ -168,7 +168,7 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
         match profile {
             Some("textual") => assert_eq!(tools.len(), 4),
             Some(_) => assert!(tools.len() >= 19, "{} tools", tools.len()),
-            None => assert_eq!(tools.len(), 11),
+            None => assert_eq!(tools.len(), 12),
         }
     }
 }
