@@ -10,7 +10,7 @@
 # BINARY defaults to target/release/screenpilot (build it with `cargo build --release --locked`);
 # OUTDIR to packages/dist. The npm binary is BINARY, stripped on the way in. maturin builds the wheel
 # from the workspace itself, with the cargo profile BINARY was built with (so BINARY must be
-# TARGET_DIR/PROFILE/screenpilot): cargo finds everything built and at most links the binary again.
+# TARGET_DIR/PROFILE/screenpilot) and no flags of its own: cargo finds everything built.
 # Only the host's platform is built; other targets (linux-arm64, ...) are the same steps on a binary
 # built for them: one more `@screenpilot/<os>-<arch>` package listed in the launcher's
 # optionalDependencies, one more wheel. Needs python3, strip, cargo, npm (for `npm pack`; $NPM names
@@ -82,11 +82,8 @@ PY
 (cd "$out" && "${npm[@]}" pack --silent "$plat" "$main" >/dev/null)
 rm -rf "$stage"
 
-# The wheel. maturin strips the binary it packs (pyproject.toml) by linking it again with
-# `-C strip=symbols`, in place: target/release/screenpilot is then the stripped one until the next
-# `cargo build --release` links it back. A debug binary (the dev profile) is packed as built, so the
-# debug build others use keeps its debug information.
-strip_wheel=true
-[ "$profile" = dev ] && strip_wheel=false
-(cd "$here/python" && "${maturin[@]}" build --quiet --locked --profile "$profile" --strip "$strip_wheel" --out "$out")
+# The wheel, with the binary as its profile built it: the release profile strips it already (stripping
+# here would make maturin compile the crate again with `-C strip=symbols`), and a debug binary keeps
+# the debug information the debug build others use has.
+(cd "$here/python" && "${maturin[@]}" build --quiet --locked --profile "$profile" --strip false --out "$out")
 ls -la "$out"

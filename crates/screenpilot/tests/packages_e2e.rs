@@ -9,8 +9,8 @@
 //! The packages are built from the release binary, as they would be shipped: `scripts/test.sh` builds
 //! it before the tests, and the test runs `cargo build --release --locked -p screenpilot` again first
 //! (nothing to do when it is up to date, so a stale release binary is never packaged). The npm one is
-//! that binary, stripped by the script; the wheel is built by maturin with the release profile, so cargo
-//! finds the crates built and only links the binary again. By hand:
+//! that binary (stripped by the script, for a debug one); the wheel is built by maturin with the release
+//! profile and no flags of its own, so cargo finds it all built and compiles nothing. By hand:
 //! `cargo build --release --locked && packages/build.sh`.
 //!
 //! Needs what `scripts/test.sh` installs: `.venv` (Python with `mcp`, `maturin` and `uv`) and
