@@ -35,7 +35,7 @@ stage_report() {
 }
 log=""
 # Also when a stage fails: what ran, and how long each took.
-trap 'status=$?; rm -f "$log" "${asciinema_log:-}"; stage_report; exit $status' EXIT
+trap 'status=$?; [ -z "${release_build:-}" ] || kill "$release_build" 2>/dev/null; rm -f "$log" "${asciinema_log:-}" "${release_log:-}"; stage_report; exit $status' EXIT
 
 # Debian packages: real programs the tests drive, fonts for screenshots, chromium (the watch
 # page is tested in a real headless browser), and ffmpeg and imagemagick (`render` makes videos with
@@ -153,6 +153,13 @@ install_asciinema() {
 
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
+# The release build needs nothing the installs bring: it starts now, in target/release (clippy and
+# the tests build in target/debug beside it), and uses the processor while the installs wait on the
+# network. The release stage below waits for it.
+release_log=$(mktemp)
+cargo build --release --locked --quiet -p screenpilot >"$release_log" 2>&1 &
+release_build=$!
+
 stage "test dependencies (apt, venvs, Node, asciinema)"
 [ "${SKIP_DEPS:-}" = 1 ] || { start_asciinema_build; install_deps; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
@@ -179,7 +186,9 @@ rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-[0-9]* \
   "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/screenpilot-{screen,session,desktop,a11y}-[0-9]*
 cargo package --locked --workspace --allow-dirty --quiet
 
-stage "cargo build --release (the package tests pack the release binary, as it would ship)"
+stage "cargo build --release (started with the installs; the package tests pack the release binary)"
+wait "$release_build" || { cat "$release_log" >&2; echo "cargo build --release failed" >&2; exit 1; }
+release_build=""
 cargo build --release --locked -p screenpilot
 
 stage "cargo test"
