@@ -470,6 +470,29 @@ impl Screen {
         self.parser.sync_timeout().sync_timeout()
     }
 
+    /// The application holds a synchronized update (mode 2026) open: the screen shows the frame
+    /// before it, and the one it is drawing is not whole yet.
+    pub fn in_sync_frame(&self) -> bool {
+        self.parser.sync_bytes_count() > 0
+    }
+
+    /// For each logical line of [`Screen::search_text`], the row it starts on (a line wider than
+    /// the terminal goes on over the rows that follow).
+    pub fn search_line_rows(&self) -> Vec<usize> {
+        let grid = self.term.grid();
+        let last_col = Column(self.term.columns().saturating_sub(1));
+        let mut starts = vec![0];
+        for row in 0..self.term.screen_lines() {
+            let continues = grid[Line(row as i32)][last_col]
+                .flags
+                .contains(Flags::WRAPLINE);
+            if !continues && row + 1 < self.term.screen_lines() {
+                starts.push(row + 1);
+            }
+        }
+        starts
+    }
+
     /// Apply a synchronized update whose deadline passed. Returns replies like [`Screen::feed`].
     pub fn flush_sync(&mut self) -> Vec<u8> {
         if self.history.is_some() {

@@ -4,6 +4,7 @@
 pub mod error;
 pub mod leftovers;
 pub mod process;
+pub mod readiness;
 pub mod record;
 pub mod registry;
 pub mod session;
@@ -15,6 +16,7 @@ pub mod wait;
 
 pub use error::{Result, SessionError};
 pub use process::ExitInfo;
+pub use readiness::Input;
 pub use registry::{PeerSessions, Registry};
 pub use session::{
     hash_hex, parse_hash, ReadOptions, ScreenState, Session, SessionInfo, ViewerGuard, ViewerInfo,
@@ -22,4 +24,4 @@ pub use session::{
 pub use shell::{CommandRecord, ShellState};
 pub use spec::{BaseEnv, Limits, Recording, SessionId, SpawnSpec};
 pub use views::Seen;
-pub use wait::{Condition, Outcome, Quiet, Reason, Until, WaitOptions};
+pub use wait::{Condition, Outcome, Quiet, Reason, Settle, Until, WaitOptions};

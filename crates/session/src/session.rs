@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Result, SessionError};
 use crate::process::{self, ExitInfo};
+use crate::readiness::Input;
 use crate::record::{self, Recorder};
 use crate::shell::{CommandRecord, Shell, ShellState};
 use crate::spec::{Limits, Recording, SessionId, SpawnSpec};
@@ -161,6 +162,8 @@ pub struct Session {
     views: Mutex<Views>,
     /// The program should mark its prompts (a bash we gave the integration, fish).
     marks_expected: bool,
+    /// The pty as the kernel describes it: what the program in front waits for.
+    terminal: Option<crate::readiness::Terminal>,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -207,6 +210,10 @@ impl Session {
         };
         let spawned = process::spawn(&spec)?;
         let marks_expected = crate::shell::marks_expected(&spec);
+        let terminal = {
+            use std::os::fd::AsFd;
+            crate::readiness::Terminal::new(spawned.pty.as_fd(), spawned.pid).ok()
+        };
         let (reader, writer) = spawned.pty.into_split();
         let session = Arc::new(Session {
             sid,
@@ -231,6 +238,7 @@ impl Session {
             shell: Mutex::new(Shell::default()),
             views: Mutex::new(Views::default()),
             marks_expected,
+            terminal,
             _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
@@ -431,6 +439,7 @@ impl Session {
             return Err(SessionError::Exited(self.sid.to_string()));
         }
         let mut writer = self.writer.lock().await;
+        let hidden = self.reading_secret();
         for chunk in chunks.iter().filter(|c| !c.is_empty()) {
             let written = tokio::time::timeout(self.limits.write_timeout, async {
                 writer.write_all(chunk).await?;
@@ -440,8 +449,11 @@ impl Session {
             match written {
                 Ok(Ok(())) => {
                     crate::stats::input(chunk.len());
-                    if let Some(recorder) = lock(&self.recorder).as_mut() {
-                        recorder.input(chunk);
+                    // What is typed into a hidden line (a password) is never recorded.
+                    if !hidden {
+                        if let Some(recorder) = lock(&self.recorder).as_mut() {
+                            recorder.input(chunk);
+                        }
                     }
                 }
                 Ok(Err(e)) => return Err(SessionError::Io(format!("writing to session '{}': {e}", self.sid))),
@@ -537,6 +549,39 @@ impl Session {
         lock(&self.shell).program_ended();
         self.finished.send_replace(true);
         self.updates.send_modify(|g| *g += 1);
+    }
+
+    /// What the program in front waits for now, from the kernel ([`crate::readiness`]); `None` once
+    /// it has ended.
+    pub fn input_state(&self) -> Input {
+        if !self.alive() {
+            return Input::None;
+        }
+        let Some(terminal) = &self.terminal else {
+            return Input::Unknown;
+        };
+        let alt = self.with_screen(|s| s.alt_screen());
+        terminal.input(alt)
+    }
+
+    /// The program in front waits for input and has read everything typed to it, and all it wrote
+    /// has reached the screen: the kind it waits for.
+    pub fn ready_for_input(&self) -> Option<Input> {
+        let terminal = self.terminal.as_ref()?;
+        if !self.alive() || terminal.input_pending() > 0 || terminal.output_pending() > 0 {
+            return None;
+        }
+        Some(self.input_state()).filter(|kind| kind.waiting())
+    }
+
+    /// Bytes the program wrote that the pump has not read yet.
+    pub fn output_pending(&self) -> usize {
+        self.terminal.as_ref().map_or(0, |t| t.output_pending())
+    }
+
+    /// The terminal reads a hidden line now (echo off): what is typed is a secret.
+    pub fn reading_secret(&self) -> bool {
+        self.terminal.as_ref().is_some_and(|t| t.hidden_line())
     }
 
     /// Where the shell stands, as its marks tell ([`crate::shell`]).

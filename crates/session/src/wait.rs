@@ -2,12 +2,14 @@
 //! timer. The only timers are the caller's timeout and, for a quiet-screen wait, one deadline that every
 //! change pushes back.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use regex::{Regex, RegexBuilder};
 use serde::Serialize;
 
 use crate::error::{Result, SessionError};
+use crate::readiness::Input;
 use crate::session::Session;
 use crate::spec::Limits;
 
@@ -51,6 +53,8 @@ pub enum Reason {
     Stable,
     /// The program ended (wait_exit; or any wait on a detect_child_exit session).
     Exited,
+    /// The program in front waits for input ([`crate::readiness`]).
+    Input,
     Timeout,
 }
 
@@ -62,7 +66,12 @@ pub struct Outcome {
     pub index: Option<usize>,
     /// The text the regex matched.
     pub matched_text: Option<String>,
+    /// What the program waits for, when that is what held.
+    pub input: Option<Input>,
+    /// Until the condition held; the settle after it is `settled`.
     pub elapsed: Duration,
+    /// How long the answer waited after the condition held for the output to go quiet.
+    pub settled: Duration,
 }
 
 /// The most regexes one wait may race (`expect`'s `patterns`).
@@ -182,7 +191,39 @@ pub struct Until {
     /// The program's end ends the wait even when `exit` is not asked for (reason [`Reason::Exited`]):
     /// nothing can change any more. Classic waits set it only on detect_child_exit sessions.
     pub end_on_exit: bool,
+    /// The screen's rows before an input: a regex then holds only on a match that touches a row
+    /// the output after the input changed (a prompt still on the screen from before is no answer).
+    pub fresh_since: Option<Arc<Vec<String>>>,
+    /// The program in front waits for input, and has read all that was typed.
+    pub input: bool,
+    /// Once a condition holds, answer when the output has been quiet this long (and no
+    /// synchronized update is open), within [`Settle::limit`].
+    pub settle: Option<Settle>,
 }
+
+/// Settling before an answer: a program's frame is whole once its output pauses.
+#[derive(Debug, Clone, Copy)]
+pub struct Settle {
+    pub quiet: Duration,
+    /// The most a settle adds, for a program that never stops drawing.
+    pub limit: Duration,
+}
+
+impl Settle {
+    /// The default: measured on nano, whose redraw after a save comes in bursts up to 7 ms apart
+    /// on an idle 2-core machine; 30 ms leaves room for a loaded one and costs an agent nothing it
+    /// would notice.
+    pub const DEFAULT: Settle = Settle {
+        quiet: Duration::from_millis(30),
+        limit: Duration::from_millis(500),
+    };
+}
+
+/// How long output must have paused before the program's readiness is read.
+const INPUT_QUIET: Duration = Duration::from_millis(20);
+/// The longest pause between readings of the readiness when nothing is drawn: a program that
+/// computes silently and then reads gives no event to wake on.
+const INPUT_RECHECK_MAX: Duration = Duration::from_millis(500);
 
 /// "The screen stays unchanged for `time`", optionally only once it has changed from a baseline
 /// (after input: first the program reacts, then it goes quiet).
@@ -243,6 +284,52 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
     outcome
 }
 
+/// Wait on `session` until any part of `until` holds, or the timeout passes; then, with
+/// `until.settle`, until the output pauses, so the screen answered is a whole frame.
+pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
+    let start = Instant::now();
+    let mut outcome = hold(session, until, options).await;
+    outcome.elapsed = start.elapsed();
+    let settles = matches!(
+        outcome.reason,
+        Reason::Matched | Reason::Changed | Reason::VisualChanged | Reason::Input
+    );
+    if let (Some(settle), true) = (until.settle, settles) {
+        let held = Instant::now();
+        settle_output(session, settle).await;
+        outcome.settled = held.elapsed();
+    }
+    outcome
+}
+
+/// Wait until the pty's output has paused for `settle.quiet`, no output is on its way and no
+/// synchronized update is open; at most `settle.limit`.
+pub async fn settle_output(session: &Session, settle: Settle) {
+    let limit = tokio::time::Instant::now() + settle.limit;
+    let mut updates = session.subscribe();
+    let mut quiet_until = tokio::time::Instant::now() + settle.quiet;
+    loop {
+        tokio::select! {
+            changed = updates.changed() => {
+                if changed.is_err() || session.finished() {
+                    return;
+                }
+                quiet_until = tokio::time::Instant::now() + settle.quiet;
+            }
+            _ = tokio::time::sleep_until(quiet_until) => {
+                let open = session.with_screen(|s| s.in_sync_frame());
+                if !open && session.output_pending() == 0 {
+                    return;
+                }
+                // Output on its way, or a frame still open: its arrival (or the frame's deadline)
+                // wakes us; look again a quiet spell later in case it does not.
+                quiet_until = tokio::time::Instant::now() + settle.quiet;
+            }
+            _ = tokio::time::sleep_until(limit) => return,
+        }
+    }
+}
+
 /// The state of a quiet-screen wait.
 struct Quieting {
     quiet: Quiet,
@@ -251,8 +338,79 @@ struct Quieting {
     stable_until: tokio::time::Instant,
 }
 
+/// When the next reading of the program's readiness is due: a quiet spell after the last output,
+/// then at growing intervals while nothing is drawn.
+struct InputWatch {
+    due: tokio::time::Instant,
+    interval: Duration,
+}
+
+impl InputWatch {
+    fn new() -> InputWatch {
+        InputWatch {
+            due: tokio::time::Instant::now() + INPUT_QUIET,
+            interval: INPUT_QUIET,
+        }
+    }
+
+    fn output(&mut self) {
+        self.interval = INPUT_QUIET;
+        self.due = tokio::time::Instant::now() + INPUT_QUIET;
+    }
+
+    fn not_yet(&mut self) {
+        self.interval = (self.interval * 2).min(INPUT_RECHECK_MAX);
+        self.due = tokio::time::Instant::now() + self.interval;
+    }
+}
+
+/// The first match of `re` in `text` (logical lines starting on rows `starts`) that touches a row
+/// `changed` says the output changed; any match when `changed` is `None`.
+fn fresh_find(
+    re: &Regex,
+    text: &str,
+    starts: &[usize],
+    changed: Option<&[bool]>,
+) -> Option<String> {
+    let Some(changed) = changed else {
+        return re.find(text).map(|m| m.as_str().to_owned());
+    };
+    let line_of = |offset: usize| {
+        text.as_bytes()[..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+    };
+    re.find_iter(text).find_map(|m| {
+        let first = line_of(m.start());
+        let last = line_of(m.end().saturating_sub(1).max(m.start()));
+        let from = starts.get(first).copied().unwrap_or(usize::MAX);
+        let to = starts.get(last + 1).copied().unwrap_or(changed.len());
+        (from..to.max(from + 1))
+            .any(|row| changed.get(row).copied().unwrap_or(false))
+            .then(|| m.as_str().to_owned())
+    })
+}
+
+/// Which rows of `now` differ from `before` once a scroll between them is allowed for.
+fn changed_rows(before: &[String], now: &str) -> Vec<bool> {
+    let now: Vec<&str> = now.split('\n').collect();
+    if now.len() != before.len() {
+        return vec![true; now.len()];
+    }
+    let old: Vec<&str> = before.iter().map(String::as_str).collect();
+    let delta = screenpilot_screen::Delta::between(&old, &now);
+    let mut changed = vec![false; now.len()];
+    for (row, _) in delta.rows {
+        if let Some(slot) = changed.get_mut(row) {
+            *slot = true;
+        }
+    }
+    changed
+}
+
 /// Wait on `session` until any part of `until` holds, or the timeout passes.
-pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
+async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
     let _busy = session.waiting();
     let start = Instant::now();
     let deadline = tokio::time::Instant::now() + options.timeout;
@@ -263,6 +421,7 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
         last: None,
         stable_until: tokio::time::Instant::now() + quiet.time,
     });
+    let mut input_watch = until.input.then(InputWatch::new);
     // Where the last scrollback search ended (a reading of `Screen::scroll_bound`): history does not
     // change once written, so each later look searches only the lines pushed into it since, plus a
     // screenful for a match that began on the screen. Rescanning all of it on every chunk of output
@@ -272,7 +431,9 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
         reason,
         index,
         matched_text,
+        input: None,
         elapsed: start.elapsed(),
+        settled: Duration::ZERO,
     };
     loop {
         // Mark the current update as seen before looking, so any later one wakes us.
@@ -318,12 +479,23 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
                     }
                     None => std::borrow::Cow::Borrowed(screen.search_text()),
                 };
-                let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
-                    re.find(&text)
-                        .map(|m| (Reason::Matched, Some(i), Some(m.as_str().to_owned())))
-                });
-                if matched.is_some() {
-                    return matched;
+                let text = text.into_owned();
+                let any = until.regexes.iter().any(|re| re.is_match(&text));
+                if any {
+                    // After input, only a match where the screen changed since counts.
+                    let fresh = until
+                        .fresh_since
+                        .as_ref()
+                        .filter(|_| options.scrollback.is_none())
+                        .map(|before| changed_rows(before, screen.text()));
+                    let starts = screen.search_line_rows();
+                    let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
+                        fresh_find(re, &text, &starts, fresh.as_deref())
+                            .map(|m| (Reason::Matched, Some(i), Some(m)))
+                    });
+                    if matched.is_some() {
+                        return matched;
+                    }
                 }
             }
             if until.change_from.is_some_and(|from| from != hash) {
@@ -356,15 +528,29 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
             .as_ref()
             .filter(|q| q.reacted)
             .map(|q| q.stable_until);
+        let input_due = input_watch.as_ref().map(|w| w.due);
         tokio::select! {
             changed = updates.changed() => {
                 if changed.is_err() {
                     // The session is gone (closed while we waited).
                     return done(if until.end_on_exit || until.exit { Reason::Exited } else { Reason::Timeout }, None, None);
                 }
+                if let Some(watch) = input_watch.as_mut() {
+                    watch.output();
+                }
             }
             _ = tokio::time::sleep_until(deadline) => return done(Reason::Timeout, None, None),
             _ = sleep_until_opt(stable_until), if stable_until.is_some() => return done(Reason::Stable, None, None),
+            _ = sleep_until_opt(input_due), if input_due.is_some() => {
+                if let Some(kind) = session.ready_for_input() {
+                    let mut outcome = done(Reason::Input, None, None);
+                    outcome.input = Some(kind);
+                    return outcome;
+                }
+                if let Some(watch) = input_watch.as_mut() {
+                    watch.not_yet();
+                }
+            }
         }
     }
 }

@@ -190,6 +190,10 @@ pub struct AttachArgs {
     /// Only watch: nothing typed here reaches the program (Ctrl-] d still detaches).
     #[arg(long)]
     pub read_only: bool,
+    /// Type a password for the program's hidden-line prompt (input=secret) and leave: read here
+    /// with echo off, typed with Enter, shown and kept nowhere.
+    #[arg(long, conflicts_with = "read_only")]
+    pub secret: bool,
     /// Resize the session to this terminal (and follow it when it is resized); by default the
     /// session keeps its size and this terminal shows the part around the cursor, or all of it.
     #[arg(long)]
@@ -329,6 +333,20 @@ pub struct UntilArgs {
     /// Until the screen changed and then stayed still this many ms.
     #[arg(long, value_name = "MS")]
     pub until_quiet: Option<u64>,
+    /// Until the program waits for input (input=line, secret or keys, read from the kernel): for a
+    /// prompt whose text you do not know.
+    #[arg(long)]
+    pub until_input: bool,
+    /// Type the secret in this variable of yours, and Enter, into a hidden-line prompt
+    /// (input=secret); the value never appears in answers, recordings or step files.
+    #[arg(long, value_name = "VAR", conflicts_with = "secret_file")]
+    pub secret_env: Option<String>,
+    /// The same, from a file only you can read (chmod 600).
+    #[arg(long, value_name = "PATH")]
+    pub secret_file: Option<String>,
+    /// Answer as soon as the condition holds, without waiting for the output to pause (30 ms).
+    #[arg(long)]
+    pub no_settle: bool,
     /// Limit of each --until wait in ms (default 10000).
     #[arg(long = "until-timeout-ms", value_name = "MS")]
     pub until_timeout_ms: Option<u64>,
@@ -349,11 +367,14 @@ impl UntilArgs {
     /// Any condition was given.
     pub fn given(&self) -> bool {
         self.steps.is_some()
+            || self.secret_env.is_some()
+            || self.secret_file.is_some()
             || self.until.is_some()
             || !self.until_any.is_empty()
             || self.until_exit
             || self.until_change
             || self.until_visual
+            || self.until_input
             || self.until_quiet.is_some()
     }
 }

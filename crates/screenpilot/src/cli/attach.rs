@@ -40,6 +40,9 @@ const INPUT_DRAIN_LIMIT: Duration = Duration::from_secs(5);
 /// Attach this terminal to session `args.sid`; returns the exit status: 0 after detaching, the
 /// program's own status when it ended while attached.
 pub async fn run(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
+    if args.secret {
+        return type_secret(args, fleet).await;
+    }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     if !termios::isatty(stdin.as_fd()) || !termios::isatty(stdout.as_fd()) {
@@ -473,4 +476,44 @@ fn final_answer(answer: Response) -> Result<Detached, OpError> {
             format!("attach: the daemon's answer does not read: {e}"),
         )
     })
+}
+
+/// `attach --secret`: read one line from this terminal with its echo off and type it, with Enter,
+/// into the session's hidden-line prompt. The line is shown nowhere and kept nowhere.
+async fn type_secret(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
+    let stdin = std::io::stdin();
+    if !termios::isatty(stdin.as_fd()) {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "attach --secret: needs a terminal to read the secret from, with its echo off",
+        ));
+    }
+    let (host, sid) = fleet.locate("attach", &args.sid).await?;
+    let client = fleet.client(host, false).await?;
+    let saved = termios::tcgetattr(stdin.as_fd()).map_err(|e| {
+        OpError::new(
+            ErrorCode::IoError,
+            format!("attach --secret: the terminal: {e}"),
+        )
+    })?;
+    let mut quiet = saved.clone();
+    quiet.local_modes.remove(termios::LocalModes::ECHO);
+    quiet.local_modes.insert(termios::LocalModes::ICANON);
+    termios::tcsetattr(stdin.as_fd(), termios::OptionalActions::Flush, &quiet).map_err(|e| {
+        OpError::new(
+            ErrorCode::IoError,
+            format!("attach --secret: the terminal: {e}"),
+        )
+    })?;
+    eprint!("{sid} reads a hidden line; type it (not shown) and press Enter: ");
+    let mut line = String::new();
+    let read = std::io::stdin().read_line(&mut line);
+    let _ = termios::tcsetattr(stdin.as_fd(), termios::OptionalActions::Flush, &saved);
+    eprintln!();
+    read.map_err(|e| OpError::new(ErrorCode::IoError, format!("attach --secret: reading: {e}")))?;
+    let value = line.trim_end_matches(['\n', '\r']).to_owned();
+    let params = serde_json::json!({"sid": sid, "value": value});
+    client.call("type_secret", params).await?;
+    eprintln!("typed into {sid}");
+    Ok(0)
 }

@@ -575,6 +575,7 @@ fn until_value(u: &UntilArgs) -> Result<Option<Value>, OpError> {
         || u.until_exit
         || u.until_change
         || u.until_visual
+        || u.until_input
         || u.until_quiet.is_some();
     if !any_condition {
         return Ok(None);
@@ -586,6 +587,8 @@ fn until_value(u: &UntilArgs) -> Result<Option<Value>, OpError> {
         change: u.until_change,
         visual: u.until_visual,
         quiet_ms: u.until_quiet,
+        input: u.until_input,
+        settle_ms: u.no_settle.then_some(0),
     };
     serde_json::to_value(params)
         .map(Some)
@@ -619,11 +622,21 @@ fn send(
             mouse,
             until: until_value(until)?,
             steps: steps_value(until)?,
+            secret: secret_value(until),
             timeout_ms: until.until_timeout_ms,
             screen: screen_mode(until),
             reader: reader(until),
         },
     )
+}
+
+/// `--secret-env VAR` / `--secret-file PATH` as the `secret` parameter (resolved on this side).
+fn secret_value(until: &UntilArgs) -> Option<crate::ops::SecretRef> {
+    (until.secret_env.is_some() || until.secret_file.is_some()).then(|| crate::ops::SecretRef {
+        env: until.secret_env.clone(),
+        file: until.secret_file.clone(),
+        ..Default::default()
+    })
 }
 
 /// `--steps JSON` as the `steps` parameter.
@@ -673,6 +686,10 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
                 "until",
                 "give the --until flags or one of --regex/--any/--change/--visual-change/--ready/--exit, not both",
             ));
+        }
+        if a.until.secret_env.is_some() || a.until.secret_file.is_some() {
+            // Typing a secret is input: the send operation, with the wait after it.
+            return send(&sid, None, None, None, &a.until);
         }
         let p = WaitParams {
             sid,

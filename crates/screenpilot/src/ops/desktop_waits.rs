@@ -40,7 +40,9 @@ pub async fn wait(
         reason,
         index,
         matched_text,
+        input: None,
         elapsed: start.elapsed(),
+        settled: std::time::Duration::ZERO,
     };
     let on_pixels = matches!(
         condition,

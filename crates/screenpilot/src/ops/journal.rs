@@ -23,6 +23,8 @@ pub struct Screen {
     visual: String,
     /// The program had ended.
     ended: bool,
+    /// The terminal was reading a hidden line (a password): what was typed is not kept.
+    secret: bool,
 }
 
 /// One step of a future step file.
@@ -65,6 +67,7 @@ fn screen_of(registry: &Registry, sid: &str) -> Option<Screen> {
         text: state.text,
         visual: state.visual_hash,
         ended: !state.alive,
+        secret: session.reading_secret(),
     })
 }
 
@@ -103,11 +106,19 @@ impl Journal {
         if sid.is_empty() {
             return;
         }
-        let steps = steps_of(op, params, held);
+        let mut steps = steps_of(op, params, held);
         if steps.is_empty() {
             return;
         }
         let before = before.filter(|(s, _)| *s == sid).map(|(_, screen)| screen);
+        if before.as_ref().is_some_and(|b| b.secret) {
+            // Typed into a hidden line: the step file names where a secret comes from instead.
+            if let Some((step, _)) = steps.first_mut() {
+                if step.remove("text").is_some() | step.remove("keys").is_some() {
+                    step.insert("secret".to_owned(), json!({"env": "SCREENPILOT_SECRET"}));
+                }
+            }
+        }
         let mut inner = self.lock();
         for (i, (step, acts)) in steps.into_iter().enumerate() {
             inner.entries.push_back(Entry {
@@ -199,6 +210,15 @@ fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bo
             ("keys", spec.get("keys")),
             ("mouse", spec.get("mouse")),
         ]);
+        // A secret is kept as its reference, never its value.
+        if let Some(secret) = spec.get("secret").filter(|v| !v.is_null()) {
+            let kept = serde_json::from_value::<super::secret::SecretRef>(secret.clone())
+                .ok()
+                .and_then(|s| serde_json::to_value(s.redacted()).ok());
+            if let Some(kept) = kept {
+                step.insert("secret".to_owned(), kept);
+            }
+        }
         let acts = !step.is_empty();
         step.extend(until(spec).map(|u| ("until".to_owned(), u)));
         (step, acts)

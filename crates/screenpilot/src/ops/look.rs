@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_screen::{Cursor, Delta};
-use screenpilot_session::{ReadOptions, Seen, Session};
+use screenpilot_session::{Input, ReadOptions, Seen, Session};
 
 use super::common::OpError;
 use super::operation::View;
@@ -35,6 +35,10 @@ pub struct DeltaRows {
     pub rows: Vec<(usize, String)>,
 }
 
+/// Said beside `input=secret`: a password goes from a person (or a reference), never through the
+/// model.
+pub const SECRET_HINT: &str = "(a hidden line: a person types it with `screenpilot attach SID --secret` or the watch page, or send {\"secret\":{\"env\":\"VAR\"}})";
+
 /// What a reader is shown of a terminal screen.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Look {
@@ -59,6 +63,10 @@ pub struct Look {
     /// What the header says is new to the reader: `size`, `alt_screen`, `title`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub news: Vec<String>,
+    /// What the program in front waits for, read from the kernel: line, secret (a hidden line:
+    /// a person types it), keys, none (busy or ended), unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Input>,
 }
 
 impl Look {
@@ -69,6 +77,7 @@ impl Look {
         reader: Option<&str>,
     ) -> Result<Look, OpError> {
         let state = session.read(ReadOptions::default());
+        let input = state.alive.then(|| session.input_state());
         let rows: Vec<String> = state.text.split('\n').map(str::to_owned).collect();
         let seen = reader.and_then(|r| session.last_seen(r));
         if mode == ScreenMode::Delta && seen.is_none() {
@@ -146,6 +155,7 @@ impl Look {
                 rows: d.rows,
             }),
             news: if shown { news } else { Vec::new() },
+            input,
         })
     }
 
@@ -170,6 +180,12 @@ impl Look {
                 )),
                 "title" => words.push(format!("title={:?}", self.title.as_deref().unwrap_or(""))),
                 _ => {}
+            }
+        }
+        if let Some(input) = self.input {
+            words.push(format!("input={}", input.name()));
+            if input == Input::Secret {
+                words.push(SECRET_HINT.to_owned());
             }
         }
         let cursor = format!("cursor={},{}", self.cursor.row, self.cursor.col);
@@ -228,6 +244,7 @@ mod tests {
             text: text.map(str::to_owned),
             delta,
             news: Vec::new(),
+            input: None,
         }
     }
 

@@ -37,6 +37,7 @@ mod record;
 mod run;
 mod save_test;
 mod screen;
+mod secret;
 mod step;
 mod textual;
 pub(crate) mod until;
@@ -60,6 +61,7 @@ pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use record::{RecordAction, RecordParams};
 pub use run::RunParams;
 pub use save_test::SaveTestParams;
+pub use secret::SecretRef;
 pub use step::{SendParams, WaitParams};
 pub use textual::TextualRunParams;
 pub use until::UntilParams;
@@ -123,6 +125,7 @@ operations! {
     attach::Attach,
     attach::AttachShown,
     attach::WriteRaw,
+    secret::TypeSecret,
     save_test::SaveTest,
 }
 

@@ -19,6 +19,7 @@ use super::display::{find_target, Target};
 use super::look::{Look, ScreenMode};
 use super::mouse::{mouse_writes, MouseSpec};
 use super::operation::{Operation, Profile, Report, View};
+use super::secret::{resolved, type_hidden, SecretRef};
 use super::until::{timeout, Compiled, UntilDone, UntilParams};
 
 /// The most steps one call may carry.
@@ -41,6 +42,9 @@ pub struct SendParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Map<String, Value>>>")]
     pub steps: Option<Vec<Value>>,
+    /// A password for input=secret, by reference: {env:VAR} or {file:PATH} (yours; typed + Enter, never shown)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<SecretRef>,
     pub timeout_ms: Option<u64>,
     pub screen: Option<ScreenMode>,
     /// Who is looking, for deltas: filled in from the caller (not a tool parameter).
@@ -76,11 +80,17 @@ pub struct StepSpec {
     pub mouse: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<SecretRef>,
 }
 
 impl StepSpec {
     fn is_empty(&self) -> bool {
-        self.text.is_none() && self.keys.is_none() && self.mouse.is_none() && self.until.is_none()
+        self.text.is_none()
+            && self.keys.is_none()
+            && self.mouse.is_none()
+            && self.until.is_none()
+            && self.secret.is_none()
     }
 }
 
@@ -90,6 +100,8 @@ pub(super) struct Step {
     keys: Option<Vec<String>>,
     mouse: Option<MouseSpec>,
     until: Option<Compiled>,
+    /// A secret's value, typed with Enter into a hidden-line prompt.
+    secret: Option<String>,
     /// Where errors about it point: "" (the call's own fields) or "steps[N]".
     field: String,
 }
@@ -287,11 +299,22 @@ pub(super) async fn checked_steps(
             }
             None => None,
         };
+        let secret = match &spec.secret {
+            Some(_) if spec.text.is_some() || spec.keys.is_some() || spec.mouse.is_some() => {
+                return Err(within(OpError::invalid(
+                    "secret",
+                    "is typed alone, with Enter: give no text, keys or mouse in the same step",
+                )))
+            }
+            Some(secret) => Some(resolved(secret, "secret").map_err(within)?.to_owned()),
+            None => None,
+        };
         steps.push(Step {
             text: spec.text.filter(|t| !t.is_empty()),
             keys: spec.keys,
             mouse,
             until,
+            secret,
             field,
         });
     }
@@ -334,14 +357,22 @@ pub(super) async fn walk(
             chunks.extend(writes);
             cell = at.map(|pos| [pos.col.0, pos.row.0]);
         }
-        let before = session.with_screen(|s| (s.hash(), s.visual_hash()));
+        let typed = !chunks.is_empty() || step.secret.is_some();
+        let armed = step.until.map(|until| until.arm(session, limit, typed));
+        if let Some(secret) = &step.secret {
+            let field = match step.field.as_str() {
+                "" => "secret".to_owned(),
+                parent => format!("{parent}.secret"),
+            };
+            type_hidden(session, secret, &field).await?;
+        }
         if !chunks.is_empty() {
             session.write(&chunks).await?;
         }
-        let done = match step.until {
-            Some(until) => {
+        let done = match armed {
+            Some(armed) => {
                 waited = true;
-                Some(until.arm(before, limit).wait(session).await)
+                Some(armed.wait(session).await)
             }
             None => None,
         };
@@ -379,6 +410,21 @@ E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}
 
     fn prepare(p: &mut SendParams, caller: &Caller) {
         caller.fill_reader(&mut p.reader);
+        // A secret's reference is read here, on the caller's side: the model never holds it.
+        if let Some(secret) = p.secret.as_mut() {
+            secret.resolve(caller);
+        }
+        for step in p.steps.iter_mut().flatten() {
+            let Some(value) = step.get_mut("secret") else {
+                continue;
+            };
+            if let Ok(mut secret) = serde_json::from_value::<SecretRef>(value.clone()) {
+                secret.resolve(caller);
+                if let Ok(resolved) = serde_json::to_value(secret) {
+                    *value = resolved;
+                }
+            }
+        }
     }
 
     fn time_limit(p: &SendParams) -> Option<Duration> {
@@ -396,6 +442,7 @@ E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}
             keys: p.keys,
             mouse: p.mouse,
             until: p.until,
+            secret: p.secret,
         };
         let steps = checked_steps(ctx, first, p.steps).await?;
         let screen = p.screen.unwrap_or_default();

@@ -9,7 +9,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use screenpilot_session::wait::{compile, compile_all, wait_until, Outcome, Quiet, Reason, Until};
+use screenpilot_session::wait::{
+    compile, compile_all, wait_until, Outcome, Quiet, Reason, Settle, Until,
+};
 use screenpilot_session::Session;
 
 use super::blocking::{run_blocking, run_bounded, Heavy};
@@ -22,6 +24,8 @@ const MATCH_SHOWN: usize = 200;
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// The longest one wait may last, in ms.
 pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// The longest quiet spell a settle may ask for, in ms.
+const MAX_SETTLE_MS: u64 = 10_000;
 
 /// What to wait for: any part that holds ends the wait.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -45,6 +49,12 @@ pub struct UntilParams {
     /// Screen changes, then is still this long
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<u64>,
+    /// Program waits for input (input=line|secret|keys)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub input: bool,
+    /// Then answer once output paused this long (default 30; 0: at once)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -61,6 +71,7 @@ pub enum Held {
     Change,
     Visual,
     Quiet,
+    Input,
 }
 
 impl Held {
@@ -72,6 +83,7 @@ impl Held {
             Held::Change => "change",
             Held::Visual => "visual",
             Held::Quiet => "quiet",
+            Held::Input => "input",
         }
     }
 }
@@ -91,6 +103,13 @@ pub struct UntilDone {
     #[serde(default)]
     pub timed_out: bool,
     pub elapsed_ms: f64,
+    /// How long the answer then waited for the output to pause (a whole frame).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub settle_ms: f64,
+}
+
+fn is_zero(ms: &f64) -> bool {
+    *ms == 0.0
 }
 
 impl UntilDone {
@@ -149,11 +168,18 @@ impl UntilParams {
             && !self.exit
             && !self.change
             && !self.visual
+            && !self.input
             && self.quiet_ms.is_none()
         {
             return Err(OpError::invalid(
                 "until",
-                "give at least one of regex, any, exit, change, visual, quiet_ms; e.g. {\"regex\": \"\\\\$ $\"}",
+                "give at least one of regex, any, exit, change, visual, quiet_ms, input; e.g. {\"regex\": \"\\\\$ $\"}",
+            ));
+        }
+        if self.settle_ms.is_some_and(|ms| ms > MAX_SETTLE_MS) {
+            return Err(OpError::invalid(
+                "until.settle_ms",
+                format!("at most {MAX_SETTLE_MS} ms; e.g. 30 (0: answer at once)"),
             ));
         }
         if self.regex.is_some() && self.any.is_some() {
@@ -195,11 +221,23 @@ impl UntilParams {
 }
 
 impl Compiled {
-    /// Tie the condition to the screen as it was before the input: `before` is its (hash, visual
-    /// hash), so a change the input makes at once is never missed.
-    pub fn arm(self, before: (u64, u64), timeout: Duration) -> Armed {
-        let (hash, visual) = before;
+    /// Tie the condition to `session`'s screen as it is now, before the input: a change the input
+    /// makes at once is never missed, and a regex holds only where the screen changed after it.
+    /// Without input before it (`after_input` false), a regex holds anywhere, as in a plain wait.
+    pub fn arm(self, session: &Session, timeout: Duration, after_input: bool) -> Armed {
+        let (hash, visual, rows) = session.with_screen(|s| {
+            let rows: Vec<String> = s.text().split('\n').map(str::to_owned).collect();
+            (s.hash(), s.visual_hash(), rows)
+        });
         let p = self.params;
+        let settle = match p.settle_ms {
+            Some(0) => None,
+            Some(ms) => Some(Settle {
+                quiet: Duration::from_millis(ms),
+                limit: Settle::DEFAULT.limit.max(Duration::from_millis(ms * 4)),
+            }),
+            None => Some(Settle::DEFAULT),
+        };
         Armed {
             until: Until {
                 regexes: self.regexes,
@@ -212,6 +250,9 @@ impl Compiled {
                 }),
                 exit: p.exit,
                 end_on_exit: true,
+                fresh_since: after_input.then(|| std::sync::Arc::new(rows)),
+                input: p.input,
+                settle,
                 ..Until::default()
             },
             from_any: p.any.is_some(),
@@ -243,6 +284,7 @@ impl Armed {
             Reason::Changed => Some(Held::Change),
             Reason::VisualChanged => Some(Held::Visual),
             Reason::Stable => Some(Held::Quiet),
+            Reason::Input => Some(Held::Input),
             Reason::Exited if self.until.exit => Some(Held::Exit),
             _ => None,
         };
@@ -252,6 +294,7 @@ impl Armed {
             matched: outcome.matched_text.clone(),
             timed_out: outcome.reason == Reason::Timeout,
             elapsed_ms: (outcome.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+            settle_ms: (outcome.settled.as_secs_f64() * 1e6).round() / 1e3,
         }
     }
 }

@@ -183,6 +183,7 @@ const STEP_KEYS: &[&str] = &[
     "keys",
     "line",
     "mouse",
+    "secret",
     "resize",
     "run",
     "expect",
@@ -286,7 +287,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
             format!("not a step field; a step has {}", STEP_KEYS.join(", ")),
         ));
     }
-    let input = ["text", "keys", "line", "mouse"]
+    let input = ["text", "keys", "line", "mouse", "secret"]
         .iter()
         .any(|k| table.contains_key(*k));
     let kinds: Vec<&str> = ACTIONS
@@ -387,6 +388,10 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 }
                 if let Some(mouse) = table.get("mouse") {
                     params.insert("mouse".into(), json(mouse));
+                }
+                // A secret by reference ({env = "VAR"} or {file = "PATH"}), read by the runner.
+                if let Some(secret) = table.get("secret") {
+                    params.insert("secret".into(), json(secret));
                 }
                 params.extend(until.map(|u| ("until".to_owned(), u)));
                 Action::Send(params)

@@ -267,8 +267,7 @@ async fn computer(
             let limit = super::until::timeout(p.timeout_ms, "timeout_ms")?;
             let params = super::step::until_object(&value)?;
             let compiled = params.compile(ctx).await?;
-            let before = session.with_screen(|s| (s.hash(), s.visual_hash()));
-            Some(compiled.arm(before, limit))
+            Some(compiled.arm(session, limit, true))
         }
     };
 

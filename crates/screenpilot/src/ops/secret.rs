@@ -1,0 +1,206 @@
+//! Secrets never pass through the model. A program reading a hidden line (a password prompt: the
+//! terminal's echo off, `input=secret`) gets its secret from a person (`screenpilot attach SID
+//! --secret`, the watch page) or from a reference the caller resolves on its own side (an
+//! environment variable of the caller's, or a file only the user can read): the value enters no
+//! request a model writes, no answer, recording, journal or step file. It is typed only where the
+//! terminal does not echo it.
+
+use std::io::Read;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use screenpilot_screen::keys;
+use screenpilot_session::Session;
+
+use super::common::{Caller, Context, OpError, Progress};
+use super::operation::{Operation, Report};
+
+/// The longest secret typed, in bytes.
+const MAX_SECRET: usize = 4096;
+
+/// Where a secret comes from: `{"env": "VAR"}` (the caller's environment) or `{"file": "PATH"}`
+/// (a regular file only its owner, the user, can read).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecretRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The value, filled in on the caller's side ([`SecretRef::resolve`]); never listed, never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub value: Option<String>,
+    /// Why it could not be resolved, for the daemon to refuse with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub problem: Option<String>,
+}
+
+impl SecretRef {
+    /// Read the value where the reference points, on the caller's side. A value given directly is
+    /// dropped: only a reference brings one, so a model never has to hold it.
+    pub fn resolve(&mut self, caller: &Caller) {
+        if self.value.is_some()
+            && self.problem.is_none()
+            && self.env.is_none()
+            && self.file.is_none()
+        {
+            self.value = None;
+        }
+        if self.value.is_some() {
+            // Resolved by an earlier hop (the caller's own process, before a bridge).
+            return;
+        }
+        let read = match (&self.env, &self.file) {
+            (Some(_), Some(_)) => Err("give env or file, not both".to_owned()),
+            (None, None) => Err("give env (a variable of yours) or file (readable only by you), e.g. {\"env\": \"DB_PASSWORD\"}".to_owned()),
+            (Some(name), None) => read_env(name),
+            (None, Some(path)) => read_file(&caller.absolute(path)),
+        };
+        match read {
+            Ok(value) => self.value = Some(value),
+            Err(problem) => self.problem = Some(problem),
+        }
+    }
+
+    /// The value, or the reason it is missing (naming `field`).
+    fn value(&self, field: &str) -> Result<&str, OpError> {
+        if let Some(problem) = &self.problem {
+            return Err(OpError::invalid(field, problem.clone()));
+        }
+        self.value
+            .as_deref()
+            .ok_or_else(|| OpError::invalid(field, "was not resolved by the caller"))
+    }
+
+    /// The reference as a step file keeps it: never the value.
+    pub fn redacted(&self) -> SecretRef {
+        SecretRef {
+            env: self.env.clone(),
+            file: self.file.clone(),
+            value: None,
+            problem: None,
+        }
+    }
+}
+
+fn read_env(name: &str) -> Result<String, String> {
+    match std::env::var(name) {
+        Ok(value) if value.is_empty() => Err(format!("the variable {name} is empty")),
+        Ok(value) => Ok(value),
+        Err(_) => Err(format!("no variable {name} in the caller's environment")),
+    }
+}
+
+fn read_file(path: &str) -> Result<String, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{path}: {e}"))?;
+    if !meta.file_type().is_file() {
+        return Err(format!("{path} is not a regular file"));
+    }
+    // SAFETY: getuid only reads this process's user id.
+    let uid = unsafe { libc::getuid() };
+    if meta.uid() != uid {
+        return Err(format!("{path} belongs to another user"));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{path} is readable by others (mode {:o}): chmod 600 it",
+            meta.mode() & 0o777
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .take(MAX_SECRET as u64 + 2)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{path}: {e}"))?;
+    let text = text
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(&text)
+        .to_owned();
+    if text.is_empty() {
+        return Err(format!("{path} is empty"));
+    }
+    Ok(text)
+}
+
+/// Type `secret` and Enter into `session`, which must be reading a hidden line (`field` names the
+/// parameter in errors). Nothing is typed otherwise.
+pub(super) async fn type_hidden(
+    session: &Session,
+    secret: &str,
+    field: &str,
+) -> Result<(), OpError> {
+    if secret.len() > MAX_SECRET {
+        return Err(OpError::invalid(
+            field,
+            format!("{} bytes; at most {MAX_SECRET}", secret.len()),
+        ));
+    }
+    if secret.contains(['\n', '\r']) {
+        return Err(OpError::invalid(field, "holds a line break: one line only"));
+    }
+    if !session.reading_secret() {
+        return Err(OpError::invalid(
+            field,
+            format!(
+                "'{}' is not reading a hidden line (input={}): typed now, it would be shown. \
+Wait with until {{\"input\": true}} for input=secret",
+                session.sid,
+                session.input_state().name()
+            ),
+        ));
+    }
+    let modes = session.modes();
+    let mut chunks = vec![keys::encode_text(secret, &modes)];
+    chunks.extend(keys::encode_tokens(&["Enter"], &modes));
+    session.write(&chunks).await?;
+    Ok(())
+}
+
+/// Parameters of `type_secret`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeSecretParams {
+    pub sid: String,
+    /// The line a person typed (echo off on their terminal).
+    pub value: String,
+}
+
+/// What `type_secret` answers: only that it was typed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SecretTyped {
+    pub sid: String,
+    pub typed: bool,
+}
+
+impl Report for SecretTyped {}
+
+/// `type_secret`: a person's hidden line, typed into the program's hidden-line prompt.
+pub struct TypeSecret;
+
+impl Operation for TypeSecret {
+    const NAME: &'static str = "type_secret";
+    const DESCRIPTION: &'static str = "For `screenpilot attach --secret`, not for models: types a person's hidden line and Enter into a program reading a hidden line. Returns {sid, typed}.";
+    const TOOL: bool = false;
+    type Params = TypeSecretParams;
+    type Output = SecretTyped;
+
+    async fn run(ctx: &Context, p: TypeSecretParams, _: &Progress) -> Result<SecretTyped, OpError> {
+        let session = ctx.registry.get(&p.sid)?;
+        type_hidden(&session, &p.value, "value").await?;
+        Ok(SecretTyped {
+            sid: p.sid,
+            typed: true,
+        })
+    }
+}
+
+/// A secret step's value, checked: the reference resolved, the field named in errors.
+pub(super) fn resolved<'a>(secret: &'a SecretRef, field: &str) -> Result<&'a str, OpError> {
+    secret.value(field)
+}
