@@ -32,6 +32,9 @@ pub enum Mark {
 pub struct Found {
     pub end: usize,
     pub mark: Mark,
+    /// The `sp=HEX` parameter the mark carried: a shell given screenpilot's integration signs its
+    /// marks with the session's token, so output that prints marks cannot pass for the shell.
+    pub token: Option<u64>,
 }
 
 /// The most bytes of an OSC string kept to read a mark from; longer strings are not marks.
@@ -116,8 +119,17 @@ fn memchr_esc(bytes: &[u8]) -> Option<usize> {
 
 fn push_mark(found: &mut Vec<Found>, text: Option<Vec<u8>>, end: usize) {
     if let Some(mark) = text.as_deref().and_then(parse) {
-        found.push(Found { end, mark });
+        let token = text.as_deref().and_then(token_of);
+        found.push(Found { end, mark, token });
     }
+}
+
+/// The `sp=HEX` parameter of a mark.
+fn token_of(text: &[u8]) -> Option<u64> {
+    text.split(|&b| b == b';')
+        .find_map(|arg| arg.strip_prefix(b"sp="))
+        .and_then(|hex| std::str::from_utf8(hex).ok())
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
 }
 
 /// The mark an OSC string is, if it is one.

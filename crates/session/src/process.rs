@@ -149,7 +149,8 @@ pub struct Spawned {
 }
 
 /// Start the program of `spec` on a new pty, as the leader of a new session and process group.
-pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
+/// `token` signs the shell marks of an interactive bash ([`crate::shell::bash_integration`]).
+pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
     let io_err = |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn {
         field: "cmd",
         message: format!("{what}: {e}"),
@@ -181,7 +182,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<Spawned> {
         command = command.env(key, value);
     }
     // An interactive bash marks its prompts and commands (OSC 133) for `run`.
-    for (key, value) in crate::shell::integration(spec) {
+    for (key, value) in crate::shell::integration(spec, token) {
         command = command.env(key, value);
     }
     for (key, value) in &spec.env {

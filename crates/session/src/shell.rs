@@ -68,6 +68,9 @@ pub struct Shell {
     /// The command whose line was typed and whose `C` mark is awaited, or whose output is drawn.
     capture: Option<Capture>,
     finished: VecDeque<CommandRecord>,
+    /// The token our integration signs its marks with: marks without it are output, not the
+    /// shell's (`None`: a shell that marks by itself, such as fish, whose marks are taken as is).
+    token: Option<u64>,
 }
 
 impl Default for Shell {
@@ -79,11 +82,20 @@ impl Default for Shell {
             next_id: 1,
             capture: None,
             finished: VecDeque::new(),
+            token: None,
         }
     }
 }
 
 impl Shell {
+    /// A shell whose marks carry `token` (see [`bash_integration`]).
+    pub fn signed(token: Option<u64>) -> Shell {
+        Shell {
+            token,
+            ..Shell::default()
+        }
+    }
+
     pub fn state(&self) -> ShellState {
         self.state
     }
@@ -100,6 +112,10 @@ impl Shell {
         }
         let mut from = 0;
         for f in found {
+            if self.token.is_some() && f.token != self.token {
+                // A program printed a mark: it is output, and ends nothing.
+                continue;
+            }
             if let Some(screen) = self.capture.as_mut().and_then(|c| c.screen.as_mut()) {
                 screen.feed(&bytes[from..f.end]);
             }
@@ -237,26 +253,30 @@ fn output_lines(screen: &mut Screen) -> (Vec<String>, usize) {
 }
 
 /// The variables that make an interactive bash mark its prompts and commands (see the module
-/// documentation): `D` with the last status and `A` before each prompt, `C` before each command runs.
-/// Bash keeps `$?` across `PROMPT_COMMAND`, so a prompt that shows it still does.
-pub fn bash_integration() -> [(&'static str, &'static str); 2] {
+/// documentation): `D` with the last status and `A` before each prompt, `C` before each command runs,
+/// each signed with `token` (`sp=HEX`) so that output printing marks cannot end a command. Bash keeps
+/// `$?` across `PROMPT_COMMAND`, so a prompt that shows it still does; the variables are taken out
+/// of the environment the shell's commands inherit, so they do not learn the token from it.
+pub fn bash_integration(token: u64) -> [(&'static str, String); 2] {
     [
         (
             "PROMPT_COMMAND",
-            r#"printf '\033]133;D;%s\007\033]133;A\007' "$?""#,
+            format!(
+                r#"printf '\033]133;D;%s;sp={token:x}\007\033]133;A;sp={token:x}\007' "$?"; export -n PROMPT_COMMAND PS0"#
+            ),
         ),
-        ("PS0", r"\e]133;C\a"),
+        ("PS0", format!(r"\e]133;C;sp={token:x}\a")),
     ]
 }
 
 /// The variables `spec` gets so its shell marks its prompts: [`bash_integration`] for an interactive
 /// bash, unless the caller set those variables itself (then it keeps its own, and may give no marks).
-pub fn integration(spec: &crate::spec::SpawnSpec) -> Vec<(&'static str, &'static str)> {
+pub fn integration(spec: &crate::spec::SpawnSpec, token: u64) -> Vec<(&'static str, String)> {
     if !is_interactive_bash(&spec.argv) {
         return Vec::new();
     }
     let set = |vars: &[(String, String)], key: &str| vars.iter().any(|(k, _)| k == key);
-    bash_integration()
+    bash_integration(token)
         .into_iter()
         .filter(|(key, _)| {
             let inherited = match &spec.base_env {
@@ -272,7 +292,7 @@ pub fn integration(spec: &crate::spec::SpawnSpec) -> Vec<(&'static str, &'static
 /// fish (4 and later emit the marks themselves).
 pub fn marks_expected(spec: &crate::spec::SpawnSpec) -> bool {
     let name = program_name(&spec.argv);
-    integration(spec).len() == bash_integration().len() || name == "fish"
+    integration(spec, 0).len() == bash_integration(0).len() || name == "fish"
 }
 
 fn program_name(argv: &[String]) -> &str {

@@ -74,13 +74,14 @@ pub struct Omitted {
 
 impl Report for Ran {
     fn satisfied(&self) -> bool {
-        self.done && self.exit_code == Some(0)
+        (self.done || self.shell_exited) && self.exit_code == Some(0)
     }
 
     fn view(&self) -> View {
         let mut header = match (self.done, self.exit_code) {
             (true, Some(code)) => format!("exit={code}"),
             (true, None) => "exit=?".to_owned(),
+            (false, Some(code)) if self.shell_exited => format!("exit={code} (the shell exited)"),
             _ if self.shell_exited => "shell exited".to_owned(),
             _ => format!("running id={} ({} ms)", self.id, self.elapsed_ms.round()),
         };
@@ -113,6 +114,10 @@ impl Report for Ran {
                 "run: exit status {}",
                 code.map_or("unknown".to_owned(), |c| c.to_string())
             )),
+            (false, Some(0)) if self.shell_exited => None,
+            (false, Some(code)) if self.shell_exited => {
+                Some(format!("run: the shell exited with status {code}"))
+            }
             _ if self.shell_exited => Some("run: the shell exited first".to_owned()),
             _ => Some(format!(
                 "run: still running after {} ms (id {})",
@@ -255,15 +260,21 @@ Still running at timeout: output so far and id; pass id to wait again. E.g. {\"s
             ));
         }
         let (output, omitted) = budget(&record, offset, max_lines, max_bytes);
+        let shell_exited = !record.done && !session.alive();
+        // A command that ends the shell (`exit 3`, `exec false`) ends with the shell's status.
+        let exit_code = match session.exit_info() {
+            Some(exit) if shell_exited => exit.exit_code.or(exit.signal.map(|s| 128 + s)),
+            _ => record.exit_code,
+        };
         Ok(Ran {
             sid: p.sid,
             id,
             done: record.done,
-            exit_code: record.exit_code,
+            exit_code,
             lines: record.lines.len(),
             output,
             omitted,
-            shell_exited: !record.done && !session.alive(),
+            shell_exited,
             elapsed_ms: (record.elapsed.as_secs_f64() * 1e6).round() / 1e3,
         })
     }
@@ -330,7 +341,10 @@ for other shells or programs use send with until"
     } else {
         keys::encode_text(&line, &modes)
     };
-    let mut chunks = vec![text];
+    // Ctrl-U first empties the prompt's line: the terminal's answers to queries an earlier
+    // command sent (`printf '\033[6n'`) and never read are there as typed text, and would become
+    // part of this command.
+    let mut chunks = vec![vec![0x15], text];
     chunks.extend(keys::encode_tokens(&["Enter"], &modes));
     session.write(&chunks).await?;
     Ok(id)
