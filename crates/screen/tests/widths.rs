@@ -1,7 +1,8 @@
 //! Characters take the columns programs count for them (glibc's wcwidth, as xterm and tmux), not
 //! unicode-width's: byte streams fed to the emulator, read back as cells, cursor and text.
 
-use screenpilot_screen::{CellGrid, CellWidth, Screen, Size};
+use screenpilot_screen::mouse::find_text;
+use screenpilot_screen::{CellGrid, CellPos, CellWidth, Screen, Size};
 
 fn screen(cols: u16, bytes: &[u8]) -> Screen {
     let mut screen = Screen::new(Size::new(cols, 4), 100);
@@ -165,4 +166,12 @@ fn scrolled_off_rows_keep_the_real_characters() {
     let mut screen = Screen::new(Size::new(20, 2), 100);
     screen.feed("a\u{9BE}|\u{3164}|\r\nx\r\ny\r\nz".as_bytes());
     assert_eq!(screen.scrollback_text(10), "a\u{9BE}|\u{3164}|\nx");
+}
+
+#[test]
+fn find_text_counts_columns_as_the_screen_places_them() {
+    let text = screen(20, "a\u{995}\u{9BE}|\u{3164}OK".as_bytes())
+        .text()
+        .to_owned();
+    assert_eq!(find_text(&text, "OK", 0), Some(CellPos::new(6, 0)));
 }
