@@ -29,6 +29,7 @@ use crate::palette::{Theme, BACKGROUND_INDEX, FOREGROUND_INDEX};
 use crate::scroll_scan::Scanner;
 use crate::sequence_state::SequenceState;
 use crate::unseen_lines;
+use crate::width_handler::Widths;
 
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.
@@ -336,7 +337,7 @@ impl Screen {
             self.scan = piece.scanner;
             if self.history.is_none() {
                 self.scroll_bound += piece.bound;
-                self.parser.advance(&mut self.term, run);
+                self.advance(run);
                 continue;
             }
             if piece.clears {
@@ -345,10 +346,19 @@ impl Screen {
                 self.window.clears = Some((first, at));
             }
             self.window.fed += piece.len as u64;
-            self.run_piece(piece.bound, |screen| {
-                screen.parser.advance(&mut screen.term, run)
-            });
+            self.run_piece(piece.bound, |screen| screen.advance(run));
         }
+    }
+
+    /// Run `bytes` through the parser into the terminal, with the widths programs count (see
+    /// [`crate::width_handler`]).
+    fn advance(&mut self, bytes: &[u8]) {
+        self.parser.advance(&mut Widths::new(&mut self.term), bytes);
+    }
+
+    /// Run what a synchronized update holds, as [`Screen::advance`] would.
+    fn stop_sync(&mut self) {
+        self.parser.stop_sync(&mut Widths::new(&mut self.term));
     }
 
     /// The most lines of a run of plain lines alacritty still runs: enough to leave its screen and
@@ -384,7 +394,7 @@ impl Screen {
         // lines: push it now. The screen is then blank rows cleared as scrolling clears them.
         self.run_piece(rows as u64, |screen| {
             for _ in 1..rows {
-                screen.parser.advance(&mut screen.term, b"\n");
+                screen.advance(b"\n");
             }
         });
         // The skipped lines go after those rows and before what alacritty pushes next: its window,
@@ -417,9 +427,7 @@ impl Screen {
         self.window.fed += (split - 1) as u64;
         // The lines left, from the top row down, into rows as fresh as the ones they would have
         // scrolled into.
-        self.run_piece(0, |screen| {
-            screen.parser.advance(&mut screen.term, b"\x1b[H")
-        });
+        self.run_piece(0, |screen| screen.advance(b"\x1b[H"));
         self.feed_pieces(&run[split..]);
     }
 
@@ -497,11 +505,11 @@ impl Screen {
     pub fn flush_sync(&mut self) -> Vec<u8> {
         if self.history.is_some() {
             let bound = self.window.pending;
-            self.run_piece(bound, |screen| screen.parser.stop_sync(&mut screen.term));
+            self.run_piece(bound, |screen| screen.stop_sync());
         } else {
             self.scroll_bound +=
                 self.term.grid().history_size() as u64 + self.term.screen_lines() as u64;
-            self.parser.stop_sync(&mut self.term);
+            self.stop_sync();
         }
         self.generation += 1;
         self.drain_outbox()

@@ -33,6 +33,9 @@ pub mod styled;
 #[cfg(test)]
 mod test_screens;
 mod unseen_lines;
+pub mod width;
+mod width_handler;
+mod width_table;
 
 pub use ansi::{Painter, Viewport, PAINT_INTERVAL};
 pub use color::{Color, Rgb};
@@ -51,3 +54,4 @@ pub use runs::{CellRuns, NamedStyle, Run};
 pub use shell_marks::{Mark, MarkScanner};
 pub use style::Style;
 pub use styled::{strip_markup, styled_text};
+pub use width::char_width;

@@ -1,8 +1,7 @@
 //! Finding text on the screen, in cells, to aim a click at.
 
-use unicode_width::UnicodeWidthChar;
-
 use crate::geometry::CellPos;
+use crate::width::char_width;
 
 /// Where a piece of text is on the screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,9 +50,9 @@ pub fn find_text_center(text: &str, needle: &str, nth: usize) -> Option<CellPos>
     find_text_match(text, needle, nth).map(|m| m.center())
 }
 
-/// Cells taken by `s`, measured as the emulator does (alacritty uses the same Unicode widths).
+/// Cells taken by `s`, measured as the emulator places characters.
 fn cell_width(s: &str) -> usize {
-    s.chars().map(|ch| ch.width().unwrap_or(0)).sum()
+    s.chars().map(|ch| char_width(ch).unwrap_or(0)).sum()
 }
 
 #[cfg(test)]

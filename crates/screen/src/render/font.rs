@@ -15,7 +15,7 @@ use super::shapes::{self, Coverage, Decoration, Shape};
 /// How many cells a character takes in a title bar: 0 for combining marks, 2 for wide characters.
 /// Only used for titles: cells on the screen carry their width from the emulator.
 pub(crate) fn char_cells(c: char) -> usize {
-    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+    crate::width::char_width(c).unwrap_or(0)
 }
 
 /// Characters that take no room and draw nothing: joiners, variation selectors, bidi marks.
