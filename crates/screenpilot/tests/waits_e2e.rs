@@ -3,6 +3,8 @@
 //! its condition holds.
 
 mod common;
+#[path = "waits/trust.rs"]
+mod trust;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

@@ -114,6 +114,9 @@ pub struct ScreenState {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub cells: Option<CellRuns>,
+    /// What the program waits for (line, secret, keys, none, unknown), read from the kernel.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input: Option<Input>,
 }
 
 /// Format a hash the way every result shows it.
@@ -428,6 +431,7 @@ impl Session {
                 styled: None,
                 highlights: plain.then(Vec::new),
                 cells: None,
+                input: None,
             };
             (state, wants_grid.then(|| screen.cells()))
         });

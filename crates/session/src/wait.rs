@@ -285,14 +285,15 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
 }
 
 /// Wait on `session` until any part of `until` holds, or the timeout passes; then, with
-/// `until.settle`, until the output pauses, so the screen answered is a whole frame.
+/// `until.settle`, until the output pauses, so the screen answered is a whole frame (readiness
+/// needs no settle: it is read only once the output paused and none is on its way).
 pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
     let start = Instant::now();
     let mut outcome = hold(session, until, options).await;
     outcome.elapsed = start.elapsed();
     let settles = matches!(
         outcome.reason,
-        Reason::Matched | Reason::Changed | Reason::VisualChanged | Reason::Input
+        Reason::Matched | Reason::Changed | Reason::VisualChanged
     );
     if let (Some(settle), true) = (until.settle, settles) {
         let held = Instant::now();
@@ -364,39 +365,72 @@ impl InputWatch {
     }
 }
 
-/// The first match of `re` in `text` (logical lines starting on rows `starts`) that touches a row
-/// `changed` says the output changed; any match when `changed` is `None`.
+/// How the screen now lines up with the screen before an input.
+struct Alignment {
+    /// The rows before, moved up this many rows (a scroll) before comparing.
+    scrolled: usize,
+    /// Which rows now differ from the row before at the same place.
+    changed: Vec<bool>,
+}
+
+/// The first match of `re` in `text` (logical lines starting on rows `starts`) that the output
+/// after the input made: it touches a changed row, and is not the same text at the same place
+/// as before (the prompt a command was typed at); any match without `before`.
 fn fresh_find(
     re: &Regex,
     text: &str,
     starts: &[usize],
-    changed: Option<&[bool]>,
+    before: Option<(&[String], &Alignment)>,
 ) -> Option<String> {
-    let Some(changed) = changed else {
+    let Some((old_rows, alignment)) = before else {
         return re.find(text).map(|m| m.as_str().to_owned());
     };
+    let changed = &alignment.changed;
     let line_of = |offset: usize| {
         text.as_bytes()[..offset]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()
     };
+    let line_start = |line: usize| {
+        if line == 0 {
+            0
+        } else {
+            text.match_indices('\n')
+                .nth(line - 1)
+                .map_or(0, |(i, _)| i + 1)
+        }
+    };
     re.find_iter(text).find_map(|m| {
         let first = line_of(m.start());
         let last = line_of(m.end().saturating_sub(1).max(m.start()));
         let from = starts.get(first).copied().unwrap_or(usize::MAX);
         let to = starts.get(last + 1).copied().unwrap_or(changed.len());
-        (from..to.max(from + 1))
-            .any(|row| changed.get(row).copied().unwrap_or(false))
-            .then(|| m.as_str().to_owned())
+        let touched =
+            (from..to.max(from + 1)).any(|row| changed.get(row).copied().unwrap_or(false));
+        if !touched {
+            return None;
+        }
+        // On a line of one row, the same text at the same place before is the old screen's.
+        if first == last && to == from + 1 {
+            let at = m.start() - line_start(first);
+            let old = old_rows.get(from + alignment.scrolled).map(String::as_str);
+            if old.and_then(|row| row.get(at..at + m.len())) == Some(m.as_str()) {
+                return None;
+            }
+        }
+        Some(m.as_str().to_owned())
     })
 }
 
-/// Which rows of `now` differ from `before` once a scroll between them is allowed for.
-fn changed_rows(before: &[String], now: &str) -> Vec<bool> {
+/// How the rows of `now` line up with `before`, a scroll between them allowed for.
+fn align(before: &[String], now: &str) -> Alignment {
     let now: Vec<&str> = now.split('\n').collect();
     if now.len() != before.len() {
-        return vec![true; now.len()];
+        return Alignment {
+            scrolled: 0,
+            changed: vec![true; now.len()],
+        };
     }
     let old: Vec<&str> = before.iter().map(String::as_str).collect();
     let delta = screenpilot_screen::Delta::between(&old, &now);
@@ -406,7 +440,10 @@ fn changed_rows(before: &[String], now: &str) -> Vec<bool> {
             *slot = true;
         }
     }
-    changed
+    Alignment {
+        scrolled: delta.scrolled,
+        changed,
+    }
 }
 
 /// Wait on `session` until any part of `until` holds, or the timeout passes.
@@ -483,14 +520,17 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
                 let any = until.regexes.iter().any(|re| re.is_match(&text));
                 if any {
                     // After input, only a match where the screen changed since counts.
-                    let fresh = until
+                    let before = until
                         .fresh_since
                         .as_ref()
-                        .filter(|_| options.scrollback.is_none())
-                        .map(|before| changed_rows(before, screen.text()));
+                        .filter(|_| options.scrollback.is_none());
+                    let alignment = before.map(|before| align(before, screen.text()));
                     let starts = screen.search_line_rows();
+                    let judged = before
+                        .zip(alignment.as_ref())
+                        .map(|(b, a)| (b.as_slice(), a));
                     let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
-                        fresh_find(re, &text, &starts, fresh.as_deref())
+                        fresh_find(re, &text, &starts, judged)
                             .map(|m| (Reason::Matched, Some(i), Some(m)))
                     });
                     if matched.is_some() {

@@ -113,7 +113,7 @@ impl Journal {
         let before = before.filter(|(s, _)| *s == sid).map(|(_, screen)| screen);
         if before.as_ref().is_some_and(|b| b.secret) {
             // Typed into a hidden line: the step file names where a secret comes from instead.
-            if let Some((step, _)) = steps.first_mut() {
+            if let Some((step, _)) = steps.first_mut().filter(|(s, _)| !s.contains_key("secret")) {
                 if step.remove("text").is_some() | step.remove("keys").is_some() {
                     step.insert("secret".to_owned(), json!({"env": "SCREENPILOT_SECRET"}));
                 }
@@ -542,6 +542,7 @@ mod tests {
             text: text.into(),
             visual: visual.into(),
             ended: false,
+            secret: false,
         }
     }
 

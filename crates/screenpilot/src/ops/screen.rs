@@ -21,9 +21,11 @@ pub struct SessionScreen {
 impl SessionScreen {
     /// `session`'s screen now.
     pub fn read(session: &Session, options: ReadOptions) -> SessionScreen {
+        let mut state = session.read(options);
+        state.input = state.alive.then(|| session.input_state());
         SessionScreen {
             sid: session.sid.to_string(),
-            state: session.read(options),
+            state,
         }
     }
 
