@@ -199,6 +199,8 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
     command
         .args(["daemon", "run"])
         .env("SCREENPILOT_DIR", &paths.dir)
+        // The daemon serves this machine: it never follows a host named for the client.
+        .env_remove(crate::host::HOST_VAR)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log);
