@@ -32,12 +32,17 @@ fn main() -> ExitCode {
         Err(error) => return fail(&error, cli.json),
     };
     let local = hosts.len() == 1 && hosts[0].is_local();
-    if !local && !cli.host.is_empty() {
+    // SCREENPILOT_HOST is read as --host is, for every verb: a daemon never follows it (shared
+    // dotfiles on a host would make its daemon dial itself), and a verb of this machine refuses it.
+    if !local {
         if let Some(verb) = here_only(&cli.verb) {
-            let error = OpError::invalid(
-                "host",
-                format!("{verb} works on this machine only; leave out --host"),
-            );
+            let how = if cli.host.is_empty() {
+                format!("unset {}", screenpilot::host::HOST_VAR)
+            } else {
+                "leave out --host".to_owned()
+            };
+            let error =
+                OpError::invalid("host", format!("{verb} works on this machine only; {how}"));
             return fail(&error, cli.json);
         }
     }
