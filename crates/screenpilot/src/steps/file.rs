@@ -194,6 +194,46 @@ const STEP_KEYS: &[&str] = &[
     "close",
 ];
 
+/// The largest step file read, in bytes: far more than any person or `save-test` writes.
+pub const MAX_STEP_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of a regular file of at most [`MAX_STEP_FILE_BYTES`]; why not, otherwise. Opened
+/// without blocking, so a FIFO is refused rather than waited on.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (a step file is a TOML file; FIFOs, devices and sockets are refused)"
+                .into(),
+        );
+    }
+    if meta.len() > MAX_STEP_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_STEP_FILE_BYTES} a step file may be",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STEP_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_STEP_FILE_BYTES {
+        return Err(format!(
+            "more than the {MAX_STEP_FILE_BYTES} bytes a step file may be"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read it: not UTF-8 text ({e})"))
+}
+
 /// The keys that say what a step does; a step has exactly one (input keys count as one).
 const ACTIONS: &[&str] = &[
     "spawn", "input", "until", "resize", "run", "expect", "golden", "textual", "desktop",
@@ -201,13 +241,14 @@ const ACTIONS: &[&str] = &[
 ];
 
 impl StepFile {
-    /// Read and check `path`.
+    /// Read and check `path`: a regular file of at most [`MAX_STEP_FILE_BYTES`] (a FIFO would block
+    /// the run, `/dev/zero` would fill memory).
     pub fn read(path: &Path) -> Result<StepFile, FileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| FileError {
+        let text = read_bounded(path).map_err(|message| FileError {
             path: path.to_owned(),
             line: 0,
             field: "file".into(),
-            message: format!("cannot read it: {e}"),
+            message,
         })?;
         StepFile::parse(path, &text)
     }

@@ -14,7 +14,10 @@ pub use file::{FileError, StepFile};
 pub use runner::{run_file, FileOutcome, RunOptions};
 
 /// The step files a path names: the file itself, or every `*.toml` under a directory, in order.
+/// Symlinks are followed, but no folder or file is visited twice (a link back up the tree is not a
+/// loop to run forever, and a file linked twice runs once).
 pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(|e| FileError {
         path: path.to_owned(),
         line: 0,
@@ -24,6 +27,8 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
     if !meta.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
+    let mut seen = std::collections::HashSet::new();
+    seen.insert((meta.dev(), meta.ino()));
     let mut found = Vec::new();
     let mut dirs = vec![path.to_owned()];
     while let Some(dir) = dirs.pop() {
@@ -35,9 +40,20 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
         })?;
         for entry in entries.flatten() {
             let p = entry.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
+            // A dangling link is left to the read below, which names it.
+            let Ok(meta) = std::fs::metadata(&p) else {
+                if p.extension().is_some_and(|e| e == "toml") {
+                    found.push(p);
+                }
+                continue;
+            };
+            if meta.is_dir() {
+                if seen.insert((meta.dev(), meta.ino())) {
+                    dirs.push(p);
+                }
+            } else if p.extension().is_some_and(|e| e == "toml")
+                && seen.insert((meta.dev(), meta.ino()))
+            {
                 found.push(p);
             }
         }
