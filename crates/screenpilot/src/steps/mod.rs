@@ -62,6 +62,34 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
     Ok(found)
 }
 
+/// The goldens of `file` whose path leaves its folder (absolute, or with `..`): a file found
+/// somewhere must not make `--update` write elsewhere unless `--goldens-anywhere` says so.
+fn goldens_outside(file: &StepFile) -> Vec<FileError> {
+    file.steps
+        .iter()
+        .filter_map(|step| match &step.action {
+            file::Action::Golden(golden)
+                if golden.file.is_absolute()
+                    || golden
+                        .file
+                        .components()
+                        .any(|c| matches!(c, std::path::Component::ParentDir)) =>
+            {
+                Some(FileError {
+                    path: file.path.clone(),
+                    line: step.line,
+                    field: "golden.file".into(),
+                    message: format!(
+                        "{} is outside the step file's folder; goldens stay under it (give --goldens-anywhere to allow it)",
+                        golden.file.display()
+                    ),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Read every step file `paths` name, then run them, `jobs` at a time, each on sessions of its own.
 /// Every file is checked before any runs: one bad file is an error of the whole call.
 pub async fn run_paths(
@@ -91,6 +119,9 @@ pub async fn run_paths(
             field: "path".into(),
             message: "no step files (*.toml) here".into(),
         });
+    }
+    if !options.goldens_anywhere {
+        errors.extend(files.iter().flat_map(goldens_outside));
     }
     if !errors.is_empty() {
         return Err(errors);
