@@ -597,3 +597,40 @@ fn save_test_round_trips_every_input_form_and_a_failed_write_loses_no_step() {
         assert_eq!(status, 0, "{file} does not pass again:\n{text}\n{out}{err}");
     }
 }
+
+#[test]
+fn out_of_range_step_values_are_refused_at_the_file_check_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let marker = dir.path().join("ran");
+    for (bad, field) in [
+        ("[[step]]\nresize = \"5000x10\"\n", "resize"),
+        ("[[step]]\nspawn = \"true\"\nsize = \"0x10\"\n", "size"),
+        (
+            "[[step]]\nrun = \"true\"\ntimeout_ms = 99999999999\n",
+            "timeout_ms",
+        ),
+        ("[[step]]\nrun = \"true\"\n", "timeout_ms"),
+    ] {
+        let head = if bad.ends_with("run = \"true\"\n") && !bad.contains("timeout") {
+            "timeout_ms = 0\n"
+        } else {
+            ""
+        };
+        let file = dir.path().join("late.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "{head}[[step]]\nspawn = \"sh -c 'touch {}; exec cat'\"\n\n{bad}",
+                marker.display()
+            ),
+        )
+        .expect("write");
+        let (status, out, err) = test_cli(dir.path(), &[file.to_str().unwrap()]);
+        assert_eq!(status, 2, "{bad}: {out}{err}");
+        assert!(err.contains(&format!("{field}: ")), "{bad}: {err}");
+        assert!(
+            !marker.exists(),
+            "{bad}: a step ran before the file was refused"
+        );
+    }
+}

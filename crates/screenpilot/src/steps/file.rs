@@ -279,6 +279,16 @@ impl StepFile {
                     .map_err(|(field, message)| error(line, &field, message))?,
             );
         }
+        if let Some(ms) = raw
+            .timeout_ms
+            .filter(|ms| *ms == 0 || *ms > MAX_TIMEOUT_MS as u64)
+        {
+            return Err(error(
+                0,
+                "timeout_ms",
+                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {ms}"),
+            ));
+        }
         let name = raw.name.unwrap_or_else(|| {
             path.file_stem()
                 .map_or_else(|| "steps".to_owned(), |s| s.to_string_lossy().into_owned())
@@ -366,11 +376,13 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
     let sid = string(table, "sid")?;
     let timeout = match table.get("timeout_ms") {
         None => None,
-        Some(toml::Value::Integer(ms)) if *ms > 0 => Some(Duration::from_millis(*ms as u64)),
+        Some(toml::Value::Integer(ms)) if *ms > 0 && *ms <= MAX_TIMEOUT_MS => {
+            Some(Duration::from_millis(*ms as u64))
+        }
         Some(other) => {
             return Err(bad(
                 "timeout_ms",
-                format!("a number of ms above 0, not {other}"),
+                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {other}"),
             ))
         }
     };
@@ -385,7 +397,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 );
                 if let Some(size) = string(table, "size")? {
                     let (cols, rows) = size_of(&size).ok_or_else(|| {
-                        bad("size", format!("{size:?} is not COLSxROWS, e.g. \"80x24\""))
+                        bad("size", format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"80x24\""))
                     })?;
                     params.insert("cols".into(), cols.into());
                     params.insert("rows".into(), rows.into());
@@ -437,7 +449,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 let (cols, rows) = size_of(&size).ok_or_else(|| {
                     bad(
                         "resize",
-                        format!("{size:?} is not COLSxROWS, e.g. \"100x30\""),
+                        format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"100x30\""),
                     )
                 })?;
                 Action::Resize { cols, rows }
@@ -494,12 +506,21 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
     })
 }
 
+/// The longest a step may wait, as a wait's `timeout_ms` may.
+const MAX_TIMEOUT_MS: i64 = 3_600_000;
+
+/// `COLSxROWS` within the terminal caps (1000 columns, 500 rows, 100,000 cells), checked with the
+/// file rather than when its step runs.
 fn size_of(text: &str) -> Option<(u16, u16)> {
     let (c, r) = text
         .to_lowercase()
         .split_once('x')
         .map(|(c, r)| (c.trim().to_owned(), r.trim().to_owned()))?;
-    Some((c.parse().ok()?, r.parse().ok()?))
+    let (cols, rows): (u16, u16) = (c.parse().ok()?, r.parse().ok()?);
+    let fits = (1..=1000).contains(&cols)
+        && (1..=500).contains(&rows)
+        && u32::from(cols) * u32::from(rows) <= 100_000;
+    fits.then_some((cols, rows))
 }
 
 /// `expect = {...}` or `expect = [{...}, ...]`.
