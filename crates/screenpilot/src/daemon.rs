@@ -457,6 +457,10 @@ async fn serve(
     writer.abort();
 }
 
+/// The most requests one connection may have running at once; past it a request is answered at
+/// once with `limit_exceeded`.
+pub const MAX_IN_FLIGHT: usize = 256;
+
 /// The most answer bytes one connection may leave unread. Past it (and with at least one answer
 /// already waiting) the reader is judged too slow and its connection closed, so a client that never
 /// reads cannot grow the daemon without limit. A single answer larger than this still goes out.
@@ -657,6 +661,16 @@ fn handle(request: Request, ctx: &Context, state: &Arc<DaemonState>, tx: &Outbox
             if table.contains_key(&key) {
                 let error = OpError::new(ErrorCode::DuplicateId,
                     format!("id: request {key} is still running on this connection; give each request its own id"),
+                );
+                tx.send(Response::done(id, Err(error)));
+                return;
+            }
+            // Each running request holds memory until it answers: a client pipelining thousands
+            // is told to wait for answers instead of growing the daemon without bound.
+            if table.len() >= MAX_IN_FLIGHT {
+                let error = OpError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("request {key}: {MAX_IN_FLIGHT} requests are already running on this connection, the most one may have; send more as answers come"),
                 );
                 tx.send(Response::done(id, Err(error)));
                 return;

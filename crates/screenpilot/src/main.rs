@@ -12,7 +12,10 @@ use screenpilot::ops::ErrorCode;
 use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return bad_arguments(&error),
+    };
     // The guard closes what it inherited before anything opens a descriptor of its own.
     if let Verb::Daemon {
         action: Some(DaemonAction::Guard),
@@ -32,12 +35,17 @@ fn main() -> ExitCode {
         Err(error) => return fail(&error, cli.json),
     };
     let local = hosts.len() == 1 && hosts[0].is_local();
-    if !local && !cli.host.is_empty() {
+    // SCREENPILOT_HOST is read as --host is, for every verb: a daemon never follows it (shared
+    // dotfiles on a host would make its daemon dial itself), and a verb of this machine refuses it.
+    if !local {
         if let Some(verb) = here_only(&cli.verb) {
-            let error = OpError::invalid(
-                "host",
-                format!("{verb} works on this machine only; leave out --host"),
-            );
+            let how = if cli.host.is_empty() {
+                format!("unset {}", screenpilot::host::HOST_VAR)
+            } else {
+                "leave out --host".to_owned()
+            };
+            let error =
+                OpError::invalid("host", format!("{verb} works on this machine only; {how}"));
             return fail(&error, cli.json);
         }
     }
@@ -170,6 +178,32 @@ fn one_shot(cli: &Cli) -> Option<Result<i32, OpError>> {
         cli::progress(&cli.verb, update, cli.json)
     })?;
     Some(answer.and_then(|result| cli::present(&cli.verb, &plan.op, &result, cli.json)))
+}
+
+/// An argument clap could not parse: its own text on stderr (help and version on stdout, exit 0),
+/// and under `--json` one JSON object on stdout too, as every other error gives.
+fn bad_arguments(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) || !std::env::args().skip(1).any(|a| a == "--json")
+    {
+        error.exit();
+    }
+    let text = error.render().to_string();
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("the arguments do not parse");
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let error_json = OpError::invalid("arguments", format!("{message} (see --help)"));
+    println!("{}", json!({ "ok": false, "error": error_json }));
+    eprint!("{text}");
+    ExitCode::from(2)
 }
 
 /// Print an error: to stderr for people, and as the one JSON object with --json. Exit status 2.

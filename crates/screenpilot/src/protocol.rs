@@ -17,6 +17,12 @@ use crate::ops::OpError;
 /// The longest request line accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
+/// The longest answer line a client reads from a daemon or a link, in bytes. A far side is often code
+/// we do not trust (a sandbox behind `docker exec -i`): past this, the link is dropped, naming why,
+/// rather than buffered until memory fails. Far above the largest real answer (screenshots are
+/// capped at 12 megapixels).
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
     #[serde(default)]

@@ -174,3 +174,31 @@ fn desktop_screenshots_are_sized_for_models_unless_asked_for_full_size() {
     let error = daemon.sp_error(&["wait", "big", "--regex", "x", "--scrollback"]);
     assert_eq!(error["field"], "scrollback", "{error}");
 }
+
+#[test]
+fn terminal_tools_given_a_desktop_say_it_is_a_desktop() {
+    let daemon = Daemon::new();
+    start_reactive_xterm(&daemon, "d1", "640x480");
+    for args in [
+        &["type", "d1", "hi"][..],
+        &["line", "d1", "hi"],
+        &["run", "d1", "true"],
+        &["resize", "d1", "80x24"],
+    ] {
+        let error = daemon.sp_error(args);
+        assert_eq!(error["field"], "sid", "{args:?}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("'d1' is a desktop session") && message.contains("terminal sessions"),
+            "{args:?}: {message}"
+        );
+    }
+    // A sid that is nothing at all is still said to be unknown.
+    let error = daemon.sp_error(&["type", "nobody", "hi"]);
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no session named 'nobody'")),
+        "{error}"
+    );
+}

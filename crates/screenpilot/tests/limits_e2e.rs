@@ -389,3 +389,292 @@ fn mcp_stdio_answers_overlong_malformed_and_ill_typed_lines_with_errors() {
         );
     }
 }
+
+/// `screenpilot --json ARGS...` under the memory limit: its exit status and the JSON it printed.
+fn limited_json(d: &Daemon, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let mut cmd = d.command(&full);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = common::limit_memory(&mut cmd)
+        .output()
+        .expect("run screenpilot");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "screenpilot {args:?} printed no JSON ({e}); {:?}\nstdout: {stdout}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), value)
+}
+
+#[test]
+fn a_link_that_sends_an_endless_line_is_dropped_naming_why_in_256_mib_and_its_group_ends() {
+    let d = Daemon::new();
+    let pid_file = d.path().join("sleep.pid");
+    // A far side that answers the handshake, starts a child of its own, then answers the next
+    // request with one line that never ends.
+    let mid = common::script(
+        d.path(),
+        "endless-bridge",
+        &format!(
+            "sleep 1000 &\necho $! > {}\nread -r first\nprintf '%s\\n' '{{\"id\":0,\"ok\":true,\"result\":{{\"instance\":\"hostile\"}}}}'\nread -r next\nexec cat /dev/zero",
+            pid_file.display()
+        ),
+    );
+    let mid = format!("exec:{}", mid.display());
+    for host in ["exec:cat /dev/zero", mid.as_str()] {
+        let (status, answer) = limited_json(&d, &["--host", host, "list"], &[]);
+        assert_eq!(status, 2, "{host}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("dropped the link") && message.contains("longer than 67108864 bytes"),
+            "{host}: {answer}"
+        );
+    }
+    let sleep: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the bridge wrote its child's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(
+        common::ended_within(sleep, Duration::from_millis(LONG_MS)),
+        "the bridge's child {sleep} outlived its link"
+    );
+}
+
+#[test]
+fn a_failed_bridges_children_end_with_it() {
+    let d = Daemon::new();
+    let pid_file = d.path().join("sleep.pid");
+    let failing = common::script(
+        d.path(),
+        "failing-bridge",
+        &format!(
+            "sleep 1000 &\necho $! > {}\necho 'no daemon here' >&2\nexit 3",
+            pid_file.display()
+        ),
+    );
+    let (status, answer) = limited_json(
+        &d,
+        &["--host", &format!("exec:{}", failing.display()), "list"],
+        &[],
+    );
+    assert_eq!(status, 2, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("status 3") && message.contains("no daemon here"),
+        "{answer}"
+    );
+    let sleep: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the bridge wrote its child's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(
+        common::ended_within(sleep, Duration::from_millis(LONG_MS)),
+        "the failed bridge's child {sleep} was left running"
+    );
+}
+
+#[test]
+fn screenpilot_host_is_read_as_host_is_and_the_daemon_never_follows_it() {
+    let d = Daemon::new();
+    let marker = d.path().join("dialled");
+    let bridge = common::script(
+        d.path(),
+        "marking-bridge",
+        &format!("touch {}\nexit 1", marker.display()),
+    );
+    let host = format!("exec:{}", bridge.display());
+    let env = [("SCREENPILOT_HOST", host.as_str())];
+    // Verbs of this machine refuse the variable as they refuse --host, and dial nothing.
+    for verb in [
+        &["daemon", "start"][..],
+        &["daemon", "run"],
+        &["dial-stdio"],
+    ] {
+        let (status, answer) = limited_json(&d, verb, &env);
+        assert_eq!(status, 2, "{verb:?}: {answer}");
+        assert_eq!(answer["error"]["field"], "host", "{verb:?}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("unset SCREENPILOT_HOST")),
+            "{verb:?}: {answer}"
+        );
+    }
+    // A client aimed at this machine starts its daemon, which serves here and dials nothing.
+    let (status, answer) = limited_json(
+        &d,
+        &["--host", "local", "spawn", "--sid", "s", "true"],
+        &env,
+    );
+    assert_eq!(status, 0, "{answer}");
+    let (status, answer) = limited_json(&d, &["--host", "local", "list"], &env);
+    assert_eq!(status, 0, "{answer}");
+    assert!(
+        !marker.exists(),
+        "something dialled SCREENPILOT_HOST's bridge"
+    );
+}
+
+#[test]
+fn requests_in_flight_on_one_connection_are_bounded_and_a_flood_stays_in_256_mib() {
+    let d = Daemon::new();
+    let out = common::limit_memory(&mut d.command(&["daemon", "start"]))
+        .output()
+        .expect("start the daemon");
+    assert!(out.status.success(), "{out:?}");
+    d.spawn_bash("b");
+    // Waits that hold: the first 256 run, every one past them is answered at once.
+    let mut conn = raw_connection(&d);
+    for id in 0..300 {
+        send(
+            &mut conn,
+            json!({"id": id, "op": "wait_for", "params": {"sid": "b", "pattern": "never-shown", "timeout_ms": 600_000}}),
+        );
+    }
+    let mut reader = BufReader::new(conn.try_clone().expect("clone the connection"));
+    for _ in 0..44 {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("an answer");
+        let answer: Value = serde_json::from_str(&line).expect("a JSON answer");
+        assert_eq!(answer["error"]["code"], "limit_exceeded", "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("256 requests are already running")),
+            "{answer}"
+        );
+        assert!(
+            answer["id"].as_u64().is_some_and(|id| id >= 256),
+            "{answer}"
+        );
+    }
+    drop(reader);
+    drop(conn);
+    // 12,000 pipelined snapshots: each is answered, ok or refused, and the daemon lives on.
+    let conn = raw_connection(&d);
+    let mut writer = conn.try_clone().expect("clone the connection");
+    let total = 12_000;
+    let sender = std::thread::spawn(move || {
+        let mut batch = String::new();
+        for id in 0..total {
+            batch.push_str(&format!(
+                "{{\"id\":{id},\"op\":\"snapshot\",\"params\":{{\"sid\":\"b\"}}}}\n"
+            ));
+        }
+        writer.write_all(batch.as_bytes())
+    });
+    let mut answered = 0;
+    let mut refused = 0;
+    for line in BufReader::new(&conn).lines() {
+        let answer: Value = serde_json::from_str(&line.expect("a line")).expect("JSON");
+        if answer.get("progress").is_some() {
+            continue;
+        }
+        answered += 1;
+        if answer["ok"] == false {
+            assert_eq!(answer["error"]["code"], "limit_exceeded", "{answer}");
+            refused += 1;
+        }
+        if answered == total {
+            break;
+        }
+    }
+    sender.join().unwrap().expect("send every request");
+    assert_eq!(answered, total);
+    let pid = d.daemon_pid();
+    let peak = common::peak_kib(pid);
+    eprintln!("12,000 pipelined snapshots: {refused} refused; daemon peak {peak} KiB");
+    assert!(peak < common::MEMORY_LIMIT_BYTES / 1024, "{peak} KiB");
+    d.sp_json(&["list"]);
+}
+
+#[test]
+fn an_mcp_line_at_the_bound_is_answered_and_longer_ones_are_refused() {
+    let d = Daemon::new();
+    let mut cmd = d.command(&["mcp"]);
+    let mut mcp = common::limit_memory(&mut cmd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start screenpilot mcp");
+    let mut stdin = mcp.stdin.take().unwrap();
+    let stdout = mcp.stdout.take().unwrap();
+    let bound = 8 * 1024 * 1024;
+    let writer = std::thread::spawn(move || {
+        let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "limits", "version": "1"}}});
+        stdin.write_all(format!("{hello}\n").as_bytes())?;
+        stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
+        // A call whose line is the bound exactly: answered by the tool, not lost.
+        let head = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"send\",\"arguments\":{\"sid\":\"nobody\",\"text\":\"";
+        let tail = "\"}}}";
+        let mut line = head.as_bytes().to_vec();
+        line.resize(bound - tail.len(), b'x');
+        line.extend_from_slice(tail.as_bytes());
+        line.push(b'\n');
+        stdin.write_all(&line)?;
+        // Past it, and the 16 MiB lines that went unanswered or wrongly daemon_gone before.
+        for len in [bound + 1, 16 * 1024 * 1024 - 1, 16 * 1024 * 1024] {
+            let mut long = vec![b'x'; len];
+            long.push(b'\n');
+            stdin.write_all(&long)?;
+        }
+        let list = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": {"name": "list", "arguments": {}}});
+        stdin.write_all(format!("{list}\n").as_bytes())?;
+        Ok::<_, std::io::Error>(stdin)
+    });
+    let mut answers = Vec::new();
+    let mut lines = BufReader::new(stdout).lines();
+    while answers.len() < 6 {
+        let line = lines.next().expect("an answer").expect("a line");
+        answers.push(serde_json::from_str::<Value>(&line).expect("JSON"));
+    }
+    drop(writer.join().unwrap().unwrap());
+    let _ = mcp.wait();
+    let of = |id: i64| answers.iter().find(|a| a["id"] == id).cloned();
+    let call = of(7).expect("the call at the bound was answered");
+    assert!(!call.to_string().contains("daemon_gone"), "{call}");
+    assert!(call.to_string().contains("nobody"), "{call}");
+    let refused: Vec<&Value> = answers
+        .iter()
+        .filter(|a| a["error"]["code"] == -32600)
+        .collect();
+    assert_eq!(refused.len(), 3, "{answers:?}");
+    let list = of(8).expect("the call after was answered");
+    assert!(list.get("result").is_some(), "{list}");
+}
+
+#[test]
+fn argument_errors_are_one_json_object_under_json() {
+    let d = Daemon::new();
+    for args in [
+        &["--json", "list", "--nope"][..],
+        &["--json", "frobnicate"],
+        &["--json", "render"],
+        &["--json", "snapshot", "--timeout-ms", "many"],
+    ] {
+        let out = d.command(args).output().expect("run screenpilot");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let answer: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: no JSON ({e}): {out:?}"));
+        assert_eq!(answer["ok"], false, "{answer}");
+        assert_eq!(answer["error"]["code"], "invalid_argument", "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("arguments: ") && m.len() > 20),
+            "{answer}"
+        );
+    }
+}

@@ -466,3 +466,97 @@ fn bad_input_is_refused_naming_what_is_wrong_and_leaves_no_output() {
         "{said}"
     );
 }
+
+/// `screenpilot --json render ARGS...` in `d`'s folder under the memory limit: status and JSON.
+fn limited_render(d: &Daemon, args: &[&str]) -> (i32, Value) {
+    let mut full = vec!["--json", "render"];
+    full.extend_from_slice(args);
+    let out = common::limit_memory(&mut d.command(&full))
+        .output()
+        .expect("run screenpilot render");
+    let value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("render {args:?} printed no JSON ({e}): {out:?}"));
+    (out.status.code().unwrap_or(-1), value)
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn render_never_destroys_a_recording_or_an_earlier_output_and_bounds_the_animation() {
+    let d = Daemon::new();
+    let cast = "{\"version\": 2, \"width\": 20, \"height\": 5}\n[0.1, \"o\", \"hi\"]\n[10.0, \"o\", \" there\"]\n";
+    std::fs::write(d.path().join("rec.cast"), cast).unwrap();
+    // A recording named .gif, rendered onto itself; a symlink to it as the output.
+    std::fs::write(d.path().join("rec.gif"), cast).unwrap();
+    std::os::unix::fs::symlink("rec.cast", d.path().join("link.gif")).unwrap();
+    for (input, output) in [("rec.gif", "rec.gif"), ("rec.cast", "link.gif")] {
+        let (status, answer) = limited_render(&d, &[input, "-o", output]);
+        assert_eq!(status, 2, "{answer}");
+        assert_eq!(answer["error"]["field"], "output", "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("itself; render would destroy it")),
+            "{answer}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("rec.gif")).unwrap(),
+        cast
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("rec.cast")).unwrap(),
+        cast
+    );
+    // Endless animations are refused before anything is written; an earlier output stays whole.
+    std::fs::write(d.path().join("out.gif"), "an earlier render").unwrap();
+    std::fs::write(d.path().join("out.mp4"), "an earlier video").unwrap();
+    let endless = cast
+        .replace(
+            "\"height\": 5}",
+            "\"height\": 5, \"idle_time_limit\": 1e308}",
+        )
+        .replace("[10.0,", "[1e300,");
+    std::fs::write(d.path().join("endless.cast"), endless).unwrap();
+    let before = names_in(d.path());
+    for args in [
+        &["endless.cast", "-o", "out.gif"][..],
+        &["endless.cast", "-o", "out.mp4"],
+        &["rec.cast", "-o", "out.gif", "--idle-limit", "1e308"],
+        &["rec.cast", "-o", "out.gif", "--speed", "1e-300"],
+        &["rec.cast", "-o", "out.mp4", "--speed", "1e-300"],
+    ] {
+        let (status, answer) = limited_render(&d, args);
+        assert_eq!(status, 2, "{args:?}: {answer}");
+        assert_eq!(
+            answer["error"]["code"], "limit_exceeded",
+            "{args:?}: {answer}"
+        );
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("more than render's limit of 3600 s")),
+            "{args:?}: {answer}"
+        );
+    }
+    assert_eq!(names_in(d.path()), before, "a refused render left a file");
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("out.gif")).unwrap(),
+        "an earlier render"
+    );
+    // A render that succeeds replaces the earlier output whole, leaving nothing beside it.
+    let (status, answer) = limited_render(&d, &["rec.cast", "-o", "out.gif"]);
+    assert_eq!(status, 0, "{answer}");
+    assert!(std::fs::read(d.path().join("out.gif"))
+        .unwrap()
+        .starts_with(b"GIF89a"));
+    assert_eq!(names_in(d.path()), before);
+}

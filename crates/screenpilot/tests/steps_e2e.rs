@@ -404,3 +404,233 @@ fn a_session_driven_by_hand_through_the_cli_becomes_a_step_file_that_passes_agai
         "{err}"
     );
 }
+
+/// `screenpilot test ARGS...` in `dir` under the memory limit: exit status, stdout and stderr.
+fn limited_test_cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(common::binary());
+    cmd.arg("test").args(args).current_dir(dir);
+    let out = common::limit_memory(&mut cmd)
+        .output()
+        .expect("run screenpilot test");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const ECHO_FILE: &str = "name = \"echo\"\n\n[[step]]\nspawn = \"sh -c 'echo hello; exec cat'\"\nuntil = { regex = \"hello\" }\n";
+
+#[test]
+fn test_reads_regular_files_of_a_bounded_size_once_each_never_a_loop_a_fifo_or_a_device() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).expect("mkdir");
+    std::fs::write(tree.join("sub/echo.toml"), ECHO_FILE).expect("write");
+    // Two loops back up the tree, and a second name for the file.
+    std::os::unix::fs::symlink("..", tree.join("sub/up")).expect("symlink");
+    std::os::unix::fs::symlink(".", tree.join("here")).expect("symlink");
+    std::os::unix::fs::symlink("sub/echo.toml", tree.join("again.toml")).expect("symlink");
+    let (status, out, err) = limited_test_cli(dir.path(), &[tree.to_str().unwrap()]);
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    // A FIFO is refused at once (nobody writes it), /dev/zero before memory fills, a huge file by
+    // its size: each exit 2 at the file check, naming the file.
+    let fifo = dir.path().join("steps.toml");
+    let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C path.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "#".repeat(5 * 1024 * 1024)).expect("write");
+    for (path, why) in [
+        (fifo.to_str().unwrap(), "not a regular file"),
+        ("/dev/zero", "not a regular file"),
+        (
+            big.to_str().unwrap(),
+            "more than the 4194304 a step file may be",
+        ),
+    ] {
+        let (status, out, err) = limited_test_cli(dir.path(), &[path]);
+        assert_eq!(status, 2, "{path}: {out}{err}");
+        assert!(err.contains(path) && err.contains(why), "{path}: {err}");
+    }
+}
+
+#[test]
+fn goldens_stay_under_the_step_files_folder_and_update_never_writes_through_a_symlink() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tests = dir.path().join("tests");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&tests).expect("mkdir");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    let with_golden = |name: &str, golden: &str| {
+        let file = tests.join(name);
+        std::fs::write(
+            &file,
+            format!("{ECHO_FILE}\n[[step]]\ngolden = \"{golden}\"\n"),
+        )
+        .expect("write");
+        file.to_str().unwrap().to_owned()
+    };
+    // Paths that leave the folder are refused before anything runs.
+    let absolute = outside.join("abs.txt");
+    for golden in ["../outside/up.txt", absolute.to_str().unwrap()] {
+        let file = with_golden("leaves.toml", golden);
+        let (status, out, err) = test_cli(&tests, &[&file, "--update"]);
+        assert_eq!(status, 2, "{golden}: {out}{err}");
+        assert!(
+            err.contains("golden.file") && err.contains("--goldens-anywhere"),
+            "{golden}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    // A golden that is a symlink out, or under a folder that is one, is not written through.
+    std::fs::write(outside.join("kept.txt"), "a person's file\n").expect("write");
+    std::os::unix::fs::symlink(outside.join("kept.txt"), tests.join("link.txt")).expect("link");
+    std::os::unix::fs::symlink(&outside, tests.join("away")).expect("link");
+    for (golden, why) in [
+        ("link.txt", "is a symlink"),
+        ("away/new.txt", "outside the step file's folder"),
+    ] {
+        let file = with_golden("through.toml", golden);
+        let (status, out, err) = test_cli(&tests, &[&file, "--update"]);
+        assert_eq!(status, 1, "{golden}: {out}{err}");
+        assert!(out.contains(why), "{golden}: {out}");
+        // Without --update the differing screen is not put outside either.
+        let (status, out, _) = test_cli(&tests, &[&file]);
+        assert_eq!(status, 1, "{golden}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("kept.txt")).unwrap(),
+        "a person's file\n"
+    );
+    let names: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("kept.txt")]);
+    // Said so, a golden may live elsewhere.
+    let file = with_golden("anywhere.toml", "../outside/shared.txt");
+    let (status, out, err) = test_cli(&tests, &[&file, "--update", "--goldens-anywhere"]);
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(outside.join("shared.txt").exists());
+}
+
+#[test]
+fn save_test_round_trips_every_input_form_and_a_failed_write_loses_no_step() {
+    let d = common::Daemon::new();
+    let sp = |args: &[&str]| {
+        let out = d.sp(args);
+        assert!(
+            out.status.success(),
+            "screenpilot {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    d.spawn_bash("a");
+    d.spawn_bash("b");
+    // The CLI's forms, with and without until, on two sessions.
+    sp(&["line", "a", "echo one-$((1+1))", "--until", "^one-2$"]);
+    sp(&["line", "b", "echo two-$((1+2))"]);
+    sp(&["wait", "b", "--until", "^two-3$"]);
+    sp(&["keys", "a", "echo three", "Enter", "--until", "^three$"]);
+    sp(&["type", "b", "echo four"]);
+    sp(&["keys", "b", "Enter"]);
+    sp(&["wait", "b", "--until", "^four$"]);
+    // The MCP tool's form (the same operation the daemon runs for it), with until and without.
+    let mut conn =
+        std::os::unix::net::UnixStream::connect(d.path().join("daemon.sock")).expect("connect");
+    for (id, params) in [
+        (
+            1,
+            serde_json::json!({"sid": "a", "text": "echo five\r", "until": {"regex": "^five$"}}),
+        ),
+        (
+            2,
+            serde_json::json!({"sid": "b", "keys": ["e", "c", "h", "o", " ", "s", "i", "x", "Enter"], "until": {"regex": "^six$"}}),
+        ),
+        (3, serde_json::json!({"sid": "a", "text": "echo seven\r"})),
+    ] {
+        use std::io::{BufRead, Write};
+        let request = serde_json::json!({"id": id, "op": "send", "params": params});
+        conn.write_all(format!("{request}\n").as_bytes())
+            .expect("send");
+        let mut reader = std::io::BufReader::new(&conn);
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("an answer");
+            let answer: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            if answer.get("progress").is_none() {
+                assert_eq!(answer["ok"], true, "{answer}");
+                break;
+            }
+        }
+    }
+    d.wait_regex("a", "^seven$");
+    // A write that fails (a name too long) keeps every step for the next save.
+    std::fs::create_dir(d.path().join("t")).expect("mkdir");
+    let long = format!("t/{}.toml", "x".repeat(300));
+    let err = d.sp_error(&["save-test", &long]);
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the steps are kept")),
+        "{err}"
+    );
+    let first = sp(&["save-test", "t/first.toml"]);
+    assert!(first.contains("on a, b"), "{first}");
+    let text = std::fs::read_to_string(d.path().join("t/first.toml")).expect("the file");
+    assert!(
+        !text.contains("= \"\""),
+        "a field not given was saved empty:\n{text}"
+    );
+    // A second file after the first, on the same session: it starts the session again.
+    d.line("a", "echo eight");
+    d.wait_regex("a", "^eight$");
+    sp(&["save-test", "t/second.toml"]);
+    let second = std::fs::read_to_string(d.path().join("t/second.toml")).expect("the file");
+    assert!(second.contains("spawn = "), "{second}");
+    for file in ["t/first.toml", "t/second.toml"] {
+        let (status, out, err) = test_cli(d.path(), &[file]);
+        let text = std::fs::read_to_string(d.path().join(file)).unwrap();
+        assert_eq!(status, 0, "{file} does not pass again:\n{text}\n{out}{err}");
+    }
+}
+
+#[test]
+fn out_of_range_step_values_are_refused_at_the_file_check_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let marker = dir.path().join("ran");
+    for (bad, field) in [
+        ("[[step]]\nresize = \"5000x10\"\n", "resize"),
+        ("[[step]]\nspawn = \"true\"\nsize = \"0x10\"\n", "size"),
+        (
+            "[[step]]\nrun = \"true\"\ntimeout_ms = 99999999999\n",
+            "timeout_ms",
+        ),
+        ("[[step]]\nrun = \"true\"\n", "timeout_ms"),
+    ] {
+        let head = if bad.ends_with("run = \"true\"\n") && !bad.contains("timeout") {
+            "timeout_ms = 0\n"
+        } else {
+            ""
+        };
+        let file = dir.path().join("late.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "{head}[[step]]\nspawn = \"sh -c 'touch {}; exec cat'\"\n\n{bad}",
+                marker.display()
+            ),
+        )
+        .expect("write");
+        let (status, out, err) = test_cli(dir.path(), &[file.to_str().unwrap()]);
+        assert_eq!(status, 2, "{bad}: {out}{err}");
+        assert!(err.contains(&format!("{field}: ")), "{bad}: {err}");
+        assert!(
+            !marker.exists(),
+            "{bad}: a step ran before the file was refused"
+        );
+    }
+}

@@ -254,6 +254,9 @@ pub struct TestArgs {
     /// How many files run at once (default: the cores).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Let goldens lie outside their step file's folder (absolute paths, `..`).
+    #[arg(long)]
+    pub goldens_anywhere: bool,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,10 @@ pub const DEFAULT_FPS: f64 = 30.0;
 /// than 50 frames a second cannot be shown.
 const MAX_GIF_FPS: f64 = 50.0;
 const MAX_VIDEO_FPS: f64 = 60.0;
+/// The longest animation drawn, in seconds (pauses cut and speed applied). A header's
+/// `idle_time_limit` of 1e308, or `--speed 1e-300`, would otherwise make a GIF without end; with
+/// `--fps` at most 60, this also bounds the frames to 216,000.
+pub const MAX_DURATION_S: f64 = 3600.0;
 
 /// What `render` draws, how, and where to.
 #[derive(Debug, Clone)]
@@ -126,18 +130,35 @@ pub fn run(render: &Render) -> Result<Rendered, OpError> {
         frame: false,
     };
     check_options(render, format)?;
-    let (header, canvas) = survey(&render.file)?;
+    check_not_the_input(render)?;
+    let (header, canvas, idle_limit) = survey(render)?;
     let pixels = canvas_pixels(canvas, &opts)
         .map_err(|e| OpError::invalid("font_px", format!("--font-px {}: {e}", render.font_px)))?;
-    let idle_limit = render
-        .idle_limit
-        .or(header.idle_time_limit)
-        .unwrap_or(DEFAULT_IDLE_LIMIT);
-    let mut sink = Sink::start(render, format, (pixels.width, pixels.height), &opts)?;
+    // Written beside the output and renamed over it once whole: an error, or a person's Ctrl-C,
+    // never leaves half a file where a good one was.
+    let partial = partial_path(&render.output, format);
+    let mut sink = Sink::start(
+        render,
+        &partial,
+        format,
+        (pixels.width, pixels.height),
+        &opts,
+    )?;
     let drawn = draw(render, &header, canvas, idle_limit, &opts, &mut sink);
-    let finished = drawn.and_then(move |(frames, end)| sink.finish(end).map(|()| (frames, end)));
+    let finished = drawn
+        .and_then(move |(frames, end)| sink.finish(end).map(|()| (frames, end)))
+        .and_then(|done| {
+            std::fs::rename(&partial, &render.output)
+                .map(|()| done)
+                .map_err(|e| {
+                    OpError::invalid(
+                        "output",
+                        format!("cannot write {}: {e}", render.output.display()),
+                    )
+                })
+        });
     let (frames, end) = finished.inspect_err(|_| {
-        let _ = std::fs::remove_file(&render.output);
+        let _ = std::fs::remove_file(&partial);
     })?;
     let bytes = std::fs::metadata(&render.output)
         .map(|m| m.len())
@@ -210,18 +231,86 @@ fn open(path: &Path) -> Result<impl Iterator<Item = std::io::Result<String>>, Op
     Ok(BufReader::new(file).lines())
 }
 
-/// Check every line of the recording; its header, and the canvas: the largest width and height
-/// the terminal took.
-fn survey(path: &Path) -> Result<(CastHeader, Size), OpError> {
+/// Refuse an output that is the recording itself (the same file, by device and inode, through any
+/// symlink): drawing would destroy what it draws.
+fn check_not_the_input(render: &Render) -> Result<(), OpError> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(input), Ok(output)) = (
+        std::fs::metadata(&render.file),
+        std::fs::metadata(&render.output),
+    ) else {
+        return Ok(());
+    };
+    if input.dev() == output.dev() && input.ino() == output.ino() {
+        return Err(OpError::invalid(
+            "output",
+            format!(
+                "{} is the recording {} itself; render would destroy it: name another output",
+                render.output.display(),
+                render.file.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the output is written until it is whole: a hidden name beside it (same folder, so the
+/// rename is atomic), with the same extension (ffmpeg picks the container by it).
+fn partial_path(output: &Path, format: Format) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let extension = match format {
+        Format::Gif => "gif",
+        Format::Mp4 => "mp4",
+        Format::Webm => "webm",
+    };
+    output.with_file_name(format!(
+        ".{name}.{}.partial.{extension}",
+        std::process::id()
+    ))
+}
+
+/// Check every line of the recording; its header, the canvas (the largest width and height the
+/// terminal took), and the idle limit. Refuses an animation past [`MAX_DURATION_S`] before
+/// anything is written.
+fn survey(render: &Render) -> Result<(CastHeader, Size, f64), OpError> {
+    let path = &render.file;
     let mut lines = open(path)?;
     let header = read_header(path, &mut lines)?;
+    let idle_limit = render
+        .idle_limit
+        .or(header.idle_time_limit)
+        .unwrap_or(DEFAULT_IDLE_LIMIT);
+    let mut clock = PlaybackClock::new(header.version, Some(idle_limit), render.speed);
     let mut canvas = header.size;
     for event in events(path, lines) {
-        if let EventKind::Resize(size) = event?.kind {
+        let event = event?;
+        clock.advance(event.time);
+        if let EventKind::Resize(size) = event.kind {
             canvas = Size::new(canvas.cols.max(size.cols), canvas.rows.max(size.rows));
         }
     }
-    Ok((header, canvas))
+    let end = clock.now() + idle_limit / render.speed;
+    if !(end.is_finite() && end <= MAX_DURATION_S) {
+        let given = match render.idle_limit {
+            Some(limit) => format!("--idle-limit {limit}"),
+            None => match header.idle_time_limit {
+                Some(limit) => format!("the file's idle_time_limit {limit}"),
+                None => format!("the default idle limit {DEFAULT_IDLE_LIMIT}"),
+            },
+        };
+        return Err(OpError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{}: the animation would last {end:.0} s (with {given} and --speed {}), more than render's limit of {MAX_DURATION_S} s; cut pauses with a smaller --idle-limit or raise --speed",
+                path.display(),
+                render.speed
+            ),
+        ));
+    }
+    Ok((header, canvas, idle_limit))
 }
 
 /// Feed the recording to the sampler and each frame it gives to `sink`. Returns the number of
@@ -272,13 +361,14 @@ enum Sink {
 impl Sink {
     fn start(
         render: &Render,
+        path: &Path,
         format: Format,
         size: (u32, u32),
         opts: &RenderOptions,
     ) -> Result<Sink, OpError> {
         let codec = match format {
             Format::Gif => {
-                let file = File::create(&render.output).map_err(|e| {
+                let file = File::create(path).map_err(|e| {
                     OpError::invalid(
                         "output",
                         format!("cannot write {}: {e}", render.output.display()),
@@ -292,7 +382,7 @@ impl Sink {
             Format::Webm => Codec::Vp9,
         };
         let background = Theme::named(opts.theme).background;
-        Ffmpeg::start(&render.output, codec, size, render.fps, background).map(Sink::Video)
+        Ffmpeg::start(path, codec, size, render.fps, background).map(Sink::Video)
     }
 
     fn push(&mut self, rgb: Vec<u8>, at: f64) -> Result<(), OpError> {

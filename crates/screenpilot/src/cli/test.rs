@@ -25,6 +25,7 @@ pub fn run(args: &TestArgs, as_json: bool) -> Result<i32, OpError> {
     let options = RunOptions {
         update: args.update,
         report_dir: args.report.clone(),
+        goldens_anywhere: args.goldens_anywhere,
     };
     if let Some(dir) = &options.report_dir {
         std::fs::create_dir_all(dir).map_err(|e| {

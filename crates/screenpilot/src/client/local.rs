@@ -107,6 +107,7 @@ pub fn call_blocking(
     let outcome = (|| {
         let mut line = serde_json::to_vec(&request)
             .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
+        super::check_request_size(&line)?;
         line.push(b'\n');
         (&stream).write_all(&line).map_err(gone)?;
         let mut reader = BufReader::new(&stream);
@@ -199,6 +200,8 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
     command
         .args(["daemon", "run"])
         .env("SCREENPILOT_DIR", &paths.dir)
+        // The daemon serves this machine: it never follows a host named for the client.
+        .env_remove(crate::host::HOST_VAR)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log);

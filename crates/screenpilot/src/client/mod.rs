@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, watch};
 
 pub use limits::RECONNECT_LIMIT_VAR;
@@ -30,7 +30,7 @@ pub use remote::CONNECT_LIMIT_VAR;
 pub use wire::Wire;
 
 use limits::{answer_grace, reconnect_limit, remote_answer_grace, ANSWER_GRACE_VAR};
-use wire::{final_answer, Feed, Writer};
+use wire::{final_answer, Feed, Read, Writer};
 
 use crate::host::Host;
 use crate::ops::ErrorCode;
@@ -213,6 +213,7 @@ impl Link {
     async fn send(&self, request: &Request) -> Result<(), OpError> {
         let mut line = serde_json::to_vec(request)
             .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
+        check_request_size(&line)?;
         line.push(b'\n');
         let lost = || {
             OpError::new(
@@ -413,6 +414,22 @@ impl Client {
     }
 }
 
+/// Refuse a request the daemon would refuse by closing the connection (every other call on it would
+/// end `daemon_gone`): said here, it is one clear error and the connection lives on.
+pub(crate) fn check_request_size(line: &[u8]) -> Result<(), OpError> {
+    use crate::protocol::MAX_REQUEST_BYTES;
+    if line.len() >= MAX_REQUEST_BYTES {
+        return Err(OpError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "request: {} bytes, more than the {MAX_REQUEST_BYTES} a request to the daemon may be; nothing was sent",
+                line.len() + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A prefix for resume keys no other client picks: our pid, the time, and a counter.
 fn key_prefix() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
@@ -438,24 +455,39 @@ async fn read_answers(
     lines: watch::Sender<u64>,
     closed: watch::Sender<bool>,
 ) {
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
-        line.clear();
         let read = tokio::select! {
-            read = feed.reader.read_line(&mut line) => read,
-            _ = drop_link.notified() => Ok(0),
+            read = wire::read_answer_line(&mut feed.reader, &mut line) => read,
+            _ = drop_link.notified() => Read::End,
         };
         let Some(strong) = link.upgrade() else {
             return;
         };
-        if matches!(read, Ok(n) if n > 0) {
-            lines.send_modify(|n| *n += 1);
-            if let Ok(response) = serde_json::from_str::<Response>(&line) {
-                if let Some(id) = response.id.as_u64() {
-                    strong.route(id, response);
+        match read {
+            Read::Line => {
+                lines.send_modify(|n| *n += 1);
+                if let Ok(response) = serde_json::from_slice::<Response>(&line) {
+                    if let Some(id) = response.id.as_u64() {
+                        strong.route(id, response);
+                    }
                 }
+                continue;
             }
-            continue;
+            Read::TooLong(what) => {
+                // Not a dropped network: the far side misbehaves, and making the link again would
+                // only read the same. Every waiting call ends saying why; the link command's whole
+                // process group ends with the feed.
+                let message = format!("dropped the link to {}: it sent {what}", strong.place);
+                strong.end_calls(
+                    |_| true,
+                    |_| OpError::new(ErrorCode::BadResponse, message.clone()),
+                );
+                strong.state.send_replace(State::Gone);
+                closed.send_replace(true);
+                return;
+            }
+            Read::End => {}
         }
         let Some(host) = strong.host.clone() else {
             // This machine's daemon went away (or was given up): every waiting call learns it.

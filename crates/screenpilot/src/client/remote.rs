@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
 
-use super::wire::{Feed, Tail, Wire};
+use super::wire::{read_answer_line, Feed, Read, Tail, Wire};
 use crate::host::{Host, LinkFailure, Place, REMOTE_BIN_VAR};
 use crate::protocol::Response;
 
@@ -46,6 +46,7 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
             _ => format!("cannot run {program}: {e}"),
         })
     })?;
+    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
     let tail = Tail::default();
     if let Some(mut stderr) = child.stderr.take() {
         let tail = tail.clone();
@@ -73,21 +74,21 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
             stdin.flush().await
         }
         .await;
-        let mut line = String::new();
+        let mut line = Vec::new();
         loop {
-            line.clear();
-            let n = reader
-                .read_line(&mut line)
-                .await
-                .map_err(|e| format!("cannot read from {program}: {e}"))?;
-            if n == 0 {
-                return Err(String::new());
+            match read_answer_line(&mut reader, &mut line).await {
+                Read::Line => {}
+                Read::End => return Err(String::new()),
+                Read::TooLong(what) => {
+                    return Err(format!("dropped the link: {program} sent {what}"))
+                }
             }
-            let Ok(response) = serde_json::from_str::<Response>(&line) else {
+            let Ok(response) = serde_json::from_slice::<Response>(&line) else {
                 // Something that is not our protocol: a shell's banner, the wrong program.
+                let said = String::from_utf8_lossy(&line);
                 return Err(format!(
                     "{program} did not answer in screenpilot's protocol; it said: {:?}",
-                    line.trim_end().chars().take(200).collect::<String>()
+                    said.trim_end().chars().take(200).collect::<String>()
                 ));
             };
             if response.id == 0 && response.is_final() {
@@ -112,6 +113,7 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
                     reader: Box::new(reader),
                     child: Some(child),
                     tail: Some(tail),
+                    group,
                 },
             },
             status,
@@ -139,6 +141,12 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
                 }
             };
             let _ = child.start_kill();
+            if let Some(group) = group.filter(|g| *g > 1) {
+                // SAFETY: killpg only sends a signal; the group is the one the link command leads.
+                unsafe {
+                    libc::killpg(group, libc::SIGKILL);
+                }
+            }
             Err(LinkFailure(why))
         }
     }

@@ -5,10 +5,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite};
 
 use crate::ops::OpError;
-use crate::protocol::Response;
+use crate::protocol::{Response, MAX_ANSWER_BYTES};
 
 /// The most of the link command's stderr kept for messages.
 const TAIL_BYTES: usize = 2048;
@@ -26,6 +26,20 @@ pub(super) struct Feed {
     pub(super) reader: Box<dyn AsyncBufRead + Send + Unpin>,
     pub(super) child: Option<tokio::process::Child>,
     pub(super) tail: Option<Tail>,
+    /// The link command's process group (it leads its own): ended, all of it, with the feed, so a
+    /// bridge's children (a `sleep` in a script, an ssh multiplexer) never outlive their link.
+    pub(super) group: Option<i32>,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        if let Some(group) = self.group.filter(|g| *g > 1) {
+            // SAFETY: killpg only sends a signal; the group is the one the link command leads.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 impl Wire {
@@ -37,6 +51,7 @@ impl Wire {
                 reader: Box::new(tokio::io::BufReader::new(read)),
                 child: None,
                 tail: None,
+                group: None,
             },
         }
     }
@@ -65,6 +80,37 @@ impl Tail {
             .filter(|l| !l.is_empty())
             .collect();
         lines[lines.len().saturating_sub(4)..].join(" / ")
+    }
+}
+
+/// What one read of a daemon's or a link's answers gave.
+pub(super) enum Read {
+    /// A line, in the buffer.
+    Line,
+    /// The end of the connection (or a read error: the same to the caller).
+    End,
+    /// A line past [`MAX_ANSWER_BYTES`]: the link is to be dropped (what follows cannot be trusted);
+    /// what was sent, for the message.
+    TooLong(String),
+}
+
+/// Read one line of answers into `line`, never holding more than [`MAX_ANSWER_BYTES`] of it.
+pub(super) async fn read_answer_line<R: AsyncBufRead + Unpin + ?Sized>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> Read {
+    line.clear();
+    let mut limited = (&mut *reader).take(MAX_ANSWER_BYTES as u64 + 1);
+    match limited.read_until(b'\n', line).await {
+        Ok(0) | Err(_) => Read::End,
+        Ok(n) if n > MAX_ANSWER_BYTES => {
+            line.clear();
+            line.shrink_to_fit();
+            Read::TooLong(format!(
+                "a line longer than {MAX_ANSWER_BYTES} bytes, the most an answer may be"
+            ))
+        }
+        Ok(_) => Read::Line,
     }
 }
 

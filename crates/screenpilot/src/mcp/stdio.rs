@@ -11,8 +11,10 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// The longest line taken from an MCP client on stdio, in bytes.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The longest line taken from an MCP client on stdio, in bytes (its newline aside): half of rmcp's
+/// own bound (which drops a longer line unanswered) and of the daemon's request bound, so every
+/// line taken is answered.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
 /// The streams rmcp serves on, and the task that writes stdout (await it to flush the last answer).
 pub struct Guarded {
@@ -57,13 +59,13 @@ async fn check_lines(
             .await;
         match read {
             Ok(0) | Err(_) => break,
-            Ok(n) if n > MAX_LINE_BYTES && line.last() != Some(&b'\n') => {
+            Ok(n) if n - usize::from(line.last() == Some(&b'\n')) > MAX_LINE_BYTES => {
                 let _ = errors.send(error_line(
                     Value::Null,
                     -32600,
                     format!("request line longer than {MAX_LINE_BYTES} bytes; it was skipped"),
                 ));
-                if !skip_rest_of_line(&mut reader).await {
+                if line.last() != Some(&b'\n') && !skip_rest_of_line(&mut reader).await {
                     break;
                 }
                 continue;

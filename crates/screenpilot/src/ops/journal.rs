@@ -30,6 +30,8 @@ pub struct Screen {
 /// One step of a future step file.
 #[derive(Debug, Clone)]
 struct Entry {
+    /// Its place in the order operations were done, across sessions.
+    seq: u64,
     sid: String,
     /// The step table, in the step file's keys (`spawn`, `text`, `until`, ...).
     step: Map<String, Value>,
@@ -44,6 +46,10 @@ struct Inner {
     entries: VecDeque<Entry>,
     /// Some were dropped (more than [`KEPT`]) since the last save.
     dropped: bool,
+    next_seq: u64,
+    /// Each session's steps already written, from its start: a later file on the same session
+    /// begins with them, so it starts the session and brings it where the new steps begin.
+    written: BTreeMap<String, Vec<Entry>>,
 }
 
 /// The operations of a context, since the last `save_test`.
@@ -121,7 +127,10 @@ impl Journal {
         }
         let mut inner = self.lock();
         for (i, (step, acts)) in steps.into_iter().enumerate() {
+            let seq = inner.next_seq;
+            inner.next_seq += 1;
             inner.entries.push_back(Entry {
+                seq,
                 sid: sid.clone(),
                 step,
                 acts,
@@ -136,8 +145,9 @@ impl Journal {
         }
     }
 
-    /// Write the steps on `sids` (all when empty) as a step file for `dir`, and forget them; `now`
-    /// gives each session's current screen, the reaction to its last step.
+    /// Write the steps on `sids` (all when empty) as a step file for `dir`; `now` gives each
+    /// session's current screen, the reaction to its last step. Nothing is forgotten until
+    /// [`Journal::written`] says the file is on disk: a failed write loses no step.
     pub fn take(
         &self,
         registry: &Registry,
@@ -145,15 +155,15 @@ impl Journal {
         name: &str,
         dir: &Path,
     ) -> Result<Written, String> {
-        let mut inner = self.lock();
+        let inner = self.lock();
         let wanted = |e: &Entry| sids.is_empty() || sids.contains(&e.sid);
-        let mut taken: Vec<Entry> = inner
+        let fresh: Vec<Entry> = inner
             .entries
             .iter()
             .filter(|e| wanted(e))
             .cloned()
             .collect();
-        if taken.is_empty() {
+        if fresh.is_empty() {
             return Err(match sids.is_empty() {
                 true => "nothing to write: no session was driven since the last save_test".into(),
                 false => format!(
@@ -163,9 +173,23 @@ impl Journal {
             });
         }
         let dropped = inner.dropped;
-        inner.entries.retain(|e| !wanted(e));
-        inner.dropped = false;
+        // A session whose start went into an earlier file starts again here, with the steps since.
+        let mut taken = fresh.clone();
+        let mut restarted: Vec<&str> = Vec::new();
+        for e in &fresh {
+            if restarted.contains(&e.sid.as_str()) {
+                continue;
+            }
+            restarted.push(&e.sid);
+            let first = fresh.iter().find(|f| f.sid == e.sid);
+            if first.is_some_and(|f| !starts(&f.step)) {
+                if let Some(before) = inner.written.get(&e.sid) {
+                    taken.extend(before.iter().cloned());
+                }
+            }
+        }
         drop(inner);
+        taken.sort_by_key(|e| e.seq);
         // The last step of each session reacted into the screen it shows now.
         let mut last_of: BTreeMap<String, usize> = BTreeMap::new();
         for (i, e) in taken.iter().enumerate() {
@@ -182,8 +206,43 @@ impl Journal {
             text,
             steps: taken.len(),
             sessions,
+            fresh: taken
+                .into_iter()
+                .filter(|e| fresh.iter().any(|f| f.seq == e.seq))
+                .collect(),
         })
     }
+
+    /// The file of `written` is on disk: forget its steps (and remember them as written).
+    pub fn written(&self, written: Written) {
+        let mut inner = self.lock();
+        let seqs: Vec<u64> = written.fresh.iter().map(|e| e.seq).collect();
+        inner.entries.retain(|e| !seqs.contains(&e.seq));
+        inner.dropped = false;
+        for entry in written.fresh {
+            let sid = entry.sid.clone();
+            if entry.step.contains_key("close") {
+                // A closed session is not started again by a later file.
+                inner.written.remove(&sid);
+                continue;
+            }
+            let history = inner.written.entry(sid).or_default();
+            if starts(&entry.step) {
+                history.clear();
+            }
+            history.push(entry);
+            if history.len() > KEPT {
+                history.remove(0);
+            }
+        }
+    }
+}
+
+/// The step starts its session (a program, a Textual app, a desktop).
+fn starts(step: &Map<String, Value>) -> bool {
+    ["spawn", "textual", "desktop"]
+        .iter()
+        .any(|k| step.contains_key(*k))
 }
 
 /// A step file, written.
@@ -191,19 +250,22 @@ pub struct Written {
     pub text: String,
     pub steps: usize,
     pub sessions: Vec<String>,
+    /// The steps it holds that no file held before.
+    fresh: Vec<Entry>,
 }
 
 /// The steps operation `op` made, each with whether it acts (its reaction is to be waited for).
 fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bool)> {
     let p = |key: &str| params.get(key).filter(|v| !v.is_null());
+    // A field given as null (the CLI sends every field of its struct) is a field not given.
     let with = |pairs: &[(&str, Option<&Value>)]| -> Map<String, Value> {
         pairs
             .iter()
-            .filter_map(|(k, v)| Some(((*k).to_owned(), (*v)?.clone())))
+            .filter_map(|(k, v)| Some(((*k).to_owned(), (*v).filter(|v| !v.is_null())?.clone())))
             .collect()
     };
     // A condition that did not hold is no condition to keep: the step gets one from the screens.
-    let until = |spec: &Value| spec.get("until").filter(|_| held).cloned();
+    let until = |spec: &Value| spec.get("until").filter(|u| held && !u.is_null()).cloned();
     let input = |spec: &Value| {
         let mut step = with(&[
             ("text", spec.get("text")),

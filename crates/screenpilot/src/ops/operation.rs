@@ -288,6 +288,20 @@ fn read<O: Operation>(answer: &Value) -> Result<Reading, OpError> {
     })
 }
 
+/// A terminal operation given a desktop's sid says so, rather than that no such session exists.
+fn kind_named(ctx: &Context, op: &str, sid: Option<&str>, error: OpError) -> OpError {
+    match sid {
+        Some(sid) if error.code == ErrorCode::UnknownSession && ctx.desktops.get(sid).is_some() => {
+            OpError::new(
+                ErrorCode::UnknownSession,
+                format!("sid: '{sid}' is a desktop session, and {op} works on terminal sessions; a desktop takes snapshot, screenshot, act, computer, the waits and close"),
+            )
+            .with_field("sid")
+        }
+        _ => error,
+    }
+}
+
 /// Parse, run and answer one operation: what the daemon does with a request.
 pub async fn run<O: Operation>(
     ctx: &Context,
@@ -302,8 +316,11 @@ pub async fn run<O: Operation>(
             .begin(&ctx.registry, raw.get("sid").and_then(Value::as_str)),
         None => None,
     };
+    let sid = params.get("sid").and_then(Value::as_str).map(str::to_owned);
     let params: O::Params = parse_params(O::NAME, params)?;
-    let output = O::run(ctx, params, progress).await?;
+    let output = O::run(ctx, params, progress)
+        .await
+        .map_err(|e| kind_named(ctx, O::NAME, sid.as_deref(), e))?;
     let held = output.satisfied();
     let answer = Answer {
         ok: output.ok(),

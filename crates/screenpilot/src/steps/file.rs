@@ -195,6 +195,46 @@ const STEP_KEYS: &[&str] = &[
     "close",
 ];
 
+/// The largest step file read, in bytes: far more than any person or `save-test` writes.
+pub const MAX_STEP_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of a regular file of at most [`MAX_STEP_FILE_BYTES`]; why not, otherwise. Opened
+/// without blocking, so a FIFO is refused rather than waited on.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (a step file is a TOML file; FIFOs, devices and sockets are refused)"
+                .into(),
+        );
+    }
+    if meta.len() > MAX_STEP_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_STEP_FILE_BYTES} a step file may be",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STEP_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_STEP_FILE_BYTES {
+        return Err(format!(
+            "more than the {MAX_STEP_FILE_BYTES} bytes a step file may be"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read it: not UTF-8 text ({e})"))
+}
+
 /// The keys that say what a step does; a step has exactly one (input keys count as one).
 const ACTIONS: &[&str] = &[
     "spawn", "input", "until", "resize", "run", "expect", "golden", "textual", "desktop",
@@ -202,13 +242,14 @@ const ACTIONS: &[&str] = &[
 ];
 
 impl StepFile {
-    /// Read and check `path`.
+    /// Read and check `path`: a regular file of at most [`MAX_STEP_FILE_BYTES`] (a FIFO would block
+    /// the run, `/dev/zero` would fill memory).
     pub fn read(path: &Path) -> Result<StepFile, FileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| FileError {
+        let text = read_bounded(path).map_err(|message| FileError {
             path: path.to_owned(),
             line: 0,
             field: "file".into(),
-            message: format!("cannot read it: {e}"),
+            message,
         })?;
         StepFile::parse(path, &text)
     }
@@ -238,6 +279,16 @@ impl StepFile {
                 step(spanned.get_ref(), line)
                     .map_err(|(field, message)| error(line, &field, message))?,
             );
+        }
+        if let Some(ms) = raw
+            .timeout_ms
+            .filter(|ms| *ms == 0 || *ms > MAX_TIMEOUT_MS as u64)
+        {
+            return Err(error(
+                0,
+                "timeout_ms",
+                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {ms}"),
+            ));
         }
         let name = raw.name.unwrap_or_else(|| {
             path.file_stem()
@@ -326,11 +377,13 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
     let sid = string(table, "sid")?;
     let timeout = match table.get("timeout_ms") {
         None => None,
-        Some(toml::Value::Integer(ms)) if *ms > 0 => Some(Duration::from_millis(*ms as u64)),
+        Some(toml::Value::Integer(ms)) if *ms > 0 && *ms <= MAX_TIMEOUT_MS => {
+            Some(Duration::from_millis(*ms as u64))
+        }
         Some(other) => {
             return Err(bad(
                 "timeout_ms",
-                format!("a number of ms above 0, not {other}"),
+                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {other}"),
             ))
         }
     };
@@ -345,7 +398,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 );
                 if let Some(size) = string(table, "size")? {
                     let (cols, rows) = size_of(&size).ok_or_else(|| {
-                        bad("size", format!("{size:?} is not COLSxROWS, e.g. \"80x24\""))
+                        bad("size", format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"80x24\""))
                     })?;
                     params.insert("cols".into(), cols.into());
                     params.insert("rows".into(), rows.into());
@@ -401,7 +454,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                 let (cols, rows) = size_of(&size).ok_or_else(|| {
                     bad(
                         "resize",
-                        format!("{size:?} is not COLSxROWS, e.g. \"100x30\""),
+                        format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"100x30\""),
                     )
                 })?;
                 Action::Resize { cols, rows }
@@ -458,12 +511,21 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
     })
 }
 
+/// The longest a step may wait, as a wait's `timeout_ms` may.
+const MAX_TIMEOUT_MS: i64 = 3_600_000;
+
+/// `COLSxROWS` within the terminal caps (1000 columns, 500 rows, 100,000 cells), checked with the
+/// file rather than when its step runs.
 fn size_of(text: &str) -> Option<(u16, u16)> {
     let (c, r) = text
         .to_lowercase()
         .split_once('x')
         .map(|(c, r)| (c.trim().to_owned(), r.trim().to_owned()))?;
-    Some((c.parse().ok()?, r.parse().ok()?))
+    let (cols, rows): (u16, u16) = (c.parse().ok()?, r.parse().ok()?);
+    let fits = (1..=1000).contains(&cols)
+        && (1..=500).contains(&rows)
+        && u32::from(cols) * u32::from(rows) <= 100_000;
+    fits.then_some((cols, rows))
 }
 
 /// `expect = {...}` or `expect = [{...}, ...]`.

@@ -210,14 +210,19 @@ fn beside(path: &Path, tag: &str, options: &RunOptions) -> PathBuf {
     }
 }
 
-/// Compare the screen of `session` with the golden at `path`, until equal or `limit`.
+/// Compare the screen of `session` with the golden at `path`, until equal or `limit`. What is
+/// written (the golden on `--update`, the screen beside it) stays under `root`, the step file's
+/// folder, unless `--goldens-anywhere`, and never goes through a symlink.
 pub async fn check(
     session: &Session,
     golden: &Golden,
     path: &Path,
+    root: &Path,
     limit: Duration,
     options: &RunOptions,
 ) -> Result<Compared, String> {
+    let root = (!options.goldens_anywhere).then_some(root);
+    let write = |path: &Path, bytes: &[u8]| write(path, bytes, root);
     let expected = match std::fs::read(path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -292,12 +297,42 @@ pub async fn check(
     })
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+/// Write `bytes` to `path` through a partial file renamed into place. Refuses a `path` that is a
+/// symlink, and (with a `root`) one whose folder resolves outside `root`.
+fn write(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<(), String> {
+    let refused = |why: String| format!("golden: will not write {}: {why}", path.display());
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refused(
+            "it is a symlink, and goldens are never written through one".into(),
+        ));
     }
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Some(root) = root {
+        let real = std::fs::canonicalize(dir)
+            .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+        if !real.starts_with(&root) {
+            return Err(refused(format!(
+                "its folder is {}, outside the step file's folder {} (give --goldens-anywhere to allow it)",
+                real.display(),
+                root.display()
+            )));
+        }
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "golden".into(), |n| n.to_string_lossy().into_owned());
+    let partial = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    std::fs::write(&partial, bytes)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            format!("cannot write {}: {e}", path.display())
+        })
 }
 
 #[cfg(test)]

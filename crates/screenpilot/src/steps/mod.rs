@@ -14,7 +14,10 @@ pub use file::{FileError, StepFile};
 pub use runner::{run_file, FileOutcome, RunOptions};
 
 /// The step files a path names: the file itself, or every `*.toml` under a directory, in order.
+/// Symlinks are followed, but no folder or file is visited twice (a link back up the tree is not a
+/// loop to run forever, and a file linked twice runs once).
 pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(|e| FileError {
         path: path.to_owned(),
         line: 0,
@@ -24,6 +27,8 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
     if !meta.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
+    let mut seen = std::collections::HashSet::new();
+    seen.insert((meta.dev(), meta.ino()));
     let mut found = Vec::new();
     let mut dirs = vec![path.to_owned()];
     while let Some(dir) = dirs.pop() {
@@ -35,15 +40,54 @@ pub fn files_of(path: &Path) -> Result<Vec<PathBuf>, FileError> {
         })?;
         for entry in entries.flatten() {
             let p = entry.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
+            // A dangling link is left to the read below, which names it.
+            let Ok(meta) = std::fs::metadata(&p) else {
+                if p.extension().is_some_and(|e| e == "toml") {
+                    found.push(p);
+                }
+                continue;
+            };
+            if meta.is_dir() {
+                if seen.insert((meta.dev(), meta.ino())) {
+                    dirs.push(p);
+                }
+            } else if p.extension().is_some_and(|e| e == "toml")
+                && seen.insert((meta.dev(), meta.ino()))
+            {
                 found.push(p);
             }
         }
     }
     found.sort();
     Ok(found)
+}
+
+/// The goldens of `file` whose path leaves its folder (absolute, or with `..`): a file found
+/// somewhere must not make `--update` write elsewhere unless `--goldens-anywhere` says so.
+fn goldens_outside(file: &StepFile) -> Vec<FileError> {
+    file.steps
+        .iter()
+        .filter_map(|step| match &step.action {
+            file::Action::Golden(golden)
+                if golden.file.is_absolute()
+                    || golden
+                        .file
+                        .components()
+                        .any(|c| matches!(c, std::path::Component::ParentDir)) =>
+            {
+                Some(FileError {
+                    path: file.path.clone(),
+                    line: step.line,
+                    field: "golden.file".into(),
+                    message: format!(
+                        "{} is outside the step file's folder; goldens stay under it (give --goldens-anywhere to allow it)",
+                        golden.file.display()
+                    ),
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Read every step file `paths` name, then run them, `jobs` at a time, each on sessions of its own.
@@ -75,6 +119,9 @@ pub async fn run_paths(
             field: "path".into(),
             message: "no step files (*.toml) here".into(),
         });
+    }
+    if !options.goldens_anywhere {
+        errors.extend(files.iter().flat_map(goldens_outside));
     }
     if !errors.is_empty() {
         return Err(errors);

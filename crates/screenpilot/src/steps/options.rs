@@ -13,6 +13,9 @@ pub struct RunOptions {
     pub update: bool,
     /// Where to write recordings, pictures and the HTML report of a failure.
     pub report_dir: Option<PathBuf>,
+    /// Let goldens lie outside their step file's folder (absolute paths, `..`); by default a file
+    /// found somewhere cannot make `--update` write anywhere else.
+    pub goldens_anywhere: bool,
 }
 
 /// Wait until `check` passes on `session`, looking again at each screen update (and once the program

@@ -313,15 +313,23 @@ impl Run<'_> {
                 let sid = self.sid(step)?;
                 let session = self.terminal(&sid)?;
                 let path = self.caller.cwd.join(&golden.file);
-                let result =
-                    match golden::check(&session, golden, &path, limit, self.options).await? {
-                        Compared::Equal => "equal".to_owned(),
-                        Compared::Updated => {
-                            self.outcome.updated.push(path.clone());
-                            "updated".to_owned()
-                        }
-                        Compared::Differs { message, files } => return Err(Failed(message, files)),
-                    };
+                let result = match golden::check(
+                    &session,
+                    golden,
+                    &path,
+                    &self.caller.cwd,
+                    limit,
+                    self.options,
+                )
+                .await?
+                {
+                    Compared::Equal => "equal".to_owned(),
+                    Compared::Updated => {
+                        self.outcome.updated.push(path.clone());
+                        "updated".to_owned()
+                    }
+                    Compared::Differs { message, files } => return Err(Failed(message, files)),
+                };
                 self.record(step, format!("golden {}", golden.file.display()), result)
                     .await;
             }

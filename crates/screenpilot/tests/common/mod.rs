@@ -409,3 +409,68 @@ pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
     }
     result.unwrap_or_else(|| panic!("{} was not written within {timeout:?}", path.display()))
 }
+
+/// The memory a client or a daemon may take in a hostile case: 256 MiB.
+pub const MEMORY_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Run `cmd` (and whatever it starts, a daemon included) with at most [`MEMORY_LIMIT_BYTES`] of
+/// data (RLIMIT_DATA: the heap and every private writable mapping, thread stacks too): past it an
+/// allocation fails and the process aborts, which the test sees as a death, not an answer.
+pub fn limit_memory(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: MEMORY_LIMIT_BYTES,
+                rlim_max: MEMORY_LIMIT_BYTES,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Whether process `pid` (not our child) has ended within `limit`: waits on its pidfd, an event.
+pub fn ended_within(pid: i32, limit: Duration) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags; the descriptor it gives is closed below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return true; // no such process: it ended (and was reaped) already
+    }
+    let fd = fd as i32;
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call; fd is ours to close.
+    let n = unsafe { libc::poll(&mut pfd, 1, limit.as_millis() as i32) };
+    unsafe { libc::close(fd) };
+    n == 1
+}
+
+/// A `/bin/sh` script in `dir`, executable; its path.
+pub fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write a script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("make the script executable");
+    path
+}
+
+/// The largest this process has been (VmHWM), in KiB.
+pub fn peak_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
