@@ -643,3 +643,92 @@ fn a_qt_form_is_read_and_driven_by_refs_and_a_closed_popups_items_are_not_clicke
         "{log}"
     );
 }
+
+/// The processes on this machine, other than screenpilot's own, whose environment names `needle`
+/// (the daemon's directory, which every process a desktop starts inherits), with their state and
+/// command name.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue; // gone meanwhile, or a zombie (whose environment is empty)
+        };
+        if !String::from_utf8_lossy(&environ).contains(needle) {
+            continue;
+        }
+        // The daemon's own processes (itself, its guard) are screenpilot.
+        let exe = std::fs::read_link(entry.path().join("exe")).unwrap_or_default();
+        if exe.file_name() == std::path::Path::new(common::binary()).file_name() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        found.push(
+            stat.split_whitespace()
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    found
+}
+
+/// The daemon's children that are zombies, from /proc.
+fn zombie_children(parent: i32) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str()) {
+            found.push(
+                stat.split_whitespace()
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    found
+}
+
+#[test]
+fn twenty_desktops_started_and_closed_leave_no_zombie_and_no_process() {
+    let d = Daemon::new();
+    let daemon = d.daemon_pid();
+    let dir = d.path().to_string_lossy().into_owned();
+    for n in 0..20 {
+        let sid = format!("z{n}");
+        // A program that leaves a child of its own behind, and a snapshot that starts AT-SPI (the
+        // session bus activates its launcher, which starts a bus and the registry).
+        d.sp_json(&[
+            "desktop",
+            "start",
+            "--sid",
+            &sid,
+            "--",
+            "sh",
+            "-c",
+            "sleep 600 & exec xterm",
+        ]);
+        let snap = d.sp_json(&["snapshot", &sid]);
+        assert!(snap["elements"].is_string(), "{snap}");
+        d.sp_json(&["close", &sid]);
+    }
+    let zombies = zombie_children(daemon);
+    assert!(
+        zombies.is_empty(),
+        "zombie children of the daemon: {zombies:?}"
+    );
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
