@@ -118,6 +118,7 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
             raw_states: atspi::StateSet::empty(),
             interfaces: atspi::InterfaceSet::empty(),
             raw_role: atspi::Role::Window,
+            window_origin: None,
         };
         match tree {
             Some(i) if top.shown => {
@@ -131,7 +132,17 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                     window.states.push("modal");
                 }
                 out.push(window);
-                out.extend(elements[1..].iter().cloned());
+                // Boxes relative to the window (GTK 4) are placed where the X server shows it.
+                let origin = (top.bounds.x, top.bounds.y);
+                out.extend(elements[1..].iter().cloned().map(|mut e| {
+                    if e.window_origin.is_some() {
+                        e.window_origin = Some(origin);
+                        e.bounds = e.bounds.map(|b| {
+                            Bounds::new(b.x + origin.0, b.y + origin.1, b.width, b.height)
+                        });
+                    }
+                    e
+                }));
             }
             Some(i) => {
                 taken[i] = true;

@@ -732,3 +732,112 @@ fn twenty_desktops_started_and_closed_leave_no_zombie_and_no_process() {
     let left = processes_mentioning(&dir);
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
+
+/// Wait (on the tree's events) until `role "name"` is shown on desktop `sid`; the answer.
+fn wait_for_element(d: &Daemon, sid: &str, role: &str, name: &str) -> Value {
+    let ms = LONG_MS.to_string();
+    let held = act(
+        d,
+        sid,
+        &[
+            "--appears-role",
+            role,
+            "--appears-name",
+            name,
+            "--timeout-ms",
+            &ms,
+        ],
+    );
+    assert_eq!(held["held"], true, "{role} {name:?} never appeared: {held}");
+    held
+}
+
+#[test]
+fn a_gtk4_calculator_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "calc",
+        "--",
+        "gnome-calculator",
+    ]);
+    // GTK 4.8 marks only its window as showing: the wait sees its buttons all the same.
+    wait_for_element(&d, "calc", "button", "^=$");
+    let shown = elements(&d, "calc");
+    for key in ["1", "2", "×", "3", "="] {
+        let line = format!(r#"button "{}" \[e\d+\]"#, regex::escape(key));
+        let key_ref = ref_in(&shown, &line);
+        let done = act(&d, "calc", &[&key_ref, "click"]);
+        assert_eq!(done["done"], "action click", "{done}");
+    }
+    let after = elements(&d, "calc");
+    assert!(
+        Regex::new(r#"text \[e\d+\] focused editable ="36""#)
+            .expect("re")
+            .is_match(&after),
+        "12×3 did not give 36: {after}"
+    );
+    // Boxes are on the screen, inside the window (GTK 4 gives them relative to it).
+    let window = Regex::new(r#"window "Calculator" \[e\d+\] focused @(\d+),(\d+),(\d+),(\d+)"#)
+        .expect("re")
+        .captures(&after)
+        .map(|c| {
+            (1..5)
+                .map(|i| c[i].parse::<i32>().expect("n"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|| panic!("no window line in {after}"));
+    let equals = Regex::new(r#"button "=" \[e\d+\] @(\d+),(\d+),"#)
+        .expect("re")
+        .captures(&after)
+        .map(|c| {
+            (
+                c[1].parse::<i32>().expect("x"),
+                c[2].parse::<i32>().expect("y"),
+            )
+        })
+        .unwrap_or_else(|| panic!("no = in {after}"));
+    assert!(
+        equals.0 > window[0]
+            && equals.0 < window[0] + window[2]
+            && equals.1 > window[1]
+            && equals.1 < window[1] + window[3],
+        "the = button's box is not inside its window: {after}"
+    );
+}
+
+#[test]
+fn a_gtk4_form_is_filled_and_sent_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "g4",
+        "--",
+        "/usr/bin/python3",
+        &common::fixture("gtk4/form.py"),
+    ]);
+    wait_for_element(&d, "g4", "button", "^Send$");
+    let shown = elements(&d, "g4");
+    let name = ref_in(&shown, r#"^\s*text "Name""#);
+    act(&d, "g4", &[&name, "set", "--text", "Grace Hopper"]);
+    let news = ref_in(&shown, r#"check box "Newsletter""#);
+    let toggled = act(&d, "g4", &[&news, "toggle"]);
+    let after = toggled["elements"].as_str().unwrap_or_default();
+    assert!(
+        Regex::new(&format!(r#"check box "Newsletter" \[{news}\].* checked"#))
+            .expect("re")
+            .is_match(after),
+        "{after}"
+    );
+    assert!(after.contains("=\"Grace Hopper\""), "{after}");
+    act(&d, "g4", &["button \"Send\"", "click"]);
+    let log = output_at_exit(&d, "g4");
+    assert!(
+        printed(&log).contains(&"Grace Hopper|on".to_owned()),
+        "{log}"
+    );
+}
