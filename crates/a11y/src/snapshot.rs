@@ -131,6 +131,10 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                 if elements[0].has(atspi::State::Modal) {
                     window.states.push("modal");
                 }
+                // A tree with nothing in it (a browser that keeps its page to itself): said so.
+                if elements.len() == 1 {
+                    window.states.push("no-elements");
+                }
                 out.push(window);
                 // Boxes relative to the window (GTK 4) are placed where the X server shows it.
                 let origin = (top.bounds.x, top.bounds.y);

@@ -107,6 +107,14 @@ pub(crate) enum Lenient {
     VisibleUnderShowingWindow,
 }
 
+/// What the walk must know of an application's toolkit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Toolkit {
+    pub lenient: Lenient,
+    /// Chromium or Electron: its tree is woken first ([`Bus::wake`]).
+    pub chromium: bool,
+}
+
 /// The shared state of one walk.
 struct Walk<'a> {
     bus: &'a Bus,
@@ -187,20 +195,51 @@ impl Bus {
 
     /// How the application behind `root` marks what is shown: GTK 4 (its `Application` interface's
     /// toolkit and version) in its own way.
-    pub(crate) async fn toolkit_of(&self, root: &Object) -> Lenient {
+    pub(crate) async fn toolkit_of(&self, root: &Object) -> Toolkit {
         let read = async {
             let app = proxy!(ApplicationProxy, &self.conn, root);
             let (name, version) = futures_util::join!(app.toolkit_name(), app.version());
             Ok::<_, A11yError>((name.unwrap_or_default(), version.unwrap_or_default()))
         };
-        match read.await {
-            Ok((name, version))
-                if name.eq_ignore_ascii_case("gtk") && version.starts_with("4.") =>
-            {
+        let (name, version) = read.await.unwrap_or_default();
+        Toolkit {
+            lenient: if name.eq_ignore_ascii_case("gtk") && version.starts_with("4.") {
                 Lenient::VisibleUnderShowingWindow
-            }
-            _ => Lenient::No,
+            } else {
+                Lenient::No
+            },
+            chromium: name.eq_ignore_ascii_case("chromium"),
         }
+    }
+
+    /// Ask `object` and what lies under it (`levels` deep) their attributes, and forget the
+    /// answers: Chromium (and every Electron app) keeps its tree off until an assistive technology
+    /// shows itself, and asking attributes is what turns it on (neither the bus's
+    /// ScreenReaderEnabled nor `ACCESSIBILITY_ENABLED` alone does, on Chromium 156). Asleep, the
+    /// tree is a window and two panels, so this costs a few calls.
+    fn wake(&self, object: Object, levels: usize) -> BoxFuture<'_, ()> {
+        async move {
+            let asked = async {
+                let accessible = proxy!(AccessibleProxy, &self.conn, object);
+                let _ = accessible.get_attributes().await;
+                accessible
+                    .get_children()
+                    .await
+                    .map_err(|e| from_zbus(e, &object.path))
+            };
+            let Ok(children) = asked.await else { return };
+            if levels > 0 {
+                join_all(
+                    children
+                        .iter()
+                        .filter_map(object_of)
+                        .take(8)
+                        .map(|child| self.wake(child, levels - 1)),
+                )
+                .await;
+            }
+        }
+        .boxed()
     }
 
     /// Every application's windows and what they show, within `screen` (the display's box).
@@ -246,7 +285,16 @@ impl Bus {
             visits: Default::default(),
         };
         let mut elements = walk
-            .visit(object.clone(), Some(clip), 0, true, Lenient::No)
+            .visit(
+                object.clone(),
+                Some(clip),
+                0,
+                true,
+                Toolkit {
+                    lenient: Lenient::No,
+                    chromium: false,
+                },
+            )
             .await?;
         self.read_values(&mut elements).await;
         Ok(elements)
@@ -324,13 +372,17 @@ impl Walk<'_> {
             path: "/org/a11y/atspi/accessible/root".into(),
         };
         let fetched = self.bus.fetch(&root).await?;
-        let lenient = self.bus.toolkit_of(&root).await;
+        let toolkit = self.bus.toolkit_of(&root).await;
+        let lenient = toolkit.lenient;
         let windows = fetched
             .children
             .iter()
             .filter_map(object_of)
             .map(|object| async move {
-                let mut elements = self.visit(object, Some(screen), 0, true, lenient).await?;
+                if toolkit.chromium {
+                    self.bus.wake(object.clone(), 4).await;
+                }
+                let mut elements = self.visit(object, Some(screen), 0, true, toolkit).await?;
                 self.bus.read_values(&mut elements).await;
                 Ok::<_, A11yError>(elements)
             });
@@ -357,8 +409,9 @@ impl Walk<'_> {
         clip: Option<Bounds>,
         depth: usize,
         top: bool,
-        lenient: Lenient,
+        toolkit: Toolkit,
     ) -> BoxFuture<'_, Result<Vec<Element>>> {
+        let lenient = toolkit.lenient;
         async move {
             if self
                 .visits
@@ -374,6 +427,16 @@ impl Walk<'_> {
                 Err(e) => return Err(e),
             };
             let mut fetched = fetched;
+            // An empty container of Chromium's may be a page still asleep: wake it, read again.
+            if toolkit.chromium
+                && fetched.children.is_empty()
+                && matches!(fetched.role, Role::Panel | Role::Filler | Role::DocumentWeb)
+            {
+                self.bus.wake(object.clone(), 0).await;
+                if let Ok(again) = self.bus.fetch(&object).await {
+                    fetched = again;
+                }
+            }
             // Qt 5 gives a window that is a bare widget (no main window, no dialog) the role
             // filler (or panel): an application's own child is a window whatever it says.
             if top && matches!(fetched.role, Role::Filler | Role::Panel) {
@@ -419,7 +482,7 @@ impl Walk<'_> {
             let kids = join_all(
                 children
                     .into_iter()
-                    .map(|child| self.visit(child, child_clip, child_depth, false, lenient)),
+                    .map(|child| self.visit(child, child_clip, child_depth, false, toolkit)),
             )
             .await;
             let mut out = Vec::new();

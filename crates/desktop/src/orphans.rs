@@ -17,7 +17,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// The process groups our desktops started (each the pid of its leader).
+/// The process groups our desktops started (each the pid of its leader), kept for the daemon's life
+/// (a few bytes each): a member can reach us as a zombie after its group was ended. A number reused
+/// by another group is harmless: only our children in our own session are reaped, which are the
+/// desktops' (a terminal session's programs have sessions of their own).
 fn groups() -> &'static Mutex<HashSet<i32>> {
     static GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
     GROUPS.get_or_init(|| {
@@ -35,11 +38,6 @@ fn lock_groups() -> std::sync::MutexGuard<'static, HashSet<i32>> {
 /// Watch the group led by `leader` (a child just started as a group leader).
 pub(crate) fn watch_group(leader: i32) {
     lock_groups().insert(leader);
-}
-
-/// Stop watching the group led by `leader`: it is ended and its members reaped.
-pub(crate) fn forget_group(leader: i32) {
-    lock_groups().remove(&leader);
 }
 
 /// A thread that reaps on every SIGCHLD (tokio's signal handler chains with the session reaper's).

@@ -206,8 +206,8 @@ impl Child {
             }
         }
         // What it started and left in its group (helpers, activated services) goes with it, reaped.
+        // The group stays watched: a member may still be on its way to us (reparented as a zombie).
         crate::orphans::end_members(self.pid, grace).await;
-        crate::orphans::forget_group(self.pid);
     }
 }
 

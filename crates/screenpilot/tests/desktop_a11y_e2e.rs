@@ -841,3 +841,67 @@ fn a_gtk4_form_is_filled_and_sent_by_refs() {
         "{log}"
     );
 }
+
+/// The title of every top-level window on `display`, read by xprop (a reader beside screenpilot).
+fn titles_by_xprop(display: &str, xauthority: &str) -> String {
+    let out = std::process::Command::new("xprop")
+        .args(["-display", display, "-root", "_NET_CLIENT_LIST"])
+        .env("XAUTHORITY", xauthority)
+        .output()
+        .expect("xprop");
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut titles = String::new();
+    for id in Regex::new(r"0x[0-9a-f]+").expect("re").find_iter(&list) {
+        let out = std::process::Command::new("xprop")
+            .args(["-display", display, "-id", id.as_str(), "_NET_WM_NAME"])
+            .env("XAUTHORITY", xauthority)
+            .output()
+            .expect("xprop");
+        titles.push_str(&String::from_utf8_lossy(&out.stdout));
+    }
+    titles
+}
+
+#[test]
+fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
+    let d = Daemon::new();
+    let profile = d.path().join("chromium-profile");
+    let page = format!("file://{}", common::fixture("web/form.html"));
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "web",
+        "--",
+        "chromium",
+        // Root needs it; nothing here asks for accessibility (no --force-renderer-accessibility).
+        "--no-sandbox",
+        "--no-first-run",
+        "--no-default-browser-check",
+        &format!("--user-data-dir={}", profile.display()),
+        &page,
+    ]);
+    // Its page is read: the snapshot wakes Chromium's tree, and the wait sees the button.
+    wait_for_element(&d, "web", "button", "^Place order$");
+    let shown = elements(&d, "web");
+    let name = ref_in(&shown, r#"(entry|text) "Name""#);
+    act(&d, "web", &[&name, "type", "--text", "Ada"]);
+    act(&d, "web", &["button \"Place order\"", "click"]);
+    let ms = LONG_MS.to_string();
+    let read = act(
+        &d,
+        "web",
+        &[
+            "--appears-name",
+            "^Ordered Small for Ada$",
+            "--timeout-ms",
+            &ms,
+        ],
+    );
+    assert_eq!(read["held"], true, "the result was not read: {read}");
+    // The page saw it too: its title, read by xprop.
+    let display = started["display"].as_str().expect("display");
+    let xauthority = started["xauthority"].as_str().expect("xauthority");
+    let titles = titles_by_xprop(display, xauthority);
+    assert!(titles.contains("Ordered Small for Ada"), "{titles}");
+}
