@@ -373,7 +373,6 @@ impl Walk<'_> {
         };
         let fetched = self.bus.fetch(&root).await?;
         let toolkit = self.bus.toolkit_of(&root).await;
-        let lenient = toolkit.lenient;
         let windows = fetched
             .children
             .iter()
