@@ -108,6 +108,16 @@ impl Bus {
                 ),
             });
         }
+        let mut fetched = fetched;
+        // GTK 4.8: VISIBLE under its window stands for SHOWING, and the box is the window's.
+        if let Some((x, y)) = element.window_origin {
+            if fetched.states.contains(State::Visible) {
+                fetched.states.insert(State::Showing);
+            }
+            fetched.bounds = fetched
+                .bounds
+                .map(|b| Bounds::new(b.x + x, b.y + y, b.width, b.height));
+        }
         if !fetched.states.contains(State::Showing) {
             return Err(A11yError::refused(
                 field,
@@ -404,6 +414,20 @@ impl Bus {
             at = next;
         }
         let deepest = deepest?;
+        // A part of the target (the label inside a GTK 4 check box) is the target's.
+        let mut down = deepest.clone();
+        for _ in 0..MAX_DEPTH {
+            let Some(parent) = self.parent_of(&down).await.ok().flatten() else {
+                break;
+            };
+            if &parent == target {
+                return None;
+            }
+            if &parent == window || parent.path.ends_with("/null") {
+                break;
+            }
+            down = parent;
+        }
         // A container of the target (a toolkit whose hit test stops above it) is on its line.
         let mut up = target.clone();
         for _ in 0..MAX_DEPTH {

@@ -93,9 +93,20 @@ pub struct Element {
     pub(crate) interfaces: InterfaceSet,
     #[serde(skip)]
     pub(crate) raw_role: Role,
+    /// Read from a toolkit that marks only its window as showing and gives boxes relative to the
+    /// window (GTK 4.8): `Some` with the window's origin on the screen once it is known (the X
+    /// server's), which `bounds` already include. `None`: the usual, screen boxes and showing states.
+    #[serde(skip)]
+    pub(crate) window_origin: Option<(i32, i32)>,
 }
 
 impl Element {
+    /// The screen origin of its window when its application gives boxes relative to the window
+    /// (GTK 4), which its hit tests take too; `None` when they are the screen's.
+    pub fn window_origin(&self) -> Option<(i32, i32)> {
+        self.window_origin
+    }
+
     pub fn reference(&self) -> Option<String> {
         (self.id != 0).then(|| format!("e{}", self.id))
     }
@@ -390,6 +401,7 @@ mod tests {
             raw_states: StateSet::empty(),
             interfaces: InterfaceSet::empty(),
             raw_role: Role::Button,
+            window_origin: None,
         };
         assert_eq!(
             element.line(),

@@ -118,6 +118,7 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
             raw_states: atspi::StateSet::empty(),
             interfaces: atspi::InterfaceSet::empty(),
             raw_role: atspi::Role::Window,
+            window_origin: None,
         };
         match tree {
             Some(i) if top.shown => {
@@ -130,8 +131,22 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                 if elements[0].has(atspi::State::Modal) {
                     window.states.push("modal");
                 }
+                // A tree with nothing in it (a browser that keeps its page to itself): said so.
+                if elements.len() == 1 {
+                    window.states.push("no-elements");
+                }
                 out.push(window);
-                out.extend(elements[1..].iter().cloned());
+                // Boxes relative to the window (GTK 4) are placed where the X server shows it.
+                let origin = (top.bounds.x, top.bounds.y);
+                out.extend(elements[1..].iter().cloned().map(|mut e| {
+                    if e.window_origin.is_some() {
+                        e.window_origin = Some(origin);
+                        e.bounds = e.bounds.map(|b| {
+                            Bounds::new(b.x + origin.0, b.y + origin.1, b.width, b.height)
+                        });
+                    }
+                    e
+                }));
             }
             Some(i) => {
                 taken[i] = true;

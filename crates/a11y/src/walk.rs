@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::application::ApplicationProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
@@ -96,6 +97,24 @@ pub(crate) struct Fetched {
     pub children: Vec<ObjectRefOwned>,
 }
 
+/// How an application marks what is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lenient {
+    /// Every shown element is SHOWING, with a box on the screen.
+    No,
+    /// GTK 4.8 sets SHOWING on the window only: what it shows is VISIBLE (under a showing window,
+    /// that is shown), with boxes relative to the window.
+    VisibleUnderShowingWindow,
+}
+
+/// What the walk must know of an application's toolkit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Toolkit {
+    pub lenient: Lenient,
+    /// Chromium or Electron: its tree is woken first ([`Bus::wake`]).
+    pub chromium: bool,
+}
+
 /// The shared state of one walk.
 struct Walk<'a> {
     bus: &'a Bus,
@@ -174,6 +193,55 @@ impl Bus {
         })
     }
 
+    /// How the application behind `root` marks what is shown: GTK 4 (its `Application` interface's
+    /// toolkit and version) in its own way.
+    pub(crate) async fn toolkit_of(&self, root: &Object) -> Toolkit {
+        let read = async {
+            let app = proxy!(ApplicationProxy, &self.conn, root);
+            let (name, version) = futures_util::join!(app.toolkit_name(), app.version());
+            Ok::<_, A11yError>((name.unwrap_or_default(), version.unwrap_or_default()))
+        };
+        let (name, version) = read.await.unwrap_or_default();
+        Toolkit {
+            lenient: if name.eq_ignore_ascii_case("gtk") && version.starts_with("4.") {
+                Lenient::VisibleUnderShowingWindow
+            } else {
+                Lenient::No
+            },
+            chromium: name.eq_ignore_ascii_case("chromium"),
+        }
+    }
+
+    /// Ask `object` and what lies under it (`levels` deep) their attributes, and forget the
+    /// answers: Chromium (and every Electron app) keeps its tree off until an assistive technology
+    /// shows itself, and asking attributes is what turns it on (neither the bus's
+    /// ScreenReaderEnabled nor `ACCESSIBILITY_ENABLED` alone does, on Chromium 156). Asleep, the
+    /// tree is a window and two panels, so this costs a few calls.
+    fn wake(&self, object: Object, levels: usize) -> BoxFuture<'_, ()> {
+        async move {
+            let asked = async {
+                let accessible = proxy!(AccessibleProxy, &self.conn, object);
+                let _ = accessible.get_attributes().await;
+                accessible
+                    .get_children()
+                    .await
+                    .map_err(|e| from_zbus(e, &object.path))
+            };
+            let Ok(children) = asked.await else { return };
+            if levels > 0 {
+                join_all(
+                    children
+                        .iter()
+                        .filter_map(object_of)
+                        .take(8)
+                        .map(|child| self.wake(child, levels - 1)),
+                )
+                .await;
+            }
+        }
+        .boxed()
+    }
+
     /// Every application's windows and what they show, within `screen` (the display's box).
     pub async fn trees(&self, screen: Bounds) -> Result<Trees> {
         let apps = self.apps().await?;
@@ -216,7 +284,18 @@ impl Bus {
             bus: self,
             visits: Default::default(),
         };
-        let mut elements = walk.visit(object.clone(), Some(clip), 0, true).await?;
+        let mut elements = walk
+            .visit(
+                object.clone(),
+                Some(clip),
+                0,
+                true,
+                Toolkit {
+                    lenient: Lenient::No,
+                    chromium: false,
+                },
+            )
+            .await?;
         self.read_values(&mut elements).await;
         Ok(elements)
     }
@@ -293,12 +372,16 @@ impl Walk<'_> {
             path: "/org/a11y/atspi/accessible/root".into(),
         };
         let fetched = self.bus.fetch(&root).await?;
+        let toolkit = self.bus.toolkit_of(&root).await;
         let windows = fetched
             .children
             .iter()
             .filter_map(object_of)
             .map(|object| async move {
-                let mut elements = self.visit(object, Some(screen), 0, true).await?;
+                if toolkit.chromium {
+                    self.bus.wake(object.clone(), 4).await;
+                }
+                let mut elements = self.visit(object, Some(screen), 0, true, toolkit).await?;
                 self.bus.read_values(&mut elements).await;
                 Ok::<_, A11yError>(elements)
             });
@@ -325,7 +408,9 @@ impl Walk<'_> {
         clip: Option<Bounds>,
         depth: usize,
         top: bool,
+        toolkit: Toolkit,
     ) -> BoxFuture<'_, Result<Vec<Element>>> {
+        let lenient = toolkit.lenient;
         async move {
             if self
                 .visits
@@ -341,12 +426,25 @@ impl Walk<'_> {
                 Err(e) => return Err(e),
             };
             let mut fetched = fetched;
+            // An empty container of Chromium's may be a page still asleep: wake it, read again.
+            if toolkit.chromium
+                && fetched.children.is_empty()
+                && matches!(fetched.role, Role::Panel | Role::Filler | Role::DocumentWeb)
+            {
+                self.bus.wake(object.clone(), 0).await;
+                if let Ok(again) = self.bus.fetch(&object).await {
+                    fetched = again;
+                }
+            }
             // Qt 5 gives a window that is a bare widget (no main window, no dialog) the role
             // filler (or panel): an application's own child is a window whatever it says.
             if top && matches!(fetched.role, Role::Filler | Role::Panel) {
                 fetched.role = Role::Window;
             }
-            let showing = fetched.states.contains(State::Showing);
+            let showing = fetched.states.contains(State::Showing)
+                || (lenient == Lenient::VisibleUnderShowingWindow
+                    && !top
+                    && fetched.states.contains(State::Visible));
             if !showing || element::never_shown(fetched.role) {
                 return Ok(Vec::new());
             }
@@ -354,6 +452,9 @@ impl Walk<'_> {
                 if b.intersect(&c).is_none() {
                     return Ok(Vec::new());
                 }
+            }
+            if lenient == Lenient::VisibleUnderShowingWindow {
+                fetched.name = gtk4_name(&fetched.name);
             }
             let acts = element::actionable(fetched.role, &fetched.states, &fetched.interfaces);
             let unnamed = fetched.name.trim().is_empty();
@@ -380,7 +481,7 @@ impl Walk<'_> {
             let kids = join_all(
                 children
                     .into_iter()
-                    .map(|child| self.visit(child, child_clip, child_depth, false)),
+                    .map(|child| self.visit(child, child_clip, child_depth, false, toolkit)),
             )
             .await;
             let mut out = Vec::new();
@@ -406,6 +507,8 @@ impl Walk<'_> {
                     raw_states: fetched.states,
                     interfaces: fetched.interfaces,
                     raw_role: fetched.role,
+                    window_origin: (lenient == Lenient::VisibleUnderShowingWindow)
+                        .then_some((0, 0)),
                 });
             }
             let mut groups = Vec::new();
@@ -416,13 +519,16 @@ impl Walk<'_> {
                 }
             }
             let mut inner: Vec<Element> = in_reading_order(groups).into_iter().flatten().collect();
-            // An element without a name, named by the one text inside it (a list item's label).
+            // An element without a name, named by the one text inside it (a list item's label);
+            // one named by it already (a GTK 4 button) does not repeat it.
             if let [only] = &inner[..] {
                 let text_only =
                     matches!(only.raw_role, Role::Label | Role::Static) && !only.name.is_empty();
                 if let Some(me) = out.first_mut() {
                     if me.name.is_empty() && text_only && !element::top_level(me.raw_role) {
                         me.name = only.name.clone();
+                        inner.clear();
+                    } else if text_only && me.name == only.name {
                         inner.clear();
                     }
                 }
@@ -486,6 +592,27 @@ impl Walk<'_> {
         }
         chosen
     }
+}
+
+/// What GTK 4.8 names an element, as a person would: it names a widget without a label by its
+/// type (`GtkButton`, `AdwGizmo`: no name), and a button by its label twice (`7 7`: once).
+fn gtk4_name(name: &str) -> String {
+    let name = name.trim();
+    let type_name = ["Gtk", "Adw", "Gdk"].iter().any(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+    }) && !name.contains(char::is_whitespace);
+    if type_name {
+        return String::new();
+    }
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() % 2 == 1 {
+        let half = chars.len() / 2;
+        if chars[half] == ' ' && chars[..half] == chars[half + 1..] {
+            return chars[..half].iter().collect();
+        }
+    }
+    name.to_owned()
 }
 
 /// Sibling subtrees in the order a person reads them: top to bottom, then left to right (toolkits
@@ -571,4 +698,20 @@ fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
             group
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gtk4_name;
+
+    #[test]
+    fn gtk4_names_lose_type_names_and_doubled_labels() {
+        assert_eq!(gtk4_name("GtkMenuButton"), "");
+        assert_eq!(gtk4_name("AdwGizmo"), "");
+        assert_eq!(gtk4_name("7 7"), "7");
+        assert_eq!(gtk4_name("mod mod"), "mod");
+        assert_eq!(gtk4_name("Undo"), "Undo");
+        assert_eq!(gtk4_name("Gtk is fun"), "Gtk is fun");
+        assert_eq!(gtk4_name("Gtkx"), "Gtkx");
+    }
 }

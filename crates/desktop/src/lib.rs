@@ -26,6 +26,7 @@ pub mod error;
 pub mod keyboard;
 pub mod keysym;
 mod launch;
+mod orphans;
 mod private_dir;
 pub mod process;
 mod ready;

@@ -6,6 +6,8 @@
 //! as long as the process; if the daemon dies (even by SIGKILL) its X servers get SIGTERM instead of
 //! lingering.
 //!
+//! What the children start in turn stays in their group and is reaped here too (`orphans`).
+//!
 //! Why pidfds: another part of the daemon reaps with `waitpid(-1)`, so our children may be reaped
 //! before we look. A pidfd still becomes readable when the child exits, whoever reaps it.
 
@@ -196,17 +198,16 @@ impl Child {
     pub async fn stop(&self, grace: Duration) {
         self.stopped
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        if self.exited() {
-            // The leader is gone; members it left behind still get the signal.
+        if !self.exited() {
             self.signal_group(libc::SIGTERM);
-            return;
+            if !self.wait_exit(grace).await {
+                self.signal_group(libc::SIGKILL);
+                self.wait_exit(Duration::from_secs(5)).await;
+            }
         }
-        self.signal_group(libc::SIGTERM);
-        if self.wait_exit(grace).await {
-            return;
-        }
-        self.signal_group(libc::SIGKILL);
-        self.wait_exit(Duration::from_secs(5)).await;
+        // What it started and left in its group (helpers, activated services) goes with it, reaped.
+        // The group stays watched: a member may still be on its way to us (reparented as a zombie).
+        crate::orphans::end_members(self.pid, grace).await;
     }
 }
 
@@ -327,6 +328,7 @@ fn spawn_here(launch: &Launch) -> std::io::Result<Child> {
     }
     // SAFETY: `raw` is a fresh descriptor that nothing else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(raw) };
+    crate::orphans::watch_group(pid);
     Ok(Child {
         pid,
         program: program.clone(),

@@ -643,3 +643,265 @@ fn a_qt_form_is_read_and_driven_by_refs_and_a_closed_popups_items_are_not_clicke
         "{log}"
     );
 }
+
+/// The processes on this machine, other than screenpilot's own, whose environment names `needle`
+/// (the daemon's directory, which every process a desktop starts inherits), with their state and
+/// command name.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue; // gone meanwhile, or a zombie (whose environment is empty)
+        };
+        if !String::from_utf8_lossy(&environ).contains(needle) {
+            continue;
+        }
+        // The daemon's own processes (itself, its guard) are screenpilot.
+        let exe = std::fs::read_link(entry.path().join("exe")).unwrap_or_default();
+        if exe.file_name() == std::path::Path::new(common::binary()).file_name() {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        found.push(
+            stat.split_whitespace()
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    found
+}
+
+/// The daemon's children that are zombies, from /proc.
+fn zombie_children(parent: i32) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&parent.to_string().as_str()) {
+            found.push(
+                stat.split_whitespace()
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    found
+}
+
+#[test]
+fn twenty_desktops_started_and_closed_leave_no_zombie_and_no_process() {
+    let d = Daemon::new();
+    let daemon = d.daemon_pid();
+    let dir = d.path().to_string_lossy().into_owned();
+    for n in 0..20 {
+        let sid = format!("z{n}");
+        // A program that leaves a child of its own behind, and a snapshot that starts AT-SPI (the
+        // session bus activates its launcher, which starts a bus and the registry).
+        d.sp_json(&[
+            "desktop",
+            "start",
+            "--sid",
+            &sid,
+            "--",
+            "sh",
+            "-c",
+            "sleep 600 & exec xterm",
+        ]);
+        let snap = d.sp_json(&["snapshot", &sid]);
+        assert!(snap["elements"].is_string(), "{snap}");
+        d.sp_json(&["close", &sid]);
+    }
+    let zombies = zombie_children(daemon);
+    assert!(
+        zombies.is_empty(),
+        "zombie children of the daemon: {zombies:?}"
+    );
+    let left = processes_mentioning(&dir);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+/// Wait (on the tree's events) until `role "name"` is shown on desktop `sid`; the answer.
+fn wait_for_element(d: &Daemon, sid: &str, role: &str, name: &str) -> Value {
+    let ms = LONG_MS.to_string();
+    let held = act(
+        d,
+        sid,
+        &[
+            "--appears-role",
+            role,
+            "--appears-name",
+            name,
+            "--timeout-ms",
+            &ms,
+        ],
+    );
+    assert_eq!(held["held"], true, "{role} {name:?} never appeared: {held}");
+    held
+}
+
+#[test]
+fn a_gtk4_calculator_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "calc",
+        "--",
+        "gnome-calculator",
+    ]);
+    // GTK 4.8 marks only its window as showing: the wait sees its buttons all the same.
+    wait_for_element(&d, "calc", "button", "^=$");
+    let shown = elements(&d, "calc");
+    for key in ["1", "2", "×", "3", "="] {
+        let line = format!(r#"button "{}" \[e\d+\]"#, regex::escape(key));
+        let key_ref = ref_in(&shown, &line);
+        let done = act(&d, "calc", &[&key_ref, "click"]);
+        assert_eq!(done["done"], "action click", "{done}");
+    }
+    let after = elements(&d, "calc");
+    assert!(
+        Regex::new(r#"text \[e\d+\] focused editable ="36""#)
+            .expect("re")
+            .is_match(&after),
+        "12×3 did not give 36: {after}"
+    );
+    // Boxes are on the screen, inside the window (GTK 4 gives them relative to it).
+    let window = Regex::new(r#"window "Calculator" \[e\d+\] focused @(\d+),(\d+),(\d+),(\d+)"#)
+        .expect("re")
+        .captures(&after)
+        .map(|c| {
+            (1..5)
+                .map(|i| c[i].parse::<i32>().expect("n"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|| panic!("no window line in {after}"));
+    let equals = Regex::new(r#"button "=" \[e\d+\] @(\d+),(\d+),"#)
+        .expect("re")
+        .captures(&after)
+        .map(|c| {
+            (
+                c[1].parse::<i32>().expect("x"),
+                c[2].parse::<i32>().expect("y"),
+            )
+        })
+        .unwrap_or_else(|| panic!("no = in {after}"));
+    assert!(
+        equals.0 > window[0]
+            && equals.0 < window[0] + window[2]
+            && equals.1 > window[1]
+            && equals.1 < window[1] + window[3],
+        "the = button's box is not inside its window: {after}"
+    );
+}
+
+#[test]
+fn a_gtk4_form_is_filled_and_sent_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "g4",
+        "--",
+        "/usr/bin/python3",
+        &common::fixture("gtk4/form.py"),
+    ]);
+    wait_for_element(&d, "g4", "button", "^Send$");
+    let shown = elements(&d, "g4");
+    let name = ref_in(&shown, r#"^\s*text "Name""#);
+    act(&d, "g4", &[&name, "set", "--text", "Grace Hopper"]);
+    let news = ref_in(&shown, r#"check box "Newsletter""#);
+    let toggled = act(&d, "g4", &[&news, "toggle"]);
+    let after = toggled["elements"].as_str().unwrap_or_default();
+    assert!(
+        Regex::new(&format!(r#"check box "Newsletter" \[{news}\].* checked"#))
+            .expect("re")
+            .is_match(after),
+        "{after}"
+    );
+    assert!(after.contains("=\"Grace Hopper\""), "{after}");
+    act(&d, "g4", &["button \"Send\"", "click"]);
+    let log = output_at_exit(&d, "g4");
+    assert!(
+        printed(&log).contains(&"Grace Hopper|on".to_owned()),
+        "{log}"
+    );
+}
+
+/// The title of every top-level window on `display`, read by xprop (a reader beside screenpilot).
+fn titles_by_xprop(display: &str, xauthority: &str) -> String {
+    let out = std::process::Command::new("xprop")
+        .args(["-display", display, "-root", "_NET_CLIENT_LIST"])
+        .env("XAUTHORITY", xauthority)
+        .output()
+        .expect("xprop");
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut titles = String::new();
+    for id in Regex::new(r"0x[0-9a-f]+").expect("re").find_iter(&list) {
+        let out = std::process::Command::new("xprop")
+            .args(["-display", display, "-id", id.as_str(), "_NET_WM_NAME"])
+            .env("XAUTHORITY", xauthority)
+            .output()
+            .expect("xprop");
+        titles.push_str(&String::from_utf8_lossy(&out.stdout));
+    }
+    titles
+}
+
+#[test]
+fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
+    let d = Daemon::new();
+    let profile = d.path().join("chromium-profile");
+    let page = format!("file://{}", common::fixture("web/form.html"));
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "web",
+        "--",
+        "chromium",
+        // Root needs it; nothing here asks for accessibility (no --force-renderer-accessibility).
+        "--no-sandbox",
+        "--no-first-run",
+        "--no-default-browser-check",
+        &format!("--user-data-dir={}", profile.display()),
+        &page,
+    ]);
+    // Its page is read: the snapshot wakes Chromium's tree, and the wait sees the button.
+    wait_for_element(&d, "web", "button", "^Place order$");
+    let shown = elements(&d, "web");
+    let name = ref_in(&shown, r#"(entry|text) "Name""#);
+    act(&d, "web", &[&name, "type", "--text", "Ada"]);
+    act(&d, "web", &["button \"Place order\"", "click"]);
+    let ms = LONG_MS.to_string();
+    let read = act(
+        &d,
+        "web",
+        &[
+            "--appears-name",
+            "^Ordered Small for Ada$",
+            "--timeout-ms",
+            &ms,
+        ],
+    );
+    assert_eq!(read["held"], true, "the result was not read: {read}");
+    // The page saw it too: its title, read by xprop.
+    let display = started["display"].as_str().expect("display");
+    let xauthority = started["xauthority"].as_str().expect("xauthority");
+    let titles = titles_by_xprop(display, xauthority);
+    assert!(titles.contains("Ordered Small for Ada"), "{titles}");
+}

@@ -577,7 +577,14 @@ async fn check_uncovered(
     if popup {
         return Ok(());
     }
-    match tree.bus(desktop).await?.shows_elsewhere(&window, target, x, y).await {
+    // An application whose boxes are its window's (GTK 4) is asked in its window's pixels.
+    let (ox, oy) = element.window_origin().unwrap_or((0, 0));
+    let asked = tree
+        .bus(desktop)
+        .await?
+        .shows_elsewhere(&window, target, x - ox, y - oy)
+        .await;
+    match asked {
         Some(there) => Err(OpError::new(
             ErrorCode::ElementUnavailable,
             format!(
