@@ -17,6 +17,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use tokio::io::unix::AsyncFd;
+
 /// The process groups our desktops started (each the pid of its leader), kept for the daemon's life
 /// (a few bytes each): a member can reach us as a zombie after its group was ended. A number reused
 /// by another group is harmless: only our children in our own session are reaped, which are the
@@ -181,14 +183,31 @@ pub(crate) async fn end_members(leader: i32, grace: Duration) {
             pidfd_signal(fd, signal);
         }
         let clones: Vec<OwnedFd> = left.iter().filter_map(|fd| fd.try_clone().ok()).collect();
-        crate::process::wait_all_exit(clones, grace).await;
+        wait_all_exit(clones, grace).await;
         if round == 0 {
             for fd in &left {
                 pidfd_signal(fd, libc::SIGKILL);
             }
-            crate::process::wait_all_exit(left, Duration::from_secs(5)).await;
+            wait_all_exit(left, Duration::from_secs(5)).await;
         }
         reap_orphans();
     }
     reap_orphans();
+}
+
+/// Wait until every process behind `pidfds` has exited (whoever its parent), at most `limit`.
+pub(crate) async fn wait_all_exit(pidfds: Vec<OwnedFd>, limit: Duration) {
+    let waits: Vec<_> = pidfds
+        .into_iter()
+        .filter_map(|fd| {
+            // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
+            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.ok()
+        })
+        .collect();
+    let _ = tokio::time::timeout(limit, async {
+        for fd in &waits {
+            let _ = fd.readable().await;
+        }
+    })
+    .await;
 }

@@ -214,7 +214,7 @@ pub async fn end_abandoned(grace: std::time::Duration) -> Abandoned {
                 send_signal(fd, libc::SIGCONT);
             }
             let fds = members.into_iter().map(|(_, fd)| fd).collect();
-            crate::process::wait_all_exit(fds, limit).await;
+            crate::orphans::wait_all_exit(fds, limit).await;
         }
         done.processes += seen.len();
         done.survivors += naming(&path, &owner).len();

@@ -228,23 +228,6 @@ impl Drop for Child {
     }
 }
 
-/// Wait until every process behind `pidfds` has exited (whoever its parent), at most `limit`.
-pub(crate) async fn wait_all_exit(pidfds: Vec<OwnedFd>, limit: Duration) {
-    let waits: Vec<_> = pidfds
-        .into_iter()
-        .filter_map(|fd| {
-            // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
-            unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.ok()
-        })
-        .collect();
-    let _ = tokio::time::timeout(limit, async {
-        for fd in &waits {
-            let _ = fd.readable().await;
-        }
-    })
-    .await;
-}
-
 /// Wait (at most 10 s: it was sent SIGKILL) until the process behind `pidfd` has exited, then reap it.
 fn reap_when_gone(pidfd: &OwnedFd) {
     let mut poll = libc::pollfd {

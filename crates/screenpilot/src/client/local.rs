@@ -107,7 +107,7 @@ pub fn call_blocking(
     let outcome = (|| {
         let mut line = serde_json::to_vec(&request)
             .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
-        super::check_request_size(&line)?;
+        super::wire::check_request_size(&line)?;
         line.push(b'\n');
         (&stream).write_all(&line).map_err(gone)?;
         let mut reader = BufReader::new(&stream);

@@ -213,7 +213,7 @@ impl Link {
     async fn send(&self, request: &Request) -> Result<(), OpError> {
         let mut line = serde_json::to_vec(request)
             .map_err(|e| OpError::new(ErrorCode::BadRequest, e.to_string()))?;
-        check_request_size(&line)?;
+        wire::check_request_size(&line)?;
         line.push(b'\n');
         let lost = || {
             OpError::new(
@@ -412,22 +412,6 @@ impl Client {
         let answer = self.call("cancel", params).await?;
         Ok(answer["cancelled"] == serde_json::Value::Bool(true))
     }
-}
-
-/// Refuse a request the daemon would refuse by closing the connection (every other call on it would
-/// end `daemon_gone`): said here, it is one clear error and the connection lives on.
-pub(crate) fn check_request_size(line: &[u8]) -> Result<(), OpError> {
-    use crate::protocol::MAX_REQUEST_BYTES;
-    if line.len() >= MAX_REQUEST_BYTES {
-        return Err(OpError::new(
-            ErrorCode::LimitExceeded,
-            format!(
-                "request: {} bytes, more than the {MAX_REQUEST_BYTES} a request to the daemon may be; nothing was sent",
-                line.len() + 1
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A prefix for resume keys no other client picks: our pid, the time, and a counter.

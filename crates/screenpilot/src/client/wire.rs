@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite};
 
-use crate::ops::OpError;
+use crate::ops::{ErrorCode, OpError};
 use crate::protocol::{Response, MAX_ANSWER_BYTES};
 
 /// The most of the link command's stderr kept for messages.
@@ -121,4 +121,20 @@ pub(super) fn final_answer(response: Response) -> Result<Value, OpError> {
         (Some(result), None) => Ok(result),
         (None, None) => Ok(Value::Null),
     }
+}
+
+/// Refuse a request the daemon would refuse by closing the connection (every other call on it would
+/// end `daemon_gone`): said here, it is one clear error and the connection lives on.
+pub(crate) fn check_request_size(line: &[u8]) -> Result<(), OpError> {
+    use crate::protocol::MAX_REQUEST_BYTES;
+    if line.len() >= MAX_REQUEST_BYTES {
+        return Err(OpError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "request: {} bytes, more than the {MAX_REQUEST_BYTES} a request to the daemon may be; nothing was sent",
+                line.len() + 1
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -274,12 +274,15 @@ fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bo
         ]);
         // A secret is kept as its reference, never its value.
         if let Some(secret) = spec.get("secret").filter(|v| !v.is_null()) {
-            let kept = serde_json::from_value::<super::secret::SecretRef>(secret.clone())
-                .ok()
-                .and_then(|s| serde_json::to_value(s.redacted()).ok());
-            if let Some(kept) = kept {
-                step.insert("secret".to_owned(), kept);
-            }
+            // Only where it comes from: the value the caller resolved stays out.
+            let kept: Map<String, Value> = secret
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| matches!(k.as_str(), "env" | "file"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            step.insert("secret".to_owned(), Value::Object(kept));
         }
         let acts = !step.is_empty();
         step.extend(until(spec).map(|u| ("until".to_owned(), u)));
