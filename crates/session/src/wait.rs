@@ -191,14 +191,24 @@ pub struct Until {
     /// The program's end ends the wait even when `exit` is not asked for (reason [`Reason::Exited`]):
     /// nothing can change any more. Classic waits set it only on detect_child_exit sessions.
     pub end_on_exit: bool,
-    /// The screen's rows before an input: a regex then holds only on a match that touches a row
-    /// the output after the input changed (a prompt still on the screen from before is no answer).
-    pub fresh_since: Option<Arc<Vec<String>>>,
+    /// The screen before an input: a regex then holds only on a match that touches a row the
+    /// output after the input changed (a prompt still on the screen from before is no answer).
+    pub fresh_since: Option<Arc<Before>>,
     /// The program in front waits for input, and has read all that was typed.
     pub input: bool,
     /// Once a condition holds, answer when the output has been quiet this long (and no
     /// synchronized update is open), within [`Settle::limit`].
     pub settle: Option<Settle>,
+}
+
+/// The screen as it was before an input.
+#[derive(Debug, Clone, Default)]
+pub struct Before {
+    /// Its rows, as [`screenpilot_screen::Screen::text`] gives them.
+    pub rows: Vec<String>,
+    /// [`screenpilot_screen::Screen::scroll_bound`] then: how far the rows moved up since is read
+    /// from it, so a screen that scrolled into the same text as before still counts as new.
+    pub scroll_bound: u64,
 }
 
 /// Settling before an answer: a program's frame is whole once its output pauses.
@@ -423,8 +433,10 @@ fn fresh_find(
     })
 }
 
-/// How the rows of `now` line up with `before`, a scroll between them allowed for.
-fn align(before: &[String], now: &str) -> Alignment {
+/// How the rows of `now` line up with `before`: moved up by the rows that scrolled into the
+/// history since (`scrolled`, when the emulator counted some), else by the scroll that best
+/// explains the change.
+fn align(before: &[String], now: &str, scrolled: u64) -> Alignment {
     let now: Vec<&str> = now.split('\n').collect();
     if now.len() != before.len() {
         return Alignment {
@@ -432,18 +444,17 @@ fn align(before: &[String], now: &str) -> Alignment {
             changed: vec![true; now.len()],
         };
     }
-    let old: Vec<&str> = before.iter().map(String::as_str).collect();
-    let delta = screenpilot_screen::Delta::between(&old, &now);
-    let mut changed = vec![false; now.len()];
-    for (row, _) in delta.rows {
-        if let Some(slot) = changed.get_mut(row) {
-            *slot = true;
+    let scrolled = match usize::try_from(scrolled) {
+        Ok(0) | Err(_) => {
+            let old: Vec<&str> = before.iter().map(String::as_str).collect();
+            screenpilot_screen::Delta::between(&old, &now).scrolled
         }
-    }
-    Alignment {
-        scrolled: delta.scrolled,
-        changed,
-    }
+        Ok(rows) => rows,
+    };
+    let changed = (0..now.len())
+        .map(|row| before.get(row + scrolled).map_or("", String::as_str) != now[row])
+        .collect();
+    Alignment { scrolled, changed }
 }
 
 /// Wait on `session` until any part of `until` holds, or the timeout passes.
@@ -524,11 +535,13 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
                         .fresh_since
                         .as_ref()
                         .filter(|_| options.scrollback.is_none());
-                    let alignment = before.map(|before| align(before, screen.text()));
+                    let moved =
+                        before.map_or(0, |b| screen.scroll_bound().saturating_sub(b.scroll_bound));
+                    let alignment = before.map(|b| align(&b.rows, screen.text(), moved));
                     let starts = screen.search_line_rows();
                     let judged = before
                         .zip(alignment.as_ref())
-                        .map(|(b, a)| (b.as_slice(), a));
+                        .map(|(b, a)| (b.rows.as_slice(), a));
                     let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
                         fresh_find(re, &text, &starts, judged)
                             .map(|m| (Reason::Matched, Some(i), Some(m)))

@@ -134,7 +134,16 @@ impl Report for Spawned {
                 facts.extend(self.outcomes.facts());
                 look.view(&facts)
             }
-            None => View::default(),
+            // The same shape as every answer that reads a screen: facts on one line.
+            None => View {
+                header: vec![
+                    ("sid", self.sid.clone()),
+                    ("pid", self.pid.to_string()),
+                    ("size", format!("{}x{}", self.cols, self.rows)),
+                ],
+                screen: Some(String::new()),
+                ..View::default()
+            },
         }
     }
 
@@ -497,6 +506,28 @@ impl Report for ProgramStatus {
     /// `alive` is satisfied by a running program (`close` always is).
     fn satisfied(&self) -> bool {
         self.alive != Some(false)
+    }
+
+    /// `close` reads as a line of facts, as the answers that show a screen do (`closed sid=py
+    /// exit=0`); the classic `alive` keeps its JSON.
+    fn view(&self) -> View {
+        if self.alive.is_some() {
+            return View::default();
+        }
+        let end = match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exit={code}"),
+            (None, Some(signal)) => format!("signal={signal}"),
+            (None, None) => "ended".to_owned(),
+        };
+        View {
+            header: vec![
+                ("", "closed".to_owned()),
+                ("sid", self.sid.clone()),
+                ("", end),
+            ],
+            screen: Some(String::new()),
+            ..View::default()
+        }
     }
 
     fn human(&self) -> String {

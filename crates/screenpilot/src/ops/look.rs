@@ -182,12 +182,6 @@ impl Look {
                 _ => {}
             }
         }
-        if let Some(input) = self.input {
-            words.push(format!("input={}", input.name()));
-            if input == Input::Secret {
-                words.push(SECRET_HINT.to_owned());
-            }
-        }
         let cursor = format!("cursor={},{}", self.cursor.row, self.cursor.col);
         match (&self.text, &self.delta) {
             (Some(text), _) => {
@@ -214,6 +208,13 @@ impl Look {
             }
             // No screen asked for: the facts alone.
             (None, None) => view.screen = Some(String::new()),
+        }
+        // Last on the line: what the program waits for.
+        if let Some(input) = self.input {
+            words.push(format!("input={}", input.name()));
+            if input == Input::Secret {
+                words.push(SECRET_HINT.to_owned());
+            }
         }
         view.header = words.into_iter().map(|w| ("", w)).collect();
         view

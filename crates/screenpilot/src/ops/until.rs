@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_session::wait::{
-    compile, compile_all, wait_until, Outcome, Quiet, Reason, Settle, Until,
+    compile, compile_all, wait_until, Before, Outcome, Quiet, Reason, Settle, Until,
 };
 use screenpilot_session::Session;
 
@@ -225,9 +225,12 @@ impl Compiled {
     /// makes at once is never missed, and a regex holds only where the screen changed after it.
     /// Without input before it (`after_input` false), a regex holds anywhere, as in a plain wait.
     pub fn arm(self, session: &Session, timeout: Duration, after_input: bool) -> Armed {
-        let (hash, visual, rows) = session.with_screen(|s| {
-            let rows: Vec<String> = s.text().split('\n').map(str::to_owned).collect();
-            (s.hash(), s.visual_hash(), rows)
+        let (hash, visual, before) = session.with_screen(|s| {
+            let before = Before {
+                rows: s.text().split('\n').map(str::to_owned).collect(),
+                scroll_bound: s.scroll_bound(),
+            };
+            (s.hash(), s.visual_hash(), before)
         });
         let p = self.params;
         let settle = match p.settle_ms {
@@ -250,7 +253,7 @@ impl Compiled {
                 }),
                 exit: p.exit,
                 end_on_exit: true,
-                fresh_since: after_input.then(|| std::sync::Arc::new(rows)),
+                fresh_since: after_input.then(|| std::sync::Arc::new(before)),
                 input: p.input,
                 settle,
                 ..Until::default()

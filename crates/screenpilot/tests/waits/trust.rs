@@ -92,6 +92,21 @@ fn a_prompt_still_on_the_screen_is_no_answer_after_input() {
     assert_eq!(status, 0, "{answer}");
     let text = text_of(&answer);
     assert!(text.contains("\n42\n>>> "), "held early: {answer}");
+    // The same line again and again: once the screen is full, each answer looks exactly like the
+    // screen before it (the rows scrolled up by one), and the new prompt still counts.
+    for n in 0..30 {
+        let (status, answer) = d.json_status(&[
+            "line",
+            "py",
+            "x = 1",
+            "--until",
+            "^>>> $",
+            "--no-screen",
+            "--until-timeout-ms",
+            &LONG_MS.to_string(),
+        ]);
+        assert_eq!(status, 0, "repeat {n}: {answer}");
+    }
     // Without input, a wait keeps its meaning: the prompt on the screen holds at once.
     let (status, answer) = d.json_status(&["wait", "py", "--until", "^>>> $", "--no-screen"]);
     assert_eq!(
