@@ -88,6 +88,7 @@ const OPS: &[&str] = &[
     "attach",
     "attach_shown",
     "write_raw",
+    "type_secret",
     "status",
     "save_test",
     "cancel",

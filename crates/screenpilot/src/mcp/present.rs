@@ -112,13 +112,24 @@ mod tests {
     #[test]
     fn other_results_read_as_compact_json() {
         let result = tool_result(
-            ops::find("close").ok(),
-            Ok(json!({"ok": true, "sid": "py", "exit_code": 0, "signal": null})),
+            ops::find("resize").ok(),
+            Ok(json!({"ok": true, "sid": "py", "cols": 100, "rows": 30})),
         );
         assert_eq!(
             texts(&result),
-            vec![r#"{"exit_code":0,"ok":true,"sid":"py","signal":null}"#]
+            vec![r#"{"cols":100,"ok":true,"rows":30,"sid":"py"}"#]
         );
+        // close and spawn read as a line of facts, as the answers with a screen do.
+        let closed = tool_result(
+            ops::find("close").ok(),
+            Ok(json!({"ok": true, "sid": "py", "exit_code": 0, "signal": null})),
+        );
+        assert_eq!(texts(&closed), vec!["closed sid=py exit=0"]);
+        let spawned = tool_result(
+            ops::find("spawn").ok(),
+            Ok(json!({"ok": true, "sid": "py", "pid": 42, "cols": 80, "rows": 24})),
+        );
+        assert_eq!(texts(&spawned), vec!["sid=py pid=42 size=80x24"]);
         let sessions = tool_result(
             ops::find("list").ok(),
             Ok(json!({"ok": true, "sessions": []})),
