@@ -565,6 +565,18 @@ const EXPECT_KEYS: &[&str] = &[
     "no_element",
 ];
 
+/// Check a regex as waits check theirs (size of the pattern and of its compiled form), so an
+/// expectation never takes one a wait would refuse; the message says why.
+fn wait_regex(text: &str) -> Result<(), String> {
+    let limits = screenpilot_session::Limits::default();
+    screenpilot_session::wait::compile(text, "regex", &limits)
+        .map(|_| ())
+        .map_err(|e| match e {
+            screenpilot_session::SessionError::Invalid { message, .. } => message,
+            other => other.to_string(),
+        })
+}
+
 fn cells(value: &toml::Value, field: &str, n: usize) -> Result<Vec<u16>, Bad> {
     let numbers: Option<Vec<u16>> = value.as_array().filter(|a| a.len() == n).and_then(|a| {
         a.iter()
@@ -604,12 +616,7 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
         let text = value
             .as_str()
             .ok_or_else(|| bad(&format!("expect.{key}"), "a regex string"))?;
-        regex::Regex::new(text).map_err(|e| {
-            bad(
-                &format!("expect.{key}"),
-                format!("invalid regex {text:?}: {e}"),
-            )
-        })?;
+        wait_regex(text).map_err(|e| bad(&format!("expect.{key}"), e))?;
         Ok(Some(text.to_owned()))
     };
     let mut found = Vec::new();
@@ -709,12 +716,7 @@ fn element(value: &toml::Value, key: &str) -> Result<serde_json::Map<String, Val
         match name.as_str() {
             "role" => {}
             "name" => {
-                regex::Regex::new(text).map_err(|e| {
-                    bad(
-                        &format!("{field}.name"),
-                        format!("invalid regex {text:?}: {e}"),
-                    )
-                })?;
+                wait_regex(text).map_err(|e| bad(&format!("{field}.name"), e))?;
             }
             "state" if screenpilot_a11y::state_named(text).is_none() => {
                 return Err(bad(
