@@ -209,10 +209,17 @@ fn a_busy_sleeping_serving_or_piped_program_is_never_waiting() {
         if let Some(shows) = shows {
             d.wait_regex("busy", shows);
         }
+        // Never a waiting kind; `unknown` is allowed for a reading taken while a process of the
+        // group is between states the kernel does not show (an exec), never a wrong "waiting".
         for run in 0..RUNS {
             let look = d.snapshot("busy");
-            assert_eq!(look["input"], "none", "{name}, reading {run}: {look}");
+            let input = look["input"].as_str().unwrap_or("");
+            assert!(
+                input == "none" || input == "unknown",
+                "{name}, reading {run}: {look}"
+            );
         }
+        assert_eq!(d.snapshot("busy")["input"], "none", "{name}");
         // A wait for input does not hold while it runs.
         let (status, answer) = d.json_status(&[
             "wait",
