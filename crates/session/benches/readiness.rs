@@ -7,22 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use screenpilot_screen::Size;
 use screenpilot_session::wait::{wait_until, Until, WaitOptions};
-use screenpilot_session::{BaseEnv, Limits, Registry, SpawnSpec};
-
-fn spec(argv: &[&str]) -> SpawnSpec {
-    SpawnSpec {
-        sid: None,
-        argv: argv.iter().map(|a| a.to_string()).collect(),
-        cwd: std::env::temp_dir(),
-        base_env: BaseEnv::Inherit,
-        env: vec![],
-        size: Size::new(80, 24),
-        detect_child_exit: true,
-        record: None,
-    }
-}
+use screenpilot_session::{Limits, Registry, SpawnSpec};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
@@ -38,7 +24,11 @@ async fn main() {
             &["sh", "-c", "sleep 600 | cat"][..],
         ),
     ] {
-        let session = registry.spawn(spec(argv)).expect("spawn");
+        let spec = SpawnSpec {
+            detect_child_exit: true,
+            ..SpawnSpec::new(argv)
+        };
+        let session = registry.spawn(spec).expect("spawn");
         let until = Until {
             input: true,
             end_on_exit: true,

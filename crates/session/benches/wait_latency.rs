@@ -9,9 +9,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use screenpilot_screen::Size;
 use screenpilot_session::wait::{compile, wait, Condition, WaitOptions};
-use screenpilot_session::{BaseEnv, Limits, Reason, Registry, SpawnSpec};
+use screenpilot_session::{Limits, Reason, Registry, SpawnSpec};
 
 fn monotonic_ns() -> u128 {
     let mut ts = libc::timespec {
@@ -43,20 +42,10 @@ async fn main() {
         ..Limits::default()
     };
     let registry = Registry::new(limits.clone());
+    let fixture = fixture.to_string_lossy();
     let spec = SpawnSpec {
-        sid: None,
-        argv: vec![
-            "python3".into(),
-            "-u".into(),
-            fixture.to_string_lossy().into_owned(),
-            "0.005".into(),
-        ],
-        cwd: std::env::temp_dir(),
-        base_env: BaseEnv::Inherit,
-        env: vec![],
-        size: Size::new(80, 24),
         detect_child_exit: true,
-        record: None,
+        ..SpawnSpec::new(&["python3", "-u", &fixture, "0.005"])
     };
     let ready = compile("READY", "pattern", &limits).expect("regex");
     let options = WaitOptions {

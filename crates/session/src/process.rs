@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -394,19 +395,34 @@ pub async fn end_session(leader: i32, grace: Duration) {
     }
 }
 
-/// The fields of /proc/PID/stat that leftovers and start times are read from.
+/// The fields of /proc/PID/stat (or of one task's, /proc/PID/task/TID/stat) that leftovers,
+/// start times and readiness are read from.
 pub(crate) struct Stat {
+    /// `R` running, `S` sleeping, `Z` zombie, ...
+    pub state: char,
     pub zombie: bool,
+    pub pgrp: i32,
     pub session: i32,
     pub start_time: u64,
 }
 
 pub(crate) fn stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_at(Path::new(&format!("/proc/{pid}/stat")))
+}
+
+/// The stat file at `path`.
+pub(crate) fn stat_at(path: &Path) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(path).ok()?)
+}
+
+fn parse_stat(text: &str) -> Option<Stat> {
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
     let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
     Some(Stat {
-        zombie: matches!(*fields.first()?, "Z" | "X" | "x"),
+        state,
+        zombie: matches!(state, 'Z' | 'X' | 'x'),
+        pgrp: fields.get(2)?.parse().ok()?,
         session: fields.get(3)?.parse().ok()?,
         start_time: fields.get(19)?.parse().ok()?,
     })
@@ -420,6 +436,15 @@ pub(crate) fn proc_start_time(pid: i32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stat_fields_are_counted_after_a_name_with_spaces_and_parentheses() {
+        let tail = (0..17).map(|n| n.to_string()).collect::<Vec<_>>().join(" ");
+        let stat = parse_stat(&format!("42 (a (b) c) S 1 40 41 34816 {tail}")).expect("parses");
+        assert_eq!((stat.state, stat.pgrp, stat.session), ('S', 40, 41));
+        assert_eq!(stat.start_time, 14);
+        assert!(!stat.zombie);
+    }
 
     #[tokio::test]
     async fn a_helpers_end_is_reported_by_the_reaper() {

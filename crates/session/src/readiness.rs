@@ -213,18 +213,8 @@ fn children(pid: i32) -> Vec<i32> {
     found
 }
 
-/// Fields of `/proc/.../stat` after the command name (which may hold spaces and parentheses).
-fn stat_fields(text: &str) -> Vec<&str> {
-    match text.rfind(')') {
-        Some(end) => text[end + 1..].split_whitespace().collect(),
-        None => Vec::new(),
-    }
-}
-
 fn process_group(pid: i32) -> Option<i32> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the name: state, ppid, pgrp.
-    stat_fields(&text).get(2)?.parse().ok()
+    Some(crate::process::stat(pid)?.pgrp)
 }
 
 /// What one process is doing, as far as input goes.
@@ -249,14 +239,13 @@ fn process_state(pid: i32, pts: &std::path::Path) -> Task {
     let mut unknown = false;
     for task in tasks.flatten() {
         let dir = task.path();
-        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+        let Some(stat) = crate::process::stat_at(&dir.join("stat")) else {
             continue;
         };
-        let state = stat_fields(&stat).first().copied().unwrap_or("?");
-        if state == "R" {
+        if stat.state == 'R' {
             return Task::Running;
         }
-        if state != "S" {
+        if stat.state != 'S' {
             // Stopped, traced, in the disk, a zombie: not reading the terminal.
             continue;
         }
@@ -422,11 +411,5 @@ mod tests {
         }
         assert_eq!(blocked_on_terminal(1, "running", &fds), None);
         assert_eq!(blocked_on_terminal(1, "-1 0x7ffd 0x7ff", &fds), Some(false));
-    }
-
-    #[test]
-    fn stat_fields_skip_a_name_with_spaces_and_parentheses() {
-        let fields = stat_fields("42 (a (b) c) S 1 42 42 34816");
-        assert_eq!(&fields[..3], &["S", "1", "42"]);
     }
 }

@@ -211,23 +211,10 @@ impl Session {
             Some(target) => Some(Recorder::create(target, spec.size, &spec.argv)?),
             None => None,
         };
-        // A fresh random token per session, from the standard library's seeded hasher.
-        let token = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0),
-            );
-            hasher.finish()
-        };
+        let token = crate::shell::new_token();
         let spawned = process::spawn(&spec, token)?;
         let marks_expected = crate::shell::marks_expected(&spec);
-        // Signed only when both variables are ours: a PS0 of the user's own would give unsigned marks.
-        let signed = crate::shell::integration(&spec, token).len()
-            == crate::shell::bash_integration(0).len();
+        let shell = Shell::for_spec(&spec, token);
         let terminal = {
             use std::os::fd::AsFd;
             crate::readiness::Terminal::new(spawned.pty.as_fd(), spawned.pid).ok()
@@ -253,7 +240,7 @@ impl Session {
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
             viewers: Mutex::new(Vec::new()),
-            shell: Mutex::new(Shell::signed(signed.then_some(token))),
+            shell: Mutex::new(shell),
             views: Mutex::new(Views::default()),
             marks_expected,
             terminal,
@@ -570,8 +557,8 @@ impl Session {
         self.updates.send_modify(|g| *g += 1);
     }
 
-    /// What the program in front waits for now, from the kernel ([`crate::readiness`]); `None` once
-    /// it has ended.
+    /// What the program in front waits for now, from the kernel ([`crate::readiness`]);
+    /// [`Input::None`] once it has ended.
     pub fn input_state(&self) -> Input {
         if !self.alive() {
             return Input::None;

@@ -96,6 +96,12 @@ impl Shell {
         }
     }
 
+    /// The shell of a session started from `spec` with `token`: signed when the whole of our
+    /// integration went in (a PS0 of the user's own would give unsigned marks).
+    pub fn for_spec(spec: &crate::spec::SpawnSpec, token: u64) -> Shell {
+        Shell::signed(integrated(spec).then_some(token))
+    }
+
     pub fn state(&self) -> ShellState {
         self.state
     }
@@ -291,8 +297,26 @@ pub fn integration(spec: &crate::spec::SpawnSpec, token: u64) -> Vec<(&'static s
 /// Whether the program of `argv` is expected to mark its prompts: a bash given the integration, or
 /// fish (4 and later emit the marks themselves).
 pub fn marks_expected(spec: &crate::spec::SpawnSpec) -> bool {
-    let name = program_name(&spec.argv);
-    integration(spec, 0).len() == bash_integration(0).len() || name == "fish"
+    integrated(spec) || program_name(&spec.argv) == "fish"
+}
+
+/// The whole of [`bash_integration`] goes into the program of `spec`.
+fn integrated(spec: &crate::spec::SpawnSpec) -> bool {
+    integration(spec, 0).len() == bash_integration(0).len()
+}
+
+/// A new random token to sign a session's marks with (the standard library's randomly keyed
+/// hasher, over the time).
+pub fn new_token() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
 }
 
 fn program_name(argv: &[String]) -> &str {
@@ -402,6 +426,24 @@ mod tests {
         let done = shell.command(id).expect("kept");
         assert!(!done.done && done.started && done.exit_code.is_none());
         assert!(shell.is_done(id));
+    }
+
+    #[test]
+    fn a_signed_shell_takes_only_its_own_marks() {
+        let mut shell = Shell::signed(Some(0xabc));
+        feed(&mut shell, b"\x1b]133;A;sp=abc\x07$ ");
+        let id = shell.arm("cat log");
+        feed(&mut shell, b"\x1b]133;C;sp=abc\x07line\r\n");
+        // The log holds marks of its own (another shell's, or forged): output, not the end.
+        feed(
+            &mut shell,
+            b"\x1b]133;D;0\x07\x1b]133;D;0;sp=123\x07more\r\n",
+        );
+        assert!(!shell.is_done(id));
+        feed(&mut shell, b"\x1b]133;D;4;sp=abc\x07");
+        let done = shell.command(id).expect("kept");
+        assert_eq!(done.exit_code, Some(4));
+        assert_eq!(done.lines, ["line", "more"]);
     }
 
     #[test]

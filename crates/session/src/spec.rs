@@ -182,6 +182,23 @@ pub struct SpawnSpec {
     pub record: Option<Recording>,
 }
 
+impl SpawnSpec {
+    /// `argv` in the temporary folder, with this process's environment, at 80x24, not recorded:
+    /// the base that library users, tests and benchmarks change with `..`.
+    pub fn new(argv: &[&str]) -> SpawnSpec {
+        SpawnSpec {
+            sid: None,
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            cwd: std::env::temp_dir(),
+            base_env: BaseEnv::Inherit,
+            env: Vec::new(),
+            size: Size::new(80, 24),
+            detect_child_exit: false,
+            record: None,
+        }
+    }
+}
+
 /// Where and how a session's recording is written.
 #[derive(Debug, Clone)]
 pub struct Recording {

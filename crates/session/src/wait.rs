@@ -295,15 +295,14 @@ pub async fn wait(session: &Session, condition: &Condition, options: WaitOptions
 }
 
 /// Wait on `session` until any part of `until` holds, or the timeout passes; then, with
-/// `until.settle`, until the output pauses, so the screen answered is a whole frame (readiness
-/// needs no settle: it is read only once the output paused and none is on its way).
+/// `until.settle`, until the output pauses, so the screen answered is a whole frame. Readiness
+/// needs no settle (it is read only once the output paused and none is on its way), nor does a
+/// quiet screen or a program's end.
 pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) -> Outcome {
-    let start = Instant::now();
     let mut outcome = hold(session, until, options).await;
-    outcome.elapsed = start.elapsed();
     let settles = matches!(
         outcome.reason,
-        Reason::Matched | Reason::Changed | Reason::VisualChanged
+        Reason::Matched | Reason::Changed | Reason::VisualChanged | Reason::Timeout
     );
     if let (Some(settle), true) = (until.settle, settles) {
         let held = Instant::now();
@@ -318,23 +317,23 @@ pub async fn wait_until(session: &Session, until: &Until, options: WaitOptions) 
 pub async fn settle_output(session: &Session, settle: Settle) {
     let limit = tokio::time::Instant::now() + settle.limit;
     let mut updates = session.subscribe();
-    let mut quiet_until = tokio::time::Instant::now() + settle.quiet;
+    // `None` while output is on its way or a synchronized update is open: the pump's next update
+    // (that output read, or the update closed or given up at its deadline) wakes us.
+    let mut quiet_until = Some(tokio::time::Instant::now() + settle.quiet);
     loop {
         tokio::select! {
             changed = updates.changed() => {
                 if changed.is_err() || session.finished() {
                     return;
                 }
-                quiet_until = tokio::time::Instant::now() + settle.quiet;
+                quiet_until = Some(tokio::time::Instant::now() + settle.quiet);
             }
-            _ = tokio::time::sleep_until(quiet_until) => {
+            _ = sleep_until_opt(quiet_until), if quiet_until.is_some() => {
                 let open = session.with_screen(|s| s.in_sync_frame());
                 if !open && session.output_pending() == 0 {
                     return;
                 }
-                // Output on its way, or a frame still open: its arrival (or the frame's deadline)
-                // wakes us; look again a quiet spell later in case it does not.
-                quiet_until = tokio::time::Instant::now() + settle.quiet;
+                quiet_until = None;
             }
             _ = tokio::time::sleep_until(limit) => return,
         }
@@ -385,16 +384,14 @@ struct Alignment {
 
 /// The first match of `re` in `text` (logical lines starting on rows `starts`) that the output
 /// after the input made: it touches a changed row, and is not the same text at the same place
-/// as before (the prompt a command was typed at); any match without `before`.
+/// as before (the prompt a command was typed at). `old_rows` are the rows before the input.
 fn fresh_find(
     re: &Regex,
     text: &str,
     starts: &[usize],
-    before: Option<(&[String], &Alignment)>,
+    old_rows: &[String],
+    alignment: &Alignment,
 ) -> Option<String> {
-    let Some((old_rows, alignment)) = before else {
-        return re.find(text).map(|m| m.as_str().to_owned());
-    };
     let changed = &alignment.changed;
     let line_of = |offset: usize| {
         text.as_bytes()[..offset]
@@ -414,7 +411,10 @@ fn fresh_find(
     re.find_iter(text).find_map(|m| {
         let first = line_of(m.start());
         let last = line_of(m.end().saturating_sub(1).max(m.start()));
-        let from = starts.get(first).copied().unwrap_or(usize::MAX);
+        // A line past the screen's rows (never, without scrollback) counts as new.
+        let Some(&from) = starts.get(first) else {
+            return Some(m.as_str().to_owned());
+        };
         let to = starts.get(last + 1).copied().unwrap_or(changed.len());
         let touched =
             (from..to.max(from + 1)).any(|row| changed.get(row).copied().unwrap_or(false));
@@ -527,28 +527,31 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
                     }
                     None => std::borrow::Cow::Borrowed(screen.search_text()),
                 };
-                let text = text.into_owned();
-                let any = until.regexes.iter().any(|re| re.is_match(&text));
-                if any {
-                    // After input, only a match where the screen changed since counts.
-                    let before = until
-                        .fresh_since
-                        .as_ref()
-                        .filter(|_| options.scrollback.is_none());
-                    let moved =
-                        before.map_or(0, |b| screen.scroll_bound().saturating_sub(b.scroll_bound));
-                    let alignment = before.map(|b| align(&b.rows, screen.text(), moved));
-                    let starts = screen.search_line_rows();
-                    let judged = before
-                        .zip(alignment.as_ref())
-                        .map(|(b, a)| (b.rows.as_slice(), a));
-                    let matched = until.regexes.iter().enumerate().find_map(|(i, re)| {
-                        fresh_find(re, &text, &starts, judged)
-                            .map(|m| (Reason::Matched, Some(i), Some(m)))
-                    });
-                    if matched.is_some() {
-                        return matched;
+                let before = until
+                    .fresh_since
+                    .as_deref()
+                    .filter(|_| options.scrollback.is_none());
+                let matched = match before {
+                    None => until.regexes.iter().enumerate().find_map(|(i, re)| {
+                        re.find(&text)
+                            .map(|m| (Reason::Matched, Some(i), Some(m.as_str().to_owned())))
+                    }),
+                    // After input, only a match where the screen changed since counts: the rows
+                    // are read too, so the text is copied (only once something matches at all).
+                    Some(before) if until.regexes.iter().any(|re| re.is_match(&text)) => {
+                        let text = text.into_owned();
+                        let moved = screen.scroll_bound().saturating_sub(before.scroll_bound);
+                        let alignment = align(&before.rows, screen.text(), moved);
+                        let starts = screen.search_line_rows();
+                        until.regexes.iter().enumerate().find_map(|(i, re)| {
+                            fresh_find(re, &text, &starts, &before.rows, &alignment)
+                                .map(|m| (Reason::Matched, Some(i), Some(m)))
+                        })
                     }
+                    Some(_) => None,
+                };
+                if matched.is_some() {
+                    return matched;
                 }
             }
             if until.change_from.is_some_and(|from| from != hash) {

@@ -4,21 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use screenpilot_screen::Size;
 use screenpilot_session::wait::{wait, Condition, WaitOptions};
-use screenpilot_session::{BaseEnv, Limits, Reason, Registry, SpawnSpec};
+use screenpilot_session::{Limits, Reason, Registry, SpawnSpec};
 
 fn spec(argv: &[&str]) -> SpawnSpec {
-    SpawnSpec {
-        sid: None,
-        argv: argv.iter().map(|a| a.to_string()).collect(),
-        cwd: std::env::temp_dir(),
-        base_env: BaseEnv::Inherit,
-        env: Vec::new(),
-        size: Size::new(80, 24),
-        detect_child_exit: false,
-        record: None,
-    }
+    SpawnSpec::new(argv)
 }
 
 const LONG: WaitOptions = WaitOptions {

@@ -2,21 +2,15 @@
 
 use std::time::Duration;
 
-use screenpilot_screen::Size;
 use screenpilot_session::process::session_members;
 use screenpilot_session::wait::{compile, wait, Condition, WaitOptions};
 use screenpilot_session::{BaseEnv, Limits, Reason, Registry, SessionError, SpawnSpec};
 
 fn spec(argv: &[&str]) -> SpawnSpec {
     SpawnSpec {
-        sid: None,
-        argv: argv.iter().map(|a| a.to_string()).collect(),
-        cwd: std::env::temp_dir(),
-        base_env: BaseEnv::Inherit,
         env: vec![("GREETING".into(), "hi from env".into())],
-        size: Size::new(80, 24),
         detect_child_exit: true,
-        record: None,
+        ..SpawnSpec::new(argv)
     }
 }
 
