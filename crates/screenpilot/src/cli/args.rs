@@ -85,6 +85,9 @@ pub enum Verb {
     },
     /// Mouse event: mouse SID click --at 10,2 | --text OK; drag --at 1,1 --to 9,1; scroll --scroll-y 3
     Mouse(MouseArgs),
+    /// Type a password, and Enter, into a program reading a hidden line (input=secret), from a
+    /// variable or a file of yours; never shown, recorded or kept: secret SID --env VAR [--until-input]
+    Secret(SecretArgs),
     /// Run a command line at a shell session's prompt; print its own output and exit with its status
     /// (needs the shell's OSC 133 marks: bash started by spawn has them): run SID -- make test
     Run(RunArgs),
@@ -340,13 +343,6 @@ pub struct UntilArgs {
     /// prompt whose text you do not know.
     #[arg(long)]
     pub until_input: bool,
-    /// Type the secret in this variable of yours, and Enter, into a hidden-line prompt
-    /// (input=secret); the value never appears in answers, recordings or step files.
-    #[arg(long, value_name = "VAR", conflicts_with = "secret_file")]
-    pub secret_env: Option<String>,
-    /// The same, from a file only you can read (chmod 600).
-    #[arg(long, value_name = "PATH")]
-    pub secret_file: Option<String>,
     /// Answer as soon as the condition holds, without waiting for the output to pause (30 ms).
     #[arg(long)]
     pub no_settle: bool,
@@ -370,8 +366,6 @@ impl UntilArgs {
     /// Any condition was given.
     pub fn given(&self) -> bool {
         self.steps.is_some()
-            || self.secret_env.is_some()
-            || self.secret_file.is_some()
             || self.until.is_some()
             || !self.until_any.is_empty()
             || self.until_exit
@@ -380,6 +374,21 @@ impl UntilArgs {
             || self.until_input
             || self.until_quiet.is_some()
     }
+}
+
+/// Where the secret comes from: exactly one of --env and --file.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false, id = "source")]
+pub struct SecretArgs {
+    pub sid: String,
+    /// A variable of your environment holding it (read here, never sent to a model).
+    #[arg(long, value_name = "VAR", group = "source")]
+    pub env: Option<String>,
+    /// A regular file of yours, readable only by you (chmod 600), holding it on one line.
+    #[arg(long, value_name = "PATH", group = "source")]
+    pub file: Option<String>,
+    #[command(flatten)]
+    pub until: UntilArgs,
 }
 
 #[derive(Debug, Args)]

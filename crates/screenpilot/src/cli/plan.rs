@@ -199,6 +199,18 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             send(&a.sid, None, None, Some(event), &a.until)
         }
         Verb::Run(a) => plan_run(a),
+        // Typing a secret is input: the send operation, with its reference read on this side.
+        Verb::Secret(a) => {
+            let mut plan = send(&a.sid, None, None, None, &a.until)?;
+            let secret = crate::ops::SecretRef {
+                env: a.env.clone(),
+                file: a.file.clone(),
+                ..Default::default()
+            };
+            plan.params["secret"] = serde_json::to_value(secret)
+                .map_err(|e| OpError::new(ErrorCode::Internal, format!("secret: {e}")))?;
+            Ok(plan)
+        }
         Verb::Mouse(a) => {
             let mut fields = mouse_event(a)?;
             fields.insert("sid".into(), json!(a.sid));
@@ -622,21 +634,12 @@ fn send(
             mouse,
             until: until_value(until)?,
             steps: steps_value(until)?,
-            secret: secret_value(until),
+            secret: None,
             timeout_ms: until.until_timeout_ms,
             screen: screen_mode(until),
             reader: reader(until),
         },
     )
-}
-
-/// `--secret-env VAR` / `--secret-file PATH` as the `secret` parameter (resolved on this side).
-fn secret_value(until: &UntilArgs) -> Option<crate::ops::SecretRef> {
-    (until.secret_env.is_some() || until.secret_file.is_some()).then(|| crate::ops::SecretRef {
-        env: until.secret_env.clone(),
-        file: until.secret_file.clone(),
-        ..Default::default()
-    })
 }
 
 /// `--steps JSON` as the `steps` parameter.
@@ -686,10 +689,6 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
                 "until",
                 "give the --until flags or one of --regex/--any/--change/--visual-change/--ready/--exit, not both",
             ));
-        }
-        if a.until.secret_env.is_some() || a.until.secret_file.is_some() {
-            // Typing a secret is input: the send operation, with the wait after it.
-            return send(&sid, None, None, None, &a.until);
         }
         let p = WaitParams {
             sid,
@@ -773,6 +772,22 @@ mod tests {
 
     fn wrong_field(words: &[&str]) -> Option<String> {
         plan_of(words).err().and_then(|e| e.field)
+    }
+
+    #[test]
+    fn secret_sends_a_reference_never_a_value() {
+        let p = plan_of(&["secret", "db", "--env", "PW", "--until-input"]).expect("a plan");
+        assert_eq!(p.op, "send");
+        assert_eq!(p.params["secret"], json!({"env": "PW"}));
+        assert_eq!(p.params["until"]["input"], json!(true));
+        let parsed = |words: &[&str]| {
+            Cli::try_parse_from(std::iter::once("screenpilot").chain(words.iter().copied()))
+        };
+        assert!(
+            parsed(&["secret", "db"]).is_err(),
+            "--env or --file is needed"
+        );
+        assert!(parsed(&["secret", "db", "--env", "A", "--file", "b"]).is_err());
     }
 
     #[test]

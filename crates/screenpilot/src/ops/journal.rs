@@ -279,7 +279,7 @@ fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bo
                 .as_object()
                 .into_iter()
                 .flatten()
-                .filter(|(k, _)| matches!(k.as_str(), "env" | "file"))
+                .filter(|(k, v)| matches!(k.as_str(), "env" | "file") && !v.is_null())
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             step.insert("secret".to_owned(), Value::Object(kept));

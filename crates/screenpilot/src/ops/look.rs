@@ -37,7 +37,8 @@ pub struct DeltaRows {
 
 /// Said beside `input=secret`: a password goes from a person (or a reference), never through the
 /// model.
-pub const SECRET_HINT: &str = "(a hidden line: a person types it with `screenpilot attach SID --secret` or the watch page, or send {\"secret\":{\"env\":\"VAR\"}})";
+pub const SECRET_HINT: &str =
+    "(a person types it: attach SID --secret, or the watch page; or send secret:{env:VAR})";
 
 /// What a reader is shown of a terminal screen.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -39,50 +39,29 @@ pub struct SecretRef {
 }
 
 impl SecretRef {
-    /// Read the value where the reference points, on the caller's side. A value given directly is
-    /// dropped: only a reference brings one, so a model never has to hold it.
+    /// Read the value where the reference points, on the caller's side. Whatever value came with
+    /// the request is dropped: only a reference brings one, so a model never has to hold it.
     pub fn resolve(&mut self, caller: &Caller) {
-        if self.value.is_some()
-            && self.problem.is_none()
-            && self.env.is_none()
-            && self.file.is_none()
-        {
-            self.value = None;
-        }
-        if self.value.is_some() {
-            // Resolved by an earlier hop (the caller's own process, before a bridge).
-            return;
-        }
         let read = match (&self.env, &self.file) {
             (Some(_), Some(_)) => Err("give env or file, not both".to_owned()),
             (None, None) => Err("give env (a variable of yours) or file (readable only by you), e.g. {\"env\": \"DB_PASSWORD\"}".to_owned()),
             (Some(name), None) => read_env(name),
             (None, Some(path)) => read_file(&caller.absolute(path)),
         };
-        match read {
-            Ok(value) => self.value = Some(value),
-            Err(problem) => self.problem = Some(problem),
-        }
+        (self.value, self.problem) = match read {
+            Ok(value) => (Some(value), None),
+            Err(problem) => (None, Some(problem)),
+        };
     }
 
     /// The value, or the reason it is missing (naming `field`).
-    fn value(&self, field: &str) -> Result<&str, OpError> {
+    pub(super) fn value(&self, field: &str) -> Result<&str, OpError> {
         if let Some(problem) = &self.problem {
             return Err(OpError::invalid(field, problem.clone()));
         }
         self.value
             .as_deref()
             .ok_or_else(|| OpError::invalid(field, "was not resolved by the caller"))
-    }
-
-    /// The reference as a step file keeps it: never the value.
-    pub fn redacted(&self) -> SecretRef {
-        SecretRef {
-            env: self.env.clone(),
-            file: self.file.clone(),
-            value: None,
-            problem: None,
-        }
     }
 }
 
@@ -198,9 +177,4 @@ impl Operation for TypeSecret {
             typed: true,
         })
     }
-}
-
-/// A secret step's value, checked: the reference resolved, the field named in errors.
-pub(super) fn resolved<'a>(secret: &'a SecretRef, field: &str) -> Result<&'a str, OpError> {
-    secret.value(field)
 }

@@ -19,7 +19,7 @@ use super::display::{find_target, Target};
 use super::look::{Look, ScreenMode};
 use super::mouse::{mouse_writes, MouseSpec};
 use super::operation::{Operation, Profile, Report, View};
-use super::secret::{resolved, type_hidden, SecretRef};
+use super::secret::{type_hidden, SecretRef};
 use super::until::{timeout, Compiled, UntilDone, UntilParams};
 
 /// The most steps one call may carry.
@@ -307,7 +307,7 @@ pub(super) async fn checked_steps(
                     "is typed alone, with Enter: give no text, keys or mouse in the same step",
                 )))
             }
-            Some(secret) => Some(resolved(secret, "secret").map_err(within)?.to_owned()),
+            Some(secret) => Some(secret.value("secret").map_err(within)?.to_owned()),
             None => None,
         };
         steps.push(Step {

@@ -358,12 +358,12 @@ fn a_secret_reaches_the_program_and_nothing_keeps_it() {
     assert_eq!(status, 0, "{answer}");
     assert_eq!(input_of(&answer), "secret", "{answer}");
     // Bad references are refused, naming the field; nothing is typed.
-    let error = d.sp_error(&["wait", "py", "--secret-env", "NO_SUCH_VAR_FOR_TEST"]);
+    let error = d.sp_error(&["secret", "py", "--env", "NO_SUCH_VAR_FOR_TEST"]);
     assert_eq!(error["field"], "secret", "{error}");
     let open = dir.join("open.txt");
     std::fs::write(&open, "hunter2xyz\n").expect("file");
     set_mode(&open, 0o644);
-    let error = d.sp_error(&["wait", "py", "--secret-file", &open.to_string_lossy()]);
+    let error = d.sp_error(&["secret", "py", "--file", &open.to_string_lossy()]);
     assert!(
         error["message"]
             .as_str()
@@ -371,11 +371,36 @@ fn a_secret_reaches_the_program_and_nothing_keeps_it() {
             .contains("readable by others"),
         "{error}"
     );
+    // A value given in the request itself is dropped: only a reference brings one.
+    let error = d.sp_error(&[
+        "call",
+        "send",
+        r#"{"sid":"py","secret":{"value":"hunter2xyz"}}"#,
+    ]);
+    assert_eq!(error["field"], "secret", "{error}");
+    // Where the terminal echoes, nothing is typed: the secret would be shown.
+    d.spawn_bash("sh");
+    let shown = d.screen("sh");
+    let mut refused = d.command(&["secret", "sh", "--env", "TEST_SECRET", "--json"]);
+    let out = refused
+        .env("TEST_SECRET", "hunter2xyz")
+        .output()
+        .expect("run");
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(answer["error"]["field"], "secret", "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("input=line"),
+        "{answer}"
+    );
+    assert_eq!(d.screen("sh"), shown, "something was typed");
     // By reference: the variable is the caller's; its value enters no request the model writes.
     let mut typed = d.command(&[
-        "wait",
+        "secret",
         "py",
-        "--secret-env",
+        "--env",
         "TEST_SECRET",
         "--until-exit",
         "--json",
@@ -445,6 +470,56 @@ fn a_secret_reaches_the_program_and_nothing_keeps_it() {
     assert!(
         written.contains("secret = { env = \"TEST_SECRET\" }"),
         "{written}"
+    );
+}
+
+#[test]
+fn a_step_file_types_its_secret_from_the_runners_environment() {
+    let d = Daemon::new();
+    let dir = tempfile_dir();
+    let check = "import getpass; p = getpass.getpass('pw: '); print('ok' if p == 'sesame' + '42' else 'bad')";
+    d.sp_json(&[
+        "spawn",
+        "--sid",
+        "s",
+        "--until-input",
+        "--",
+        "python3",
+        "-c",
+        check,
+    ]);
+    let mut typed = d.command(&[
+        "secret",
+        "s",
+        "--env",
+        "STEP_SECRET",
+        "--until",
+        "^ok$",
+        "--json",
+    ]);
+    let out = typed.env("STEP_SECRET", "sesame42").output().expect("run");
+    assert!(out.status.success(), "{out:?}");
+    let file = dir.join("secret.toml");
+    let file = file.to_string_lossy();
+    d.sp_json(&["save-test", &file]);
+    let written = std::fs::read_to_string(&*file).expect("step file");
+    assert!(!written.contains("sesame42"), "{written}");
+    let run = |value: Option<&str>| {
+        let mut cmd = d.command(&["test", &file]);
+        match value {
+            Some(value) => cmd.env("STEP_SECRET", value),
+            None => cmd.env_remove("STEP_SECRET"),
+        };
+        cmd.output().expect("run test")
+    };
+    let passed = run(Some("sesame42"));
+    assert!(passed.status.success(), "{passed:?}\n{written}");
+    let failed = run(None);
+    assert!(!failed.status.success(), "{failed:?}");
+    assert!(
+        String::from_utf8_lossy(&failed.stdout).contains("STEP_SECRET")
+            || String::from_utf8_lossy(&failed.stderr).contains("STEP_SECRET"),
+        "{failed:?}"
     );
 }
 
