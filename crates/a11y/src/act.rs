@@ -110,13 +110,11 @@ impl Bus {
         }
         let mut fetched = fetched;
         // GTK 4.8: VISIBLE under its window stands for SHOWING, and the box is the window's.
-        if let Some((x, y)) = element.window_origin {
+        if let Some(origin) = element.window_origin {
             if fetched.states.contains(State::Visible) {
                 fetched.states.insert(State::Showing);
             }
-            fetched.bounds = fetched
-                .bounds
-                .map(|b| Bounds::new(b.x + x, b.y + y, b.width, b.height));
+            fetched.bounds = fetched.bounds.map(|b| b.moved(origin));
         }
         if !fetched.states.contains(State::Showing) {
             return Err(A11yError::refused(

@@ -40,6 +40,12 @@ impl Bounds {
         (x1 > x0 && y1 > y0).then(|| Bounds::new(x0, y0, x1 - x0, y1 - y0))
     }
 
+    /// The same box moved by `(dx, dy)`: a box relative to its window (GTK 4) placed on the
+    /// screen by the window's origin.
+    pub fn moved(&self, (dx, dy): (i32, i32)) -> Bounds {
+        Bounds::new(self.x + dx, self.y + dy, self.width, self.height)
+    }
+
     pub fn center(&self) -> (i32, i32) {
         (self.x + self.width / 2, self.y + self.height / 2)
     }

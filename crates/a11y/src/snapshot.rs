@@ -141,9 +141,7 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                 out.extend(elements[1..].iter().cloned().map(|mut e| {
                     if e.window_origin.is_some() {
                         e.window_origin = Some(origin);
-                        e.bounds = e.bounds.map(|b| {
-                            Bounds::new(b.x + origin.0, b.y + origin.1, b.width, b.height)
-                        });
+                        e.bounds = e.bounds.map(|b| b.moved(origin));
                     }
                     e
                 }));

@@ -45,6 +45,7 @@ pub mod resume;
 pub mod steps;
 pub mod watch;
 pub mod watch_state;
+pub mod whole_file;
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

@@ -136,7 +136,9 @@ pub fn run(render: &Render) -> Result<Rendered, OpError> {
         .map_err(|e| OpError::invalid("font_px", format!("--font-px {}: {e}", render.font_px)))?;
     // Written beside the output and renamed over it once whole: an error, or a person's Ctrl-C,
     // never leaves half a file where a good one was.
-    let partial = partial_path(&render.output, format);
+    // With the output's own extension: ffmpeg picks the container by it.
+    let extension = render.output.extension().and_then(|e| e.to_str());
+    let partial = crate::whole_file::partial_beside(&render.output, extension);
     let mut sink = Sink::start(
         render,
         &partial,
@@ -252,24 +254,6 @@ fn check_not_the_input(render: &Render) -> Result<(), OpError> {
         ));
     }
     Ok(())
-}
-
-/// Where the output is written until it is whole: a hidden name beside it (same folder, so the
-/// rename is atomic), with the same extension (ffmpeg picks the container by it).
-fn partial_path(output: &Path, format: Format) -> PathBuf {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let extension = match format {
-        Format::Gif => "gif",
-        Format::Mp4 => "mp4",
-        Format::Webm => "webm",
-    };
-    output.with_file_name(format!(
-        ".{name}.{}.partial.{extension}",
-        std::process::id()
-    ))
 }
 
 /// Check every line of the recording; its header, the canvas (the largest width and height the

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
 
-use super::wire::{read_answer_line, Feed, Read, Tail, Wire};
+use super::wire::{end_group, read_answer_line, Feed, Read, Tail, Wire};
 use crate::host::{Host, LinkFailure, Place, REMOTE_BIN_VAR};
 use crate::protocol::Response;
 
@@ -141,12 +141,7 @@ pub async fn dial(host: &Host) -> Result<(Wire, Value), LinkFailure> {
                 }
             };
             let _ = child.start_kill();
-            if let Some(group) = group.filter(|g| *g > 1) {
-                // SAFETY: killpg only sends a signal; the group is the one the link command leads.
-                unsafe {
-                    libc::killpg(group, libc::SIGKILL);
-                }
-            }
+            end_group(group);
             Err(LinkFailure(why))
         }
     }

@@ -33,11 +33,16 @@ pub(super) struct Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        if let Some(group) = self.group.filter(|g| *g > 1) {
-            // SAFETY: killpg only sends a signal; the group is the one the link command leads.
-            unsafe {
-                libc::killpg(group, libc::SIGKILL);
-            }
+        end_group(self.group);
+    }
+}
+
+/// End the link command's whole process group (it leads its own), if it has one.
+pub(super) fn end_group(group: Option<i32>) {
+    if let Some(group) = group.filter(|g| *g > 1) {
+        // SAFETY: killpg only sends a signal; the group is the one the link command leads.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
         }
     }
 }

@@ -15,7 +15,7 @@ use screenpilot_session::{
 };
 
 use super::common::{program_env, Caller, Context, OpError, Progress};
-use super::look::{Look, ScreenMode};
+use super::look::{how_it_ended, Look, ScreenMode};
 use super::operation::{Operation, Profile, Report, View};
 use super::program::program_argv;
 use super::step::{checked_steps, walk, Outcomes, StepSpec};
@@ -514,16 +514,11 @@ impl Report for ProgramStatus {
         if self.alive.is_some() {
             return View::default();
         }
-        let end = match (self.exit_code, self.signal) {
-            (Some(code), _) => format!("exit={code}"),
-            (None, Some(signal)) => format!("signal={signal}"),
-            (None, None) => "ended".to_owned(),
-        };
         View {
             header: vec![
                 ("", "closed".to_owned()),
                 ("sid", self.sid.clone()),
-                ("", end),
+                ("", how_it_ended(self.exit_code, self.signal)),
             ],
             screen: Some(String::new()),
             ..View::default()

@@ -35,6 +35,15 @@ pub struct DeltaRows {
     pub rows: Vec<(usize, String)>,
 }
 
+/// How an ended program is said in a header: `exit=N`, `signal=N` or `ended`.
+pub(super) fn how_it_ended(exit_code: Option<i32>, signal: Option<i32>) -> String {
+    match (exit_code, signal) {
+        (Some(code), _) => format!("exit={code}"),
+        (None, Some(signal)) => format!("signal={signal}"),
+        _ => "ended".to_owned(),
+    }
+}
+
 /// Said beside `input=secret`: a password goes from a person (or a reference), never through the
 /// model.
 pub const SECRET_HINT: &str =
@@ -166,11 +175,7 @@ impl Look {
         let mut view = View::default();
         let mut words: Vec<String> = facts.to_vec();
         if !self.alive {
-            words.push(match (self.exit_code, self.signal) {
-                (Some(code), _) => format!("exit={code}"),
-                (None, Some(signal)) => format!("signal={signal}"),
-                _ => "ended".to_owned(),
-            });
+            words.push(how_it_ended(self.exit_code, self.signal));
         }
         for news in &self.news {
             match news.as_str() {

@@ -2,7 +2,6 @@
 //! `screenpilot test` runs again: each input with the condition it waited for (the one given, or one
 //! read from what the screen showed before the next step).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -104,21 +103,17 @@ impl Operation for SaveTest {
                 &dir,
             )
             .map_err(|e| OpError::invalid("sids", e))?;
-        write(
-            &file,
-            &written.text,
-            p.caller_umask.unwrap_or(0o022),
-            p.force,
-        )
-        .map_err(|e| {
-            OpError::invalid(
-                "file",
-                format!(
-                    "cannot write {}: {e}; the steps are kept for the next save_test",
-                    file.display()
-                ),
-            )
-        })?;
+        let mode = 0o666 & !p.caller_umask.unwrap_or(0o022);
+        crate::whole_file::write_whole(&file, written.text.as_bytes(), Some(mode), p.force)
+            .map_err(|e| {
+                OpError::invalid(
+                    "file",
+                    format!(
+                        "cannot write {}: {e}; the steps are kept for the next save_test",
+                        file.display()
+                    ),
+                )
+            })?;
         let saved = SavedTest {
             file: p.file,
             steps: written.steps,
@@ -127,37 +122,4 @@ impl Operation for SaveTest {
         ctx.journal.written(written);
         Ok(saved)
     }
-}
-
-/// Write `text` to `path` through a temporary file beside it, renamed into place once whole: a
-/// full disk or an I/O error leaves no half file, and never half of a file it was to replace.
-fn write(path: &Path, text: &str, umask: u32, force: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mode = 0o666 & !umask;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&partial)?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        if force {
-            std::fs::rename(&partial, path)
-        } else {
-            // Never replaces a file made since the check: the link fails if one is there.
-            std::fs::hard_link(&partial, path)?;
-            std::fs::remove_file(&partial)
-        }
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    written
 }

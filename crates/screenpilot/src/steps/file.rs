@@ -397,9 +397,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
                     Value::String(string(table, "spawn")?.unwrap_or_default()),
                 );
                 if let Some(size) = string(table, "size")? {
-                    let (cols, rows) = size_of(&size).ok_or_else(|| {
-                        bad("size", format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"80x24\""))
-                    })?;
+                    let (cols, rows) = size_of(&size, "size")?;
                     params.insert("cols".into(), cols.into());
                     params.insert("rows".into(), rows.into());
                 }
@@ -451,12 +449,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
             }
             "resize" => {
                 let size = string(table, "resize")?.unwrap_or_default();
-                let (cols, rows) = size_of(&size).ok_or_else(|| {
-                    bad(
-                        "resize",
-                        format!("{size:?} is not COLSxROWS within 1000x500 and 100000 cells, e.g. \"100x30\""),
-                    )
-                })?;
+                let (cols, rows) = size_of(&size, "resize")?;
                 Action::Resize { cols, rows }
             }
             "run" => Action::Run(string(table, "run")?.unwrap_or_default()),
@@ -512,20 +505,33 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
 }
 
 /// The longest a step may wait, as a wait's `timeout_ms` may.
-const MAX_TIMEOUT_MS: i64 = 3_600_000;
+const MAX_TIMEOUT_MS: i64 = crate::ops::until::MAX_TIMEOUT_MS as i64;
 
-/// `COLSxROWS` within the terminal caps (1000 columns, 500 rows, 100,000 cells), checked with the
-/// file rather than when its step runs.
-fn size_of(text: &str) -> Option<(u16, u16)> {
-    let (c, r) = text
+/// `COLSxROWS` within the terminal caps a spawn or a resize checks (the default limits), checked
+/// with the file rather than when its step runs; errors name `field`.
+fn size_of(text: &str, field: &'static str) -> Result<(u16, u16), Bad> {
+    let parsed = text
         .to_lowercase()
         .split_once('x')
-        .map(|(c, r)| (c.trim().to_owned(), r.trim().to_owned()))?;
-    let (cols, rows): (u16, u16) = (c.parse().ok()?, r.parse().ok()?);
-    let fits = (1..=1000).contains(&cols)
-        && (1..=500).contains(&rows)
-        && u32::from(cols) * u32::from(rows) <= 100_000;
-    fits.then_some((cols, rows))
+        .and_then(|(c, r)| Some((c.trim().parse().ok()?, r.trim().parse().ok()?)));
+    let Some((cols, rows)) = parsed else {
+        return Err(bad(
+            field,
+            format!("{text:?} is not COLSxROWS, e.g. \"80x24\""),
+        ));
+    };
+    screenpilot_session::Limits::default()
+        .check_size(screenpilot_screen::Size::new(cols, rows), field)
+        .map_err(|e| bad(field, message_of(e)))?;
+    Ok((cols, rows))
+}
+
+/// What a session check said, without the field it names (the step file names its own).
+fn message_of(error: screenpilot_session::SessionError) -> String {
+    match error {
+        screenpilot_session::SessionError::Invalid { message, .. } => message,
+        other => other.to_string(),
+    }
 }
 
 /// `expect = {...}` or `expect = [{...}, ...]`.
@@ -571,10 +577,7 @@ fn wait_regex(text: &str) -> Result<(), String> {
     let limits = screenpilot_session::Limits::default();
     screenpilot_session::wait::compile(text, "regex", &limits)
         .map(|_| ())
-        .map_err(|e| match e {
-            screenpilot_session::SessionError::Invalid { message, .. } => message,
-            other => other.to_string(),
-        })
+        .map_err(message_of)
 }
 
 fn cells(value: &toml::Value, field: &str, n: usize) -> Result<Vec<u16>, Bad> {

@@ -323,16 +323,8 @@ fn write(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<(), String> {
             )));
         }
     }
-    let name = path
-        .file_name()
-        .map_or_else(|| "golden".into(), |n| n.to_string_lossy().into_owned());
-    let partial = dir.join(format!(".{name}.{}.partial", std::process::id()));
-    std::fs::write(&partial, bytes)
-        .and_then(|()| std::fs::rename(&partial, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            format!("cannot write {}: {e}", path.display())
-        })
+    crate::whole_file::write_whole(path, bytes, None, true)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 /// A generous wait timeout: CI is a loaded two-core machine, and a wait returns as soon as it holds.
 pub const LONG_MS: u64 = 20_000;
 
+/// `spawn` flags for a shell that shows `$ ` and keeps no history file.
+pub const PLAIN_SHELL: [&str; 4] = ["--env", "PS1=$ ", "--env", "HISTFILE=/dev/null"];
+
 /// An idle `bash` prompt (PS1 is `$ `). Snapshot lines are trimmed at the end, so the space after `$`
 /// is optional here; `\$ $` itself is checked in waits_e2e.
 pub const PROMPT: &str = r"^\$ ?$";
@@ -142,15 +145,8 @@ impl Daemon {
 
     /// Like `spawn_bash`, with extra `spawn` flags (e.g. `--size 100x30`) before the program.
     pub fn spawn_bash_with(&self, sid: &str, flags: &[&str]) {
-        let mut args = vec![
-            "spawn",
-            "--sid",
-            sid,
-            "--env",
-            "PS1=$ ",
-            "--env",
-            "HISTFILE=/dev/null",
-        ];
+        let mut args = vec!["spawn", "--sid", sid];
+        args.extend_from_slice(&PLAIN_SHELL);
         args.extend_from_slice(flags);
         args.extend_from_slice(&["--", "bash", "--norc", "--noprofile"]);
         self.sp_json(&args);

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::common::{Daemon, LONG_MS};
+use super::common::{Daemon, LONG_MS, PLAIN_SHELL};
 
 /// Runs per program class: a wrong "waiting" must not show up once.
 const RUNS: usize = 20;
@@ -30,19 +30,9 @@ fn input_of(answer: &Value) -> &str {
 /// Spawn `argv` as `sid` until it waits for input; the answer.
 fn spawn_until_input(d: &Daemon, sid: &str, argv: &[&str]) -> Value {
     let timeout = LONG_MS.to_string();
-    let mut args = vec![
-        "spawn",
-        "--sid",
-        sid,
-        "--env",
-        "PS1=$ ",
-        "--env",
-        "HISTFILE=/dev/null",
-        "--until-input",
-        "--until-timeout-ms",
-        &timeout,
-        "--",
-    ];
+    let mut args = vec!["spawn", "--sid", sid];
+    args.extend_from_slice(&PLAIN_SHELL);
+    args.extend_from_slice(&["--until-input", "--until-timeout-ms", &timeout, "--"]);
     args.extend_from_slice(argv);
     let (status, answer) = d.json_status(&args);
     assert_eq!(
