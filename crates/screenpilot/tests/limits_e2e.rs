@@ -436,15 +436,7 @@ fn a_link_that_sends_an_endless_line_is_dropped_naming_why_in_256_mib_and_its_gr
             "{host}: {answer}"
         );
     }
-    let sleep: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the bridge wrote its child's pid")
-        .trim()
-        .parse()
-        .expect("a pid");
-    assert!(
-        common::ended_within(sleep, Duration::from_millis(LONG_MS)),
-        "the bridge's child {sleep} outlived its link"
-    );
+    assert_ended(&pid_file, "the bridge's");
 }
 
 #[test]
@@ -470,15 +462,7 @@ fn a_failed_bridges_children_end_with_it() {
         message.contains("status 3") && message.contains("no daemon here"),
         "{answer}"
     );
-    let sleep: i32 = std::fs::read_to_string(&pid_file)
-        .expect("the bridge wrote its child's pid")
-        .trim()
-        .parse()
-        .expect("a pid");
-    assert!(
-        common::ended_within(sleep, Duration::from_millis(LONG_MS)),
-        "the failed bridge's child {sleep} was left running"
-    );
+    assert_ended(&pid_file, "the failed bridge's");
 }
 
 #[test]
@@ -677,4 +661,17 @@ fn argument_errors_are_one_json_object_under_json() {
             "{answer}"
         );
     }
+}
+
+/// The process whose pid a bridge wrote to `pid_file` ends (woken by its pidfd): `whose` names it.
+fn assert_ended(pid_file: &std::path::Path, whose: &str) {
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .expect("the bridge wrote its child's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(
+        common::wait_for_process_exit(pid, Duration::from_millis(LONG_MS)),
+        "{whose} child {pid} outlived its link"
+    );
 }

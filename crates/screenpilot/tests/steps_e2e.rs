@@ -328,15 +328,7 @@ fn bad_files_are_refused_naming_the_file_the_line_and_the_field() {
 #[test]
 fn a_session_driven_by_hand_through_the_cli_becomes_a_step_file_that_passes_again() {
     let d = common::Daemon::new();
-    let sp = |args: &[&str]| {
-        let out = d.sp(args);
-        assert!(
-            out.status.success(),
-            "screenpilot {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let sp = |args: &[&str]| d.sp_ok(args);
     // A person picks Cherry in a dialog menu, looking at the screen between keys...
     sp(&[
         "spawn",
@@ -519,15 +511,7 @@ fn goldens_stay_under_the_step_files_folder_and_update_never_writes_through_a_sy
 #[test]
 fn save_test_round_trips_every_input_form_and_a_failed_write_loses_no_step() {
     let d = common::Daemon::new();
-    let sp = |args: &[&str]| {
-        let out = d.sp(args);
-        assert!(
-            out.status.success(),
-            "screenpilot {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let sp = |args: &[&str]| d.sp_ok(args);
     d.spawn_bash("a");
     d.spawn_bash("b");
     // The CLI's forms, with and without until, on two sessions.

@@ -120,6 +120,17 @@ impl Daemon {
         (out.status.code().unwrap_or(-1), value)
     }
 
+    /// Run `screenpilot ARGS...`; it must succeed (exit 0). Its standard output.
+    pub fn sp_ok(&self, args: &[&str]) -> String {
+        let out = self.sp(args);
+        assert!(
+            out.status.success(),
+            "screenpilot {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Run `screenpilot --json ARGS...`; it must succeed (exit 0).
     pub fn sp_json(&self, args: &[&str]) -> Value {
         let (status, value) = self.json_status(args);
@@ -428,25 +439,6 @@ pub fn limit_memory(cmd: &mut Command) -> &mut Command {
         });
     }
     cmd
-}
-
-/// Whether process `pid` (not our child) has ended within `limit`: waits on its pidfd, an event.
-pub fn ended_within(pid: i32, limit: Duration) -> bool {
-    // SAFETY: pidfd_open takes a pid and flags; the descriptor it gives is closed below.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return true; // no such process: it ended (and was reaped) already
-    }
-    let fd = fd as i32;
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call; fd is ours to close.
-    let n = unsafe { libc::poll(&mut pfd, 1, limit.as_millis() as i32) };
-    unsafe { libc::close(fd) };
-    n == 1
 }
 
 /// A `/bin/sh` script in `dir`, executable; its path.
