@@ -27,7 +27,7 @@ use crate::client::{Call, Client};
 use crate::fleet::Fleet;
 use crate::ops::{
     AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, ShownParams,
-    WriteRawParams,
+    TypeSecretParams, WriteRawParams,
 };
 use crate::protocol::Response;
 
@@ -512,7 +512,11 @@ async fn type_secret(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
     eprintln!();
     read.map_err(|e| OpError::new(ErrorCode::IoError, format!("attach --secret: reading: {e}")))?;
     let value = line.trim_end_matches(['\n', '\r']).to_owned();
-    let params = serde_json::json!({"sid": sid, "value": value});
+    let params = serde_json::to_value(TypeSecretParams {
+        sid: sid.clone(),
+        value,
+    })
+    .map_err(|e| OpError::new(ErrorCode::Internal, format!("type_secret: {e}")))?;
     client.call("type_secret", params).await?;
     eprintln!("typed into {sid}");
     Ok(0)

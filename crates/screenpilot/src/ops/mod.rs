@@ -61,7 +61,7 @@ pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
 pub use record::{RecordAction, RecordParams};
 pub use run::RunParams;
 pub use save_test::SaveTestParams;
-pub use secret::SecretRef;
+pub use secret::{SecretRef, TypeSecretParams};
 pub use step::{SendParams, WaitParams};
 pub use textual::TextualRunParams;
 pub use until::UntilParams;
