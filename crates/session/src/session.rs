@@ -571,10 +571,14 @@ impl Session {
     }
 
     /// The program in front waits for input and has read everything typed to it, and all it wrote
-    /// has reached the screen: the kind it waits for.
+    /// has reached the screen, no synchronized update left open: the kind it waits for.
     pub fn ready_for_input(&self) -> Option<Input> {
         let terminal = self.terminal.as_ref()?;
-        if !self.alive() || terminal.input_pending() > 0 || terminal.output_pending() > 0 {
+        if !self.alive()
+            || terminal.input_pending() > 0
+            || terminal.output_pending() > 0
+            || self.with_screen(|s| s.in_sync_frame())
+        {
             return None;
         }
         Some(self.input_state()).filter(|kind| kind.waiting())
