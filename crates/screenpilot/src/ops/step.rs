@@ -42,7 +42,7 @@ pub struct SendParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Map<String, Value>>>")]
     pub steps: Option<Vec<Value>>,
-    /// input=secret: {env:VAR} or {file:PATH} (yours), typed + Enter
+    /// For input=secret: {env:VAR} or {file:PATH}
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub secret: Option<SecretRef>,
@@ -403,7 +403,7 @@ impl Operation for Send {
     const NAME: &'static str = "send";
     const PROFILES: &'static [Profile] = &[Profile::Terminal];
     const DESCRIPTION: &'static str = "Type text, press keys, click; then wait until one holds: regex (^ $ per line; after input: new output only), any:[...], input (program awaits input), exit, change, visual, quiet_ms (changed, then still). \
-Returns held=NAME match=TEXT or timeout (timeout_ms, 10000), input=line|secret|keys|none and the screen: whole, then changed rows ROW|text (scrolled=N: moved up N). \
+Returns held=NAME match=TEXT or timeout (timeout_ms, 10000) and the screen: whole, then changed rows ROW|text (scrolled=N: moved up N). \
 steps: more {text, keys, mouse, until}, each once the last held. \
 E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}}";
     type Params = SendParams;
