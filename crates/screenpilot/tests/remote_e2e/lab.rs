@@ -141,8 +141,13 @@ impl Lab {
             run(&["ip", "-n", &client_ns, "link", "set", &client_if, "up"]);
             run(&["ip", "-n", &ns, "link", "set", &host_if, "up"]);
             let daemon_dir = path.join(format!("h{k}"));
+            // SHLVL=1: the login shell counts itself the second level and so does not source the
+            // user's ~/.bashrc, which bash otherwise does for every ssh command. The machine's
+            // root .bashrc may run `pyenv rehash` under a lock file; a login killed while holding
+            // it (a link the tests cut) leaves the lock behind, and every later login then waits
+            // 60 s for it: longer than a link may take to come up.
             let mut set_env = format!(
-                "SCREENPILOT_DIR={} PATH={}:/usr/local/bin:/usr/bin:/bin SCREENPILOT_MAX_SESSIONS=64",
+                "SHLVL=1 SCREENPILOT_DIR={} PATH={}:/usr/local/bin:/usr/bin:/bin SCREENPILOT_MAX_SESSIONS=64",
                 daemon_dir.display(),
                 bin_dir.display()
             );
