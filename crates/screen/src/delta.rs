@@ -30,11 +30,25 @@ impl Delta {
                 .map(|i| after[i].len() + ROW_OVERHEAD)
                 .sum()
         };
+        // A scroll is what the reader is told happened: it must move more rows of old text into
+        // place than it leaves blank rows, unlisted, for the reader to infer. Otherwise a program
+        // that redrew in place (fzf narrowing its list) would read as `scrolled=23` over blanks.
+        let moves_text = |scrolled: usize| -> bool {
+            let (mut kept, mut inferred) = (0, 0);
+            for i in (0..after.len()).filter(|&i| new[i] == old_at(i + scrolled)) {
+                if new[i] != blank {
+                    kept += 1;
+                } else if i + scrolled >= old.len() {
+                    inferred += 1;
+                }
+            }
+            kept > inferred
+        };
         let mut best = (cost(0), 0);
         // Every scroll is tried: rows x rows comparisons of row hashes, cheap at any screen size.
         for scrolled in 1..after.len() {
             let c = cost(scrolled);
-            if c < best.0 {
+            if c < best.0 && moves_text(scrolled) {
                 best = (c, scrolled);
             }
         }
@@ -124,6 +138,21 @@ mod tests {
                 (3, "$ ".to_owned())
             ]
         );
+    }
+
+    /// fzf narrowing its list redraws in place: the rows are listed as they are (blank ones
+    /// included), not as a scroll that leaves blank rows to be inferred.
+    #[test]
+    fn a_list_redrawn_in_place_is_not_a_scroll() {
+        let before = "  ninth\n  eighth\n  seventh\n  sixth\n  fifth\n  fourth\n  third\n  second\n> first\n  9/9\n> ";
+        let after = "\n\n\n\n\n\n\n\n> sixth\n  1/9\n> si";
+        let delta = check(before, after);
+        assert_eq!(delta.scrolled, 0);
+        assert_eq!(delta.rows.len(), 11, "{delta:?}");
+        assert_eq!(delta.rows[0], (0, String::new()));
+        // One row of old text landing in place by chance is no scroll either.
+        let after = "\n\n\n\n\n\n\n\n  ninth\n  1/9\n> n";
+        assert_eq!(check(before, after).scrolled, 0);
     }
 
     #[test]

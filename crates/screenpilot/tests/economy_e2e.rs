@@ -639,3 +639,28 @@ fn computer_on_a_terminal_carries_a_condition_too() {
     );
     assert_eq!(bad["field"], "until.regex", "{bad}");
 }
+
+/// fzf narrowing its list redraws it in place: the answer shows the rows as they now are (blank
+/// ones included), not a scroll over blank rows left for the model to infer.
+#[test]
+fn a_list_redrawn_in_place_reads_as_its_rows_not_as_a_scroll() {
+    let d = Daemon::new();
+    d.sp_json(&["spawn", "--sid", "fz", "--", "bash", "-c", "seq 100 | fzf"]);
+    d.wait_regex("fz", r"\b100/100");
+    let mut model = Vec::new();
+    let whole = d.sp(&["snapshot", "fz", "--delta"]);
+    rebuild(
+        &mut model,
+        24,
+        String::from_utf8_lossy(&whole.stdout).trim_end_matches('\n'),
+    );
+    let out = d.sp(&["keys", "fz", "77", "--until", r"\b1/100", "--delta"]);
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{printed}");
+    // Listing 24 rows as they are costs more than the whole screen: the whole screen it is.
+    let header = printed.lines().next().unwrap_or_default();
+    assert!(!header.contains("scrolled="), "{printed}");
+    rebuild(&mut model, 24, printed.trim_end_matches('\n'));
+    let truth: Vec<String> = d.screen("fz").split('\n').map(str::to_owned).collect();
+    assert_eq!(model, truth, "the rebuilt screen differs; read:\n{printed}");
+}
