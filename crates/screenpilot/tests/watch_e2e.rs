@@ -701,3 +701,61 @@ fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_an
         }
     });
 }
+
+/// A person types a password on the page (with control) into a hidden-line prompt: the program gets
+/// it, and no answer, recording, step file or daemon log keeps it.
+#[test]
+fn a_secret_typed_on_the_page_reaches_the_program_and_nothing_keeps_it() {
+    let daemon = Daemon::new();
+    let cast = daemon.path().join("pw.cast");
+    let cast_path = cast.to_string_lossy().into_owned();
+    let check = "import getpass; p = getpass.getpass('pw: '); print('page-ok' if p == 'page' + 'pw77' else 'bad')";
+    let asked = daemon.sp_json(&[
+        "spawn",
+        "--sid",
+        "pw",
+        "--record",
+        &cast_path,
+        "--until-input",
+        "--",
+        "python3",
+        "-c",
+        check,
+    ]);
+    assert_eq!(asked["screen"]["input"], "secret", "{asked}");
+    let page = watch(&daemon, &["--control"]);
+    runtime().block_on(async {
+        let mut view = connect(&page, "/ws/session/pw", &page.token).await;
+        let hello = next_json(&mut view).await;
+        assert_eq!(hello["control"], true, "{hello}");
+        view.send(Message::binary(b"pagepw77\r".to_vec()))
+            .await
+            .unwrap_or_else(|e| panic!("send: {e}"));
+    });
+    let ended = daemon.sp_json(&["wait", "pw", "--until-exit"]);
+    let mut kept = vec![("the answer", ended.to_string())];
+    assert!(ended.to_string().contains("page-ok"), "{ended}");
+    let steps = daemon.path().join("pw.toml");
+    kept.push((
+        "save-test's answer",
+        daemon
+            .sp_json(&["save-test", &steps.to_string_lossy()])
+            .to_string(),
+    ));
+    for (what, path) in [
+        ("the step file", steps),
+        ("the recording", cast),
+        ("the daemon log", daemon.path().join("daemon.log")),
+    ] {
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{what} {}: {e}", path.display()));
+        kept.push((what, text));
+    }
+    kept.push(("the snapshot", daemon.screen("pw")));
+    for (what, text) in kept {
+        assert!(
+            !text.contains("pagepw77"),
+            "the secret is in {what}:\n{text}"
+        );
+    }
+}
