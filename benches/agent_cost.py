@@ -512,6 +512,20 @@ NOTES = "alpha line one\nthe quick brown fox\ngamma line three\n"
 NOTES_AFTER = "alpha line one\nthe quick red fox\ngamma line three\n"
 DIALOG = "dialog --menu Fruit 12 40 4 1 Apple 2 Banana 3 Cherry 4 Date 2>choice.txt"
 LESS_TARGET = "line 377: a zebra crossed here"
+# A script with prompts no model knows, each after a pause of work; it writes the answers it got.
+WIZARD = """import time
+print("Preparing the workspace...", flush=True)
+time.sleep(1.2)
+name = input("Project name (letters only): ")
+print("Checking the name...", flush=True)
+time.sleep(0.8)
+answer = input(f"Create {name} with the default settings? [yes/no] ")
+with open("wizard.out", "w") as f:
+    f.write(f"{name} {answer}\\n")
+print("Done.")
+"""
+# What the model recognises as each question once it reads it.
+WIZARD_ASKS = [r"Project name.*:", r"\[yes/no\]"]
 BUILD = """#!/bin/sh
 echo "step 1/3 compiling"
 sleep 0.7
@@ -894,7 +908,72 @@ class HtopFilter(Task):
         return False, "no row with sleep 4242 in what the model read"
 
 
-TASKS = [PythonRepl(), VimEdit(), SlowCommand(), DialogMenu(), LessSearch(), GitAddPatch(), HtopFilter()]
+class Wizard(Task):
+    name = "wizard"
+    summary = "a setup script whose prompts the model has never seen: answer its two questions as they come"
+
+    def setup(self, d):
+        with open(os.path.join(d, "wizard.py"), "w") as f:
+            f.write(WIZARD)
+        return {"path": os.path.join(d, "wizard.out")}
+
+    # The model cannot type ahead (it learns each question by reading it) nor name the prompt in
+    # advance: tmux and terminalcp read until a question shows; screenpilot waits for the program to
+    # ask (`until: {"input": true}`), whatever its prompt says.
+    def tmux(self, d, ctx):
+        d.until([("python3 wizard.py\n", TERMINUS_START_S)], WIZARD_ASKS[0])
+        d.until([("demo\n", TERMINUS_KEY_S)], WIZARD_ASKS[1])
+        d.until([("no\n", TERMINUS_KEY_S)], prompt_back)
+
+    def terminalcp(self, d, ctx):
+        d.act(action="start", command="python3 wizard.py", name="w")
+        d.poll(WIZARD_ASKS[0], action="stream", id="w", since_last=True)
+        d.act(action="stdin", id="w", data="demo\r")
+        d.poll(WIZARD_ASKS[1], action="stream", id="w", since_last=True)
+        d.act(action="stdin", id="w", data="no\r")
+        d.poll(r"Process exited", action="stream", id="w", since_last=True)
+        d.act(action="stop", id="w")
+
+    def sp_mcp_today(self, d, ctx):
+        d.call("spawn", {"cmd": "python3 wizard.py", "sid": "w"})
+        d.call("wait_for", {"sid": "w", "pattern": WIZARD_ASKS[0]})
+        d.call("send_line", {"sid": "w", "text": "demo"})
+        d.call("wait_for", {"sid": "w", "pattern": WIZARD_ASKS[1]})
+        d.call("send_line", {"sid": "w", "text": "no"})
+        d.call("wait_exit", {"sid": "w"})
+        d.call("close", {"sid": "w"})
+
+    def sp_cli_today(self, d, ctx):
+        d.sh("screenpilot spawn --sid w -- python3 wizard.py")
+        d.sh(f"screenpilot wait w --regex '{WIZARD_ASKS[0]}'")
+        d.sh("screenpilot line w demo")
+        d.sh(f"screenpilot wait w --regex '{WIZARD_ASKS[1]}'")
+        d.sh("screenpilot line w no")
+        d.sh("screenpilot wait w --exit")
+        d.sh("screenpilot close w")
+
+    def sp_mcp(self, d, ctx):
+        d.call("spawn", {"cmd": "python3 wizard.py", "sid": "w", "until": {"input": True}})
+        d.call("send", {"sid": "w", "keys": ["demo", "Enter"], "until": {"input": True}})
+        d.call("send", {"sid": "w", "keys": ["no", "Enter"], "until": {"exit": True}, "screen": "none"})
+
+    def sp_cli(self, d, ctx):
+        d.sh("screenpilot spawn --sid w --until-input -- python3 wizard.py")
+        d.sh("screenpilot keys w demo Enter --until-input")
+        d.sh("screenpilot keys w no Enter --until-exit --no-screen")
+
+    def check(self, ctx, reading):
+        try:
+            with open(ctx["path"]) as f:
+                got = f.read().strip()
+        except OSError:
+            got = None
+        asked = all(re.search(q, reading, re.M) for q in WIZARD_ASKS)
+        ok = got == "demo no" and asked
+        return ok, f"wizard.out: {got!r}, both questions read: {asked}"
+
+
+TASKS = [PythonRepl(), VimEdit(), SlowCommand(), DialogMenu(), LessSearch(), GitAddPatch(), HtopFilter(), Wizard()]
 DRIVER_NAMES = ["tmux-terminus", "terminalcp", "sp-mcp-today", "sp-mcp-terminal-today", "sp-cli-today",
                 "sp-mcp", "sp-mcp-terminal", "sp-cli"]
 STEPS = {"tmux": "tmux", "terminalcp": "terminalcp", "sp-mcp-today": "sp_mcp_today",

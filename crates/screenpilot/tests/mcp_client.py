@@ -36,6 +36,7 @@ import anyio
 import httpx2
 import jsonschema
 from mcp import Client, ClientSession, StdioServerParameters
+from mcp import types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -456,6 +457,57 @@ async def run_stdio_modern(binary: str, env: dict, root: Path) -> dict:
     return {"protocol_version": version}
 
 
+async def run_stdio_secret(binary: str, env: dict, root: Path) -> dict:
+    """A client that takes URL-mode elicitation (MCP 2025-11-25): when a program waits for a password,
+    the server asks it to open the watch page at that session; the person (here, this callback speaking
+    the page's WebSocket as the page does) types the password there, and the model never sees it."""
+    import websocket  # websocket-client, in the test venv
+
+    workdir = root / "secret-cwd"
+    workdir.mkdir(exist_ok=True)
+    password = "mcp" + "-pw-55"
+    asked: dict = {}
+    typed = anyio.Event()
+
+    async def on_elicit(context, params):
+        asked.update(mode=params.mode, url=params.url, message=params.message)
+        fragment = params.url.split("#", 1)[1]
+        fields = dict(pair.split("=", 1) for pair in fragment.split("&"))
+        address = params.url.split("//", 1)[1].split("/", 1)[0]
+        page = websocket.create_connection(
+            f"ws://{address}/ws/session/{fields['sid']}", timeout=STEP_LIMIT_S,
+            subprotocols=["screenpilot.watch", "bearer." + fields["token"]])
+        try:
+            hello = json.loads(page.recv())
+            check(hello.get("control") is True, f"the page offered gives no control: {hello}")
+            page.send_binary((password + "\r").encode())
+        finally:
+            page.close()
+        typed.set()
+        return types.ElicitResult(action="accept")
+
+    server = StdioServerParameters(command=binary, args=["mcp"], env=env, cwd=str(workdir))
+    script = ("import getpass; p = getpass.getpass('pw: '); "
+              f"print('secret-ok' if p == {password[:3]!r} + {password[3:]!r} else 'bad')")
+    read_texts = []
+    with open(root / "mcp-secret.stderr", "w") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=on_elicit) as session:
+                await session.initialize()
+                spawned = await call_ok(session, "spawn", {"cmd": f"python3 -c \"{script}\"", "sid": "pw",
+                                                           "until": {"input": True}})
+                read_texts += texts(spawned)
+                check("input=secret" in texts(spawned)[0], f"no input=secret: {texts(spawned)}")
+                with anyio.fail_after(STEP_LIMIT_S):
+                    await typed.wait()
+                ended = await call_ok(session, "send", {"sid": "pw", "until": {"exit": True}})
+                read_texts += texts(ended)
+                check(any("secret-ok" in t for t in texts(ended)), f"the program did not get it: {texts(ended)}")
+    check(asked.get("mode") == "url" and "&sid=pw" in asked.get("url", ""), f"elicitation: {asked}")
+    check(not any(password in t for t in read_texts), "the password is in what the model read")
+    return {"elicitation": {"mode": asked["mode"], "message": asked["message"]}}
+
+
 class HttpServer:
     """`screenpilot mcp --http 127.0.0.1:0`: the address and token come from its stderr."""
 
@@ -582,7 +634,7 @@ def innermost(error: BaseException) -> BaseException:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("binary", nargs="?", default=os.environ.get("SCREENPILOT_BIN_PATH"))
-    parser.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
+    parser.add_argument("--transport", choices=["stdio", "http", "both", "secret"], default="both")
     args = parser.parse_args()
     if not args.binary:
         print("usage: mcp_client.py SCREENPILOT_BINARY [--transport stdio|http|both]", file=sys.stderr)
@@ -604,7 +656,9 @@ def main() -> int:
             summary["stdio_auto_mode"] = anyio.run(run_stdio_modern, args.binary, env, root)
         if args.transport in ("http", "both"):
             summary["http"] = anyio.run(run_http, args.binary, env, root)
-        summary["validated_outputs"] = sorted(VALIDATED)
+        if args.transport == "secret":
+            summary["secret"] = anyio.run(run_stdio_secret, args.binary, env, root)
+        summary["validated_outputs"] = sorted(VALIDATED) if args.transport != "secret" else []
         summary["ok"] = True
     except BaseException as e:  # noqa: BLE001 - every failure goes into the summary
         leaf = innermost(e)

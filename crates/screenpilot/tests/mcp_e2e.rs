@@ -127,6 +127,22 @@ fn mcp_over_stdio_with_the_python_sdk() {
     );
 }
 
+/// A program waits for a password: a client that takes URL-mode elicitation is asked to open the
+/// watch page at that session (with control); the password typed there reaches the program and no
+/// answer the model read holds it (checked in the client, `run_stdio_secret`).
+#[test]
+fn a_password_prompt_asks_the_client_to_open_the_page_for_the_person() {
+    let summary = run_client("secret");
+    assert_eq!(summary["ok"], true);
+    assert_eq!(summary["secret"]["elicitation"]["mode"], "url");
+    assert!(
+        summary["secret"]["elicitation"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("password")),
+        "{summary}"
+    );
+}
+
 #[test]
 fn mcp_over_http_with_the_python_sdk() {
     let summary = run_client("http");

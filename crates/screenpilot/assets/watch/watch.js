@@ -22,6 +22,10 @@
 (function () {
   const PROTOCOL = "screenpilot.watch";
   const views = new Map(); // sid -> view
+  // #sid=SID (the page a client opens for a password prompt): that session is brought into view
+  // and its terminal takes the keyboard once it appears.
+  let wanted = (/(?:^#|&)sid=([^&]+)/.exec(location.hash) || [])[1];
+  wanted = wanted && decodeURIComponent(wanted);
   let token = takeToken();
   let control = false;
 
@@ -116,6 +120,11 @@
         view = kindOf(info) === "desktop" ? new DesktopView(info) : new TerminalView(info);
         views.set(info.sid, view);
         $("sessions").appendChild(view.section);
+        if (info.sid === wanted) {
+          wanted = null;
+          view.section.scrollIntoView();
+          if (view.term) view.term.focus();
+        }
       }
       view.update(info);
     }

@@ -1,13 +1,15 @@
 //! The MCP server handler: tools listed from [`crate::ops::OPERATIONS`], each call forwarded to the
 //! daemon as one request (with progress and cancellation), its answer shaped by [`super::present`].
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitRequestParams, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, ServerRequest, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -52,6 +54,9 @@ pub(super) struct Shared {
     running: tokio::sync::watch::Sender<usize>,
     /// The classic tools are served: screens are whole.
     classic: bool,
+    /// Sessions whose hidden-line prompt the client was asked to open the watch page for, until
+    /// it answers: one request at a time per session.
+    offered: Mutex<HashSet<String>>,
 }
 
 impl Screenpilot {
@@ -86,6 +91,7 @@ impl Screenpilot {
                 shutdown: CancellationToken::new(),
                 running: tokio::sync::watch::Sender::new(0),
                 classic,
+                offered: Default::default(),
             }),
             reader: None,
         };
@@ -185,19 +191,87 @@ impl ServerHandler for Screenpilot {
             long: limit.is_some(),
             total_secs: limit.map(|d| d.as_secs_f64()),
         };
+        let sid = params["sid"].as_str().map(str::to_owned);
         let outcome = self
             .shared
             .forward(host, op.name, params, report, &context.ct)
-            .await
-            .map(|mut answer| {
-                fleet.label(host, &mut answer);
-                answer
-            });
+            .await;
+        if let Ok(answer) = &outcome {
+            if let Some(sid) = waits_for_secret(answer, sid) {
+                self.shared.offer_page(host, sid, context.peer.clone());
+            }
+        }
+        let outcome = outcome.map(|mut answer| {
+            fleet.label(host, &mut answer);
+            answer
+        });
         Ok(present::tool_result(Some(op), outcome).into())
     }
 }
 
+fn offered(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    set.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The session of an answer whose program waits for a hidden line (a password).
+fn waits_for_secret(answer: &Value, sid: Option<String>) -> Option<String> {
+    let input = answer["screen"]["input"]
+        .as_str()
+        .or_else(|| answer["input"].as_str());
+    if input != Some("secret") {
+        return None;
+    }
+    answer["sid"].as_str().map(str::to_owned).or(sid)
+}
+
 impl Shared {
+    /// A program waits for a password: a client that takes URL-mode elicitation (MCP 2025-11-25)
+    /// is asked to open the watch page at that session, where the person types it; the model
+    /// never sees it. Sent beside the answer, not awaited by it. Local sessions only (a remote
+    /// host's page is on that host's loopback).
+    fn offer_page(self: &Arc<Self>, host: usize, sid: String, peer: Peer<RoleServer>) {
+        let takes_url = peer.peer_info().is_some_and(|info| {
+            info.capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.url.is_some())
+        });
+        if !takes_url || !self.fleet.hosts()[host].is_local() {
+            return;
+        }
+        if !offered(&self.offered).insert(sid.clone()) {
+            return;
+        }
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let page = match shared.fleet.client(host, false).await {
+                Ok(client) => {
+                    client
+                        .call("watch", serde_json::json!({"control": true}))
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            if let Some(url) = page.ok().and_then(|p| p["url"].as_str().map(str::to_owned)) {
+                let params = ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: format!(
+                        "Session {sid} waits for a password. Type it on this page, in {sid}'s \
+                         terminal: it goes to the program only, never to the model."
+                    ),
+                    url: format!("{url}&sid={sid}"),
+                    elicitation_id: format!("secret-{sid}-{}", NEXT.fetch_add(1, Relaxed)),
+                };
+                let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+                if let Err(e) = peer.send_request(request).await {
+                    eprintln!("screenpilot mcp: asking the client to open the page for {sid}: {e}");
+                }
+            }
+            offered(&shared.offered).remove(&sid);
+        });
+    }
+
     /// Run `op` on the daemon of host `host`, reporting progress while it runs, and cancelling it
     /// there when the MCP client cancels the call (or the server shuts down).
     async fn forward(
@@ -451,26 +525,25 @@ mod tests {
         (total, each)
     }
 
-    /// What a model reads before its first call, instructions included: at most 3.5 KB for the
-    /// terminal tools and 7 KB for every tool listed by default (terminal, Textual, desktop). Issue
+    /// What a model reads before its first call, instructions included: at most 3,712 bytes for the
+    /// terminal tools and 7,296 for every tool listed by default (terminal, Textual, desktop). Issue
     /// 22 set 4 KB and 9 KB; these are tighter because `benches/agent_cost.py` must find every tool
-    /// (definitions and work) cheaper than terminalcp's one tool, and at 7.1 KB the margin was 30
-    /// tokens. A description or parameter that grows past them fails here: trim first. Sizes are
-    /// printed for BENCHMARKS.md (`cargo test tools_fit -- --nocapture`).
+    /// (definitions and work) cheaper than terminalcp's one tool, and the terminal tools cheaper than
+    /// tmux. Issue 29 put `until`'s fields in send's schema (+157 bytes, other descriptions trimmed).
+    /// A description or parameter that grows past them fails here: trim first. Sizes are printed
+    /// for BENCHMARKS.md (`cargo test tools_fit -- --nocapture`).
     #[test]
     fn tools_fit_their_budgets() {
-        for (profile, budget) in [(Some("terminal"), 3584), (None, 7168)] {
+        let mut over = Vec::new();
+        for (profile, budget) in [(Some("terminal"), 3712), (None, 7296)] {
             let (total, each) = model_bytes(profile);
-            println!(
-                "--tools {}: {total} bytes {each:?}",
-                profile.unwrap_or("(default)")
-            );
-            assert!(
-                total <= budget,
-                "--tools {}: {total} bytes, over the budget of {budget}: {each:?}",
-                profile.unwrap_or("(default)")
-            );
+            let name = profile.unwrap_or("(default)");
+            println!("--tools {name}: {total} bytes {each:?}");
+            if total > budget {
+                over.push(format!("--tools {name}: {total} bytes, over {budget}"));
+            }
         }
+        assert!(over.is_empty(), "{over:?}");
         // The classic tools keep their full descriptions; they are listed only on request.
         let (classic, _) = model_bytes(Some("classic"));
         println!("--tools classic: {classic} bytes");

@@ -53,12 +53,14 @@ pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
     if hidden || !classic {
         schema.remove("additionalProperties");
     }
-    // So too the length of a pair ([w,h], [x,y]): its description says it, the daemon checks it.
+    // So too what a nested object may hold (`until`'s unknown fields, `env`'s values) and the
+    // length of a pair ([w,h], [x,y]): the description says it, the daemon checks it.
     if !classic {
         if let Some(Value::Object(properties)) = schema.get_mut("properties") {
             for property in properties.values_mut().filter_map(Value::as_object_mut) {
                 property.remove("minItems");
                 property.remove("maxItems");
+                property.remove("additionalProperties");
             }
         }
     }

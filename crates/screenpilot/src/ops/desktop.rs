@@ -91,7 +91,7 @@ impl Report for DesktopInfo {
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager) with cmd, answering once its window has the focus; display: attach (\":0\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
+    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager) with cmd; answers once its window has the focus. display: attach (\":0\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
         ("shell", Profile::CLASSIC),

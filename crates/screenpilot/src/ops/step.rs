@@ -37,7 +37,7 @@ pub struct SendParams {
     /// Then {action: click|double_click|move|down|up|drag|scroll, col,row or text, button, to:[col,row], scroll_y}
     #[schemars(with = "Option<Map<String, Value>>")]
     pub mouse: Option<Value>,
-    #[schemars(with = "Option<Map<String, Value>>")]
+    #[schemars(with = "Option<UntilParams>")]
     pub until: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Map<String, Value>>>")]
@@ -402,9 +402,9 @@ pub struct Send;
 impl Operation for Send {
     const NAME: &'static str = "send";
     const PROFILES: &'static [Profile] = &[Profile::Terminal];
-    const DESCRIPTION: &'static str = "Type text, press keys, click; then wait until one holds: regex (^ $ per line; after input: new output only), any:[...], input (program awaits input), exit, change, visual, quiet_ms (changed, then still). \
-Returns held=NAME match=TEXT or timeout (timeout_ms, 10000) and the screen: whole, then changed rows ROW|text (scrolled=N: moved up N). \
-steps: more {text, keys, mouse, until}, each once the last held. \
+    const DESCRIPTION: &'static str = "Type text, press keys, click; then wait until one holds. \
+Answers held=NAME match=TEXT or timeout (timeout_ms, 10000), then the screen (later: changed rows ROW|text; scrolled=N: moved up N). \
+steps: more {text,keys,mouse,until}, each once the last held. \
 E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}}";
     type Params = SendParams;
     type Output = Stepped;

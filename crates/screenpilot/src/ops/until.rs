@@ -31,28 +31,24 @@ const MAX_SETTLE_MS: u64 = 10_000;
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UntilParams {
-    /// Regex on the screen (^ $ per line)
+    /// ^ $ per line; new output only
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<String>,
-    /// Regexes; index tells which
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub any: Option<Vec<String>>,
-    /// Program exits
     #[serde(default, skip_serializing_if = "is_false")]
     pub exit: bool,
-    /// Text changes
     #[serde(default, skip_serializing_if = "is_false")]
     pub change: bool,
-    /// Anything visible changes (a highlight moves)
     #[serde(default, skip_serializing_if = "is_false")]
     pub visual: bool,
-    /// Screen changes, then is still this long
+    /// Changed, then still
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<u64>,
-    /// Program waits for input (input=line|secret|keys)
+    /// Program awaits input
     #[serde(default, skip_serializing_if = "is_false")]
     pub input: bool,
-    /// Then answer once output paused this long (default 30; 0: at once)
+    /// 30; 0: none
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_ms: Option<u64>,
 }

@@ -130,7 +130,7 @@ pub struct Computer;
 impl Operation for Computer {
     const NAME: &'static str = "computer";
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal), answered with a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's shapes too. x,y: screenshot pixels. actions: a list. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
+    const DESCRIPTION: &'static str = "OpenAI computer actions on a desktop (or terminal); answers a PNG once the screen settled. action {type,...}: screenshot, click {x,y,button}, double_click, move, scroll {x,y,scroll_x,scroll_y}, type {text}, keypress {keys}, drag {path:[{x,y}]}, wait {ms}; Anthropic's shapes too. x,y: screenshot pixels. actions: a list. E.g. {\"sid\":\"d\",\"action\":{\"type\":\"click\",\"x\":9,\"y\":9}}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("step_timeout_ms", Profile::CLASSIC),
         ("max_long_edge", Profile::CLASSIC),

@@ -38,7 +38,7 @@ pub struct TextualRun;
 impl Operation for TextualRun {
     const NAME: &'static str = "textual_run";
     const PROFILES: &'static [Profile] = &[Profile::Textual];
-    const DESCRIPTION: &'static str = "Run a Textual app in a real terminal and act on its widgets; answers once it settled. One-shot (app, actions) or a session (app+session opens, session acts, close stops). E.g. {\"app\":\"/src/counter.py\",\"actions\":[{\"click\":\"#inc\"}],\"query\":[\"#label\"]}";
+    const DESCRIPTION: &'static str = "A Textual app in a real terminal, acted on by widget; answers once it settled. One-shot (app, actions) or a session (app+session opens, session acts, close stops). E.g. {\"app\":\"/src/counter.py\",\"actions\":[{\"click\":\"#inc\"}],\"query\":[\"#label\"]}";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Run a Python Textual app in a real terminal and drive it: keys, clicks on CSS selectors, pauses, resizes, screenshots. \
 One-shot (app + actions: start, act, stop; returns the exit value) or a session (app + session opens it and keeps it running; session alone acts on it; close: true stops it). \
 A click goes to the visible centre of the widget (or offset from its top-left) and is refused with a clear error if the widget is absent, hidden, disabled, off screen, or covered (e.g. by a modal screen). \
