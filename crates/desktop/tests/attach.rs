@@ -5,7 +5,7 @@
 //!
 //! One test in this file: it sets XAUTHORITY for the whole process, as a person's session has it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! and zenity; every wait is on an event (an owner change seen through XFIXES, a program's exit,
 //! drawing), each under a generous bound.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

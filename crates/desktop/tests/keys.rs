@@ -2,7 +2,7 @@
 //! what they show (with NumLock off and on), KP_Enter ends a line, and names from XF86keysym.h are
 //! pressed too. Real Xvfb and xterm; what the shell read is checked once it exited.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

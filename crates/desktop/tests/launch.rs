@@ -3,7 +3,7 @@
 //! keyboard, and is ended with the desktop. Failures name the field and what happened. Real Xvfb,
 //! openbox, mousepad and xterm; waits on window events and pidfds only.
 
-mod common;
+use crate::common;
 
 use common::*;
 use screenpilot_desktop::Program;

@@ -2,7 +2,7 @@
 //! window is shown with the keyboard, and a line typed at once reaches the program. Real Xvfb,
 //! openbox, twm and xterm; every wait is on an event (window counters, the program's exit).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! draws, the window counter when a window appears or its title changes, `settle` returns soon
 //! after the screen went still, the screen hash follows the pixels, and closing ends it all.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! (through EWMH requests) and with no window manager at all (what we do ourselves instead). Real
 //! Xvfb and xterm; every wait is on an event (window counters, a program's exit).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

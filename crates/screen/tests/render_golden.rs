@@ -2,7 +2,7 @@
 //! and compared with references committed in tests/fixtures.
 //!
 //! After an intended change to the rendering, regenerate the references with
-//! `SCREENPILOT_BLESS=1 cargo test -p screenpilot-screen --test render_golden`, look at the new images,
+//! `SCREENPILOT_BLESS=1 cargo test -p screenpilot-screen --test integration render_golden::`, look at the new images,
 //! and commit them.
 
 use std::path::{Path, PathBuf};

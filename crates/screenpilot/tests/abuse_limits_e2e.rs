@@ -4,7 +4,7 @@
 //! an error naming the field); the timing ones compare against the same machine's unloaded figure with a
 //! wide margin, because CI machines are small and busy.
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

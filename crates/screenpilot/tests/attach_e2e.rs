@@ -2,7 +2,7 @@
 //! `screenpilot attach` runs as a session of its own ("viewer"), so the test types into it as a
 //! person would and reads its screen as they would see it, while the agent drives the target.
 
-mod common;
+use crate::common;
 
 use common::{binary, fixture, Background, Daemon, PROMPT};
 use serde_json::Value;

@@ -3,9 +3,8 @@
 //! actions on a terminal session. Synchronisation is by events only: X events, inotify, the product's
 //! own waits.
 
-mod common;
-#[path = "fixtures/x11/recorder.rs"]
-mod recorder;
+use crate::common;
+use crate::recorder;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

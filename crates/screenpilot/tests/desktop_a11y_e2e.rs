@@ -3,7 +3,7 @@
 //! alone: no coordinates, no screenshot read. Each task is checked by what the program did (its
 //! output, a file it wrote), and every wait is an event (an element appearing, a program's exit).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,9 +5,8 @@
 //! published schema checked by a JSON Schema validator. Synchronisation is by events only: files
 //! written (inotify), process exits (pidfd), window titles (the product's wait), X events.
 
-mod common;
-#[path = "fixtures/x11/recorder.rs"]
-mod recorder;
+use crate::common;
+use crate::recorder;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

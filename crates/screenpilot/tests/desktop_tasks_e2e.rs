@@ -5,7 +5,7 @@
 //! every wait is on an event: a window title (the product's wait), a file closed (inotify), a program's
 //! exit.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

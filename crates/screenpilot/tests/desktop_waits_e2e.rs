@@ -2,7 +2,7 @@
 //! real xterm. The program under test reacts to lines the test writes into a named pipe, so every
 //! change on the screen happens when the test says, and every wait is woken by X itself.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

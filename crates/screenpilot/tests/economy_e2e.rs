@@ -10,7 +10,7 @@
 //!   over the budget;
 //! - bad input named by its field.
 
-mod common;
+use crate::common;
 
 use common::{fixture, Daemon, LONG_MS, PROMPT};
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! asks for programs from clients whose PATH and variables differ: what the program sees shows whose
 //! environment it got.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

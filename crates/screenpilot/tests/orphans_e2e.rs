@@ -4,7 +4,7 @@
 //! ends them before it answers anything. Either touches nothing that is not provably its own. Real
 //! daemons, a real `kill -9`, real programs.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -18,7 +18,7 @@
 //! `SCREENPILOT_TEST_PYTHON` (with maturin and uvx beside it) and `SCREENPILOT_TEST_NODE_PREFIX` name
 //! others. A missing tool is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

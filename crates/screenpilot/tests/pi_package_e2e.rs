@@ -7,7 +7,7 @@
 //! `@earendil-works/pi-coding-agent@1.6`, or `SCREENPILOT_TEST_NODE_PREFIX`), `.venv` (Textual), Xvfb.
 //! A missing pi is a failure, never a skip.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! .venv/asciinema-player) in headless chromium. Replaying must end on the recorded session's last
 //! screen.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;

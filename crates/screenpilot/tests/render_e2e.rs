@@ -4,7 +4,7 @@
 //! and asciinema 3 (which converts the recording to v2, which renders the same). ffmpeg and
 //! ImageMagick are Debian packages that scripts/test.sh installs; missing is a failure, not a skip.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! vim, less) and small fixture programs. Each test asserts what a user would check on the screen, on
 //! disk or in /proc.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! passes again after `--update`; masks keep what varies out of a golden; JUnit XML and the HTML page
 //! of a failure are written; bad files are refused naming the file, the line and the field.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! (SIGSTOP) must end its calls with a clear error after a bound, while a wait that legitimately runs
 //! longer than that bound, silent, on a live daemon still runs to its own timeout.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;

@@ -4,10 +4,10 @@
 //! at most 1.3x the plain text's bytes, naming the selection as a marked span; `highlights` holding
 //! the selection; the cells under 10 KB.
 //!
-//! `cargo test -p screenpilot --test styled_e2e -- --nocapture` prints each screen's figures (the
+//! `cargo test -p screenpilot --test e2e styled:: -- --nocapture` prints each screen's figures (the
 //! table in BENCHMARKS.md).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

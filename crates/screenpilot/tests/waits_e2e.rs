@@ -2,7 +2,7 @@
 //! mid-wait. Nothing here sleeps to synchronise; timeouts are generous because a wait returns as soon as
 //! its condition holds.
 
-mod common;
+use crate::common;
 #[path = "waits/trust.rs"]
 mod trust;
 

@@ -6,7 +6,7 @@
 //! Needs what `scripts/test.sh` installs: chromium (apt) and the venv's websocket-client;
 //! `SCREENPILOT_TEST_PYTHON` names another Python, `SCREENPILOT_CHROMIUM` another browser.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

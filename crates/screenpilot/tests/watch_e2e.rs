@@ -2,7 +2,7 @@
 //! WebSockets for the live views), against a real daemon with a real bash and a real Xvfb desktop.
 //! Every wait is bounded and woken by what arrives; nothing sleeps.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

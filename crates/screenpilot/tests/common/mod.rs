@@ -2,7 +2,7 @@
 //! temp dir), drives it through the real `screenpilot` binary, and stops it when the test ends, even on
 //! a panic. Tests synchronise only through the product's own event-driven waits, never by sleeping.
 
-#![allow(dead_code)] // each test binary uses a different part of the harness
+#![allow(dead_code)] // not every part of the harness is used by a test today
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

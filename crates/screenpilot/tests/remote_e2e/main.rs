@@ -4,8 +4,7 @@
 //! once; bad hosts named within a bound. Every wait is an event: a screen a wait matched, a daemon's
 //! count of running requests, a line the client printed, a process's exit.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod lab;
 
 use std::io::{BufRead, BufReader};

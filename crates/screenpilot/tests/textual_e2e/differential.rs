@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use crate::harness::{oldest_python, textual_examples, Harness};
+use super::harness::{oldest_python, textual_examples, Harness};
 
 /// Cases run at once: each side is mostly a Python start-up, so a few overlap well on two cores.
 const WORKERS: usize = 3;
@@ -168,7 +168,7 @@ fn same_outcome_as_pilot(python: String) {
 
 #[test]
 fn textual_examples_end_as_under_pilot() {
-    same_outcome_as_pilot(crate::harness::python());
+    same_outcome_as_pilot(super::harness::python());
 }
 
 #[test]

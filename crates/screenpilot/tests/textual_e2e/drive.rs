@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::harness::{assert_png_decodes, find_in_tree, queried, Harness};
+use super::harness::{assert_png_decodes, find_in_tree, queried, Harness};
 
 #[test]
 fn counter_one_shot_presses_clicks_pauses_and_reports_tree_query_and_screenshots() {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::Harness;
+use super::harness::Harness;
 
 #[test]
 fn missing_prerequisites_are_clear_errors() {

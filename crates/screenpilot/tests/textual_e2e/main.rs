@@ -8,8 +8,6 @@
 //! apps are unpacked beside each (`<venv>/textual-examples`). scripts/test.sh makes all of them. A missing
 //! one fails the test: Textual support is part of the product, not an optional extra.
 
-#[path = "../common/mod.rs"]
-mod common;
 mod differential;
 mod drive;
 mod failures;

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::{queried, Harness};
+use super::harness::{queried, Harness};
 
 #[test]
 fn a_modal_screen_covering_a_button_refuses_the_click_until_dismissed() {

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::harness::{oldest_python, queried, Harness};
+use super::harness::{oldest_python, queried, Harness};
 
 /// Textual's checkbox example focuses a checkbox below the fold on mount, then scrolls it into view,
 /// animated, after its first refresh: a click right after start must wait for that scroll.

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::{oldest_python, queried, Harness};
+use super::harness::{oldest_python, queried, Harness};
 
 fn widgets_report_their_state(h: &Harness) {
     let app = h.app("states.py");

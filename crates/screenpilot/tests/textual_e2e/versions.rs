@@ -1,7 +1,7 @@
 //! Which Textual releases run: the oldest and the newest supported (both tested throughout), older
 //! ones refused with the supported range named, newer ones run with a warning.
 
-use crate::harness::{oldest_python, Harness};
+use super::harness::{oldest_python, Harness};
 
 #[test]
 fn a_textual_older_than_supported_is_refused_naming_the_supported_range() {
