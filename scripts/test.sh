@@ -174,6 +174,8 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 stage "import cycles (no two files, and no two sibling modules, of the workspace import each other)"
 python3 scripts/check_cycles.py
 python3 scripts/test_check_cycles.py
+# And the documentation's links: README, docs/ and BENCHMARKS.md lead to files and headings that exist.
+python3 scripts/check_links.py
 
 stage "cargo build --release (started with the installs; the package tests pack the release binary)"
 wait "$release_build" || { cat "$release_log" >&2; echo "cargo build --release failed" >&2; exit 1; }

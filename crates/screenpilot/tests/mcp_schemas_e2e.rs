@@ -1,7 +1,7 @@
 //! The tool schemas as the strictest clients see them: every tool of every `--tools` profile checked
 //! as JSON Schema Draft 2020-12 (Python's `jsonschema`, `tests/mcp_schemas.py`), and MCP Inspector's
-//! CLI with `--strict` run against `screenpilot mcp` on Node 22, with not one warning. And the README's
-//! client configs, read from README.md itself, run by the clients that exist here: Claude Code's and
+//! CLI with `--strict` run against `screenpilot mcp` on Node 22, with not one warning. And docs/mcp.md's
+//! client configs, read from the page itself, run by the clients that exist here: Claude Code's and
 //! Codex's through the MCP Python SDK (`tests/readme_mcp_configs.py`), the Cursor / VS Code JSON through
 //! MCP Inspector's `--config` (pi's is run by real pi in `pi_package_e2e.rs`).
 //!
@@ -173,7 +173,7 @@ fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
     }
 }
 
-/// The README's configs for Claude Code, Codex and Cursor / VS Code, as written there, start a server
+/// docs/mcp.md's configs for Claude Code, Codex and Cursor / VS Code, as written there, start a server
 /// that lists its tools and answers a call.
 #[test]
 fn readme_client_configs_start_a_working_server() {
@@ -185,12 +185,12 @@ fn readme_client_configs_start_a_working_server() {
     let out = Command::new(venv_python())
         .arg(&script)
         .arg(BINARY)
-        .arg(repo().join("README.md"))
+        .arg(repo().join("docs/mcp.md"))
         .arg(&cursor_json)
         .env("SCREENPILOT_DIR", dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", venv_python().display()));
-    assert!(out.status.success(), "README configs: {}", describe(&out));
+    assert!(out.status.success(), "docs/mcp.md configs: {}", describe(&out));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON summary ({e}): {}", describe(&out)));
     println!("{summary}");
@@ -213,7 +213,7 @@ fn readme_client_configs_start_a_working_server() {
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", inspector.display()))
     };
     let listed = run(&["tools/list", "--strict"]);
-    assert_inspector_clean(&listed, "the README's Cursor config");
+    assert_inspector_clean(&listed, "docs/mcp.md's Cursor config");
     // A session in the test's daemon, which the server must see: it is not to use (and leave a
     // daemon running in) the user's own daemon directory.
     let marker = Command::new(BINARY)

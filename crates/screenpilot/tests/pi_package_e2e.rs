@@ -1,4 +1,4 @@
-//! The pi package (`packages/pi`) and the README's pi MCP config in real pi 1.6, with the model scripted
+//! The pi package (`packages/pi`) and docs/mcp.md's pi MCP config in real pi 1.6, with the model scripted
 //! by pi-ai's faux provider: `packages/pi/test/e2e.py` runs one scenario in a scratch HOME with a
 //! private daemon, checks what pi got back, and prints a JSON summary (its docstring says what each
 //! scenario checks).
@@ -38,7 +38,7 @@ fn scenario(name: &str) -> serde_json::Value {
         .arg(env!("CARGO_BIN_EXE_screenpilot"))
         .arg(&python)
         .arg(name)
-        .arg(repo.join("README.md"))
+        .arg(repo.join("docs/mcp.md"))
         .arg(&npm_cli)
         .output()
         .expect("cannot run packages/pi/test/e2e.py");

@@ -1,6 +1,6 @@
-"""The README's MCP client configs, read from README.md itself, run with the official MCP Python SDK.
+"""The MCP client configs of docs/mcp.md, read from the page itself, run with the official MCP Python SDK.
 
-Usage: readme_mcp_configs.py BINARY README OUT_JSON_CONFIG
+Usage: readme_mcp_configs.py BINARY DOCS_MCP_MD OUT_JSON_CONFIG
 
 Claude Code's `claude mcp add screenpilot -- /path/to/screenpilot mcp` (the command after `--`) and
 Codex's `[mcp_servers.screenpilot]` TOML (command, args) each start the server with /path/to/screenpilot

@@ -6,7 +6,7 @@ checks what pi got back, and prints one JSON summary line.
     packages/pi/test/e2e.py PI NODE_BIN SCREENPILOT PYTHON SCENARIO README NPM_CLI
 
 PI: the `pi` command of @earendil-works/pi-coding-agent; NODE_BIN: a directory with Node >= 22.19;
-SCREENPILOT: the binary; PYTHON: an interpreter with Textual; README: the repository's README.md;
+SCREENPILOT: the binary; PYTHON: an interpreter with Textual; README: the repository's docs/mcp.md;
 NPM_CLI: npm's npm-cli.js (run with that Node). SCENARIO:
   seed      `pi install` the package; textual_run on the seed's counter (tab, click #inc, pause, click
             #inc, screenshot) streams the screen after each action; computer (screenshot, click, type,
@@ -467,7 +467,7 @@ def cancel(run):
 
 
 def readme_pi_config(readme):
-    """The JSON block that follows the README's "pi (1.6, built-in MCP)" paragraph, and its command."""
+    """The JSON block that follows the "pi (1.6, built-in MCP)" paragraph of docs/mcp.md, and its command."""
     text = Path(readme).read_text()
     start = text.index("pi (1.6, built-in MCP)")
     command = re.search(r"`(pi mcp add [^`]+)`", text[start:]).group(1)

@@ -11,7 +11,7 @@ use screenpilot_session::SessionError;
 macro_rules! error_codes {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
         /// Why an operation failed, as a stable string that scripts and models can branch on. The
-        /// README's error section lists them all.
+        /// docs/errors.md lists them all.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
         pub enum ErrorCode {
             $( $(#[$doc])* #[serde(rename = $name)] $variant, )*
