@@ -171,7 +171,7 @@ cargo fmt --all --check
 stage "cargo clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
-stage "import cycles (no two files, and no two sibling modules, of the workspace import each other)"
+stage "import cycles (no two files, and no two sibling modules, of the workspace import each other), documentation links"
 python3 scripts/check_cycles.py
 python3 scripts/test_check_cycles.py
 # And the documentation's links: README, docs/ and BENCHMARKS.md lead to files and headings that exist.
