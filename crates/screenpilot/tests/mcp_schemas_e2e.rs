@@ -190,7 +190,11 @@ fn readme_client_configs_start_a_working_server() {
         .env("SCREENPILOT_DIR", dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", venv_python().display()));
-    assert!(out.status.success(), "docs/mcp.md configs: {}", describe(&out));
+    assert!(
+        out.status.success(),
+        "docs/mcp.md configs: {}",
+        describe(&out)
+    );
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON summary ({e}): {}", describe(&out)));
     println!("{summary}");

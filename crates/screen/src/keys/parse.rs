@@ -97,17 +97,7 @@ fn parse_plus_joined(token: &str) -> Option<KeyToken> {
     }
     let mut mods = Modifiers::NONE;
     for name in mod_names.split('+') {
-        let held = match name.to_ascii_lowercase().as_str() {
-            "ctrl" | "control" => Modifiers::CTRL,
-            "alt" | "meta" | "option" => Modifiers::ALT,
-            "shift" => Modifiers::SHIFT,
-            "super" | "cmd" | "command" => Modifiers {
-                super_key: true,
-                ..Modifiers::NONE
-            },
-            _ => return None,
-        };
-        mods = mods.with(held);
+        mods = mods.with(Modifiers::named(name)?);
     }
     let (base, extra) = key_name(key)
         .or_else(|| textual_char_name(key).map(|ch| (BaseKey::Char(ch), Modifiers::NONE)))?;

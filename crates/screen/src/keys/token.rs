@@ -40,6 +40,24 @@ impl Modifiers {
         ..Modifiers::NONE
     };
 
+    pub const SUPER: Modifiers = Modifiers {
+        super_key: true,
+        ..Modifiers::NONE
+    };
+
+    /// A modifier by the names people and other tools give it, any case: ctrl or control; alt,
+    /// meta or option; shift; super, cmd or command. The one table of them: key chords (`ctrl+c`)
+    /// and mouse events' held keys both read names here.
+    pub fn named(name: &str) -> Option<Modifiers> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "ctrl" | "control" => Modifiers::CTRL,
+            "alt" | "meta" | "option" => Modifiers::ALT,
+            "shift" => Modifiers::SHIFT,
+            "super" | "cmd" | "command" => Modifiers::SUPER,
+            _ => return None,
+        })
+    }
+
     pub fn is_empty(self) -> bool {
         self == Modifiers::NONE
     }

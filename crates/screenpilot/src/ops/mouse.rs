@@ -101,14 +101,13 @@ impl MouseParams {
 fn modifiers(names: &[String]) -> Result<Modifiers, OpError> {
     let mut mods = Modifiers::default();
     for name in names {
-        match name.to_ascii_lowercase().as_str() {
-            "shift" => mods.shift = true,
-            "alt" | "meta" | "option" => mods.alt = true,
-            "ctrl" | "control" => mods.ctrl = true,
-            other => {
+        // A mouse report has bits for shift, alt and ctrl only.
+        match Modifiers::named(name) {
+            Some(held) if !held.super_key => mods = mods.with(held),
+            _ => {
                 return Err(OpError::invalid(
                     "modifiers",
-                    format!("unknown modifier {other:?}; use shift, alt or ctrl"),
+                    format!("unknown modifier {name:?}; use shift, alt or ctrl"),
                 ));
             }
         }
@@ -250,4 +249,26 @@ pub(super) fn mouse_writes(
     let writes =
         writes.map_err(|e| OpError::new(ErrorCode::MouseUnavailable, format!("mouse: {e}")))?;
     Ok((writes, start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn held_keys_are_read_by_the_names_key_chords_take() {
+        let mods = modifiers(&names(&["Ctrl", "option", "SHIFT"])).expect("known names");
+        assert!(mods.ctrl && mods.alt && mods.shift && !mods.super_key);
+        assert_eq!(modifiers(&names(&["meta"])).map(|m| m.alt).ok(), Some(true));
+        // A mouse report has no bit for super; an unknown name is refused, naming the field.
+        for bad in ["super", "hyper"] {
+            let error = modifiers(&names(&[bad])).expect_err(bad);
+            assert_eq!(error.field.as_deref(), Some("modifiers"), "{bad}");
+            assert!(error.message.contains(bad), "{}", error.message);
+        }
+    }
 }
