@@ -274,3 +274,178 @@ fn scaled(b: Bounds, factor: f64) -> Bounds {
     let s = |v: i32| (f64::from(v) * factor).round() as i32;
     Bounds::new(s(b.x), s(b.y), s(b.width).max(1), s(b.height).max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use atspi::{Interface, InterfaceSet, Role, State, StateSet};
+
+    use super::*;
+    use crate::element::Object;
+    use crate::walk::{App, Unread};
+
+    fn element(role: Role, name: &str, depth: usize, path: &str, acts: bool) -> Element {
+        Element {
+            id: 0,
+            role: format!("{role:?}").to_lowercase(),
+            name: name.into(),
+            value: None,
+            states: Vec::new(),
+            bounds: Some(Bounds::new(10, 20 * depth as i32, 80, 20)),
+            depth,
+            window: None,
+            object: Some(Object {
+                bus: ":1.7".into(),
+                path: path.into(),
+            }),
+            raw_states: if acts {
+                StateSet::new(State::Focusable)
+            } else {
+                StateSet::empty()
+            },
+            interfaces: if acts {
+                InterfaceSet::new(Interface::Action)
+            } else {
+                InterfaceSet::empty()
+            },
+            raw_role: role,
+            window_origin: None,
+        }
+    }
+
+    fn top(id: u32, title: &str, focused: bool, shown: bool) -> TopLevel {
+        TopLevel {
+            id,
+            title: title.into(),
+            class: "app".into(),
+            pid: Some(42),
+            bounds: Bounds::new(0, 0, 400, 300),
+            focused,
+            shown,
+        }
+    }
+
+    fn app() -> App {
+        App {
+            bus: ":1.7".into(),
+            name: "app".into(),
+            pid: Some(42),
+        }
+    }
+
+    fn form() -> Trees {
+        Trees {
+            windows: vec![WindowTree {
+                app: app(),
+                elements: vec![
+                    element(Role::Frame, "Signup", 0, "/w", true),
+                    element(Role::Label, "Name", 1, "/w/1", false),
+                    element(Role::Button, "OK", 1, "/w/2", true),
+                ],
+            }],
+            ..Trees::default()
+        }
+    }
+
+    #[test]
+    fn a_window_shows_its_elements_and_only_what_a_person_acts_on_gets_a_ref() {
+        let mut refs = Refs::default();
+        let tops = [top(7, "Other", false, true), top(9, "Signup", true, true)];
+        let snap = compose(&tops, &form(), &mut refs, Budget::default());
+        let lines: Vec<&str> = snap.text.lines().collect();
+        // The focused window first, matched to its tree by title; the other has no tree.
+        assert!(
+            lines[0].starts_with("window \"Signup\" [e"),
+            "{}",
+            snap.text
+        );
+        assert!(lines[0].contains("focused"), "{}", snap.text);
+        assert!(lines[1].starts_with("  label \"Name\" @"), "{}", snap.text);
+        assert!(lines[2].starts_with("  button \"OK\" [e"), "{}", snap.text);
+        assert!(
+            lines[3].starts_with("window \"Other\" [e") && lines[3].contains("no-tree"),
+            "{}",
+            snap.text
+        );
+        assert_eq!(snap.left_out, 0);
+        // The same elements keep their refs in the next snapshot.
+        let again = compose(&tops, &form(), &mut refs, Budget::default());
+        assert_eq!(again.text, snap.text);
+    }
+
+    #[test]
+    fn past_the_budget_elements_are_counted_and_the_way_to_read_them_said() {
+        let mut refs = Refs::default();
+        let budget = Budget {
+            lines: 2,
+            ..Budget::default()
+        };
+        let snap = compose(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
+        assert_eq!(snap.left_out, 1, "{}", snap.text);
+        assert_eq!(snap.elements.len(), 2);
+        assert!(
+            snap.text.ends_with("… 1 more elements left out; snapshot with ref set to a window or container reads it alone"),
+            "{}",
+            snap.text
+        );
+    }
+
+    #[test]
+    fn boxes_are_in_the_pixels_of_a_scaled_screenshot() {
+        let mut refs = Refs::default();
+        let budget = Budget {
+            scale: 0.5,
+            ..Budget::default()
+        };
+        let snap = compose(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
+        assert!(
+            snap.text
+                .lines()
+                .next()
+                .is_some_and(|l| l.ends_with("@0,0,200,150")),
+            "{}",
+            snap.text
+        );
+        // The elements kept hold the real boxes: acting on them needs screen pixels.
+        assert_eq!(snap.elements[0].bounds, Some(Bounds::new(0, 0, 400, 300)));
+    }
+
+    #[test]
+    fn a_minimised_window_hides_its_elements_and_desktops_without_trees_say_so() {
+        let mut refs = Refs::default();
+        let snap = compose(
+            &[top(9, "Signup", false, false)],
+            &form(),
+            &mut refs,
+            Budget::default(),
+        );
+        assert_eq!(snap.text.lines().count(), 1, "{}", snap.text);
+        assert!(snap.text.contains("minimized"), "{}", snap.text);
+        let bare = Trees {
+            unread: vec![Unread {
+                app: app(),
+                why: "no answer in 2 s".into(),
+            }],
+            ..Trees::default()
+        };
+        let snap = compose(
+            &[top(9, "xterm", true, true)],
+            &bare,
+            &mut refs,
+            Budget::default(),
+        );
+        assert!(snap.text.contains("no-tree"), "{}", snap.text);
+        assert!(
+            snap.text.contains("(no application here exposes an accessibility tree: read the windows with a screenshot)"),
+            "{}",
+            snap.text
+        );
+        assert!(
+            snap.text
+                .ends_with("(application \"app\" pid 42: no answer in 2 s)"),
+            "{}",
+            snap.text
+        );
+        let none = compose(&[], &Trees::default(), &mut refs, Budget::default());
+        assert_eq!(none.text, "(no windows)");
+    }
+}

@@ -702,7 +702,67 @@ fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
 
 #[cfg(test)]
 mod tests {
-    use super::gtk4_name;
+    use super::{gtk4_name, in_reading_order};
+    use crate::element::{Bounds, Element};
+    use atspi::{InterfaceSet, Role, StateSet};
+
+    fn at(role: Role, name: &str, x: i32, y: i32, width: i32) -> Vec<Element> {
+        vec![Element {
+            id: 0,
+            role: format!("{role:?}").to_lowercase(),
+            name: name.into(),
+            value: None,
+            states: Vec::new(),
+            bounds: Some(Bounds::new(x, y, width, 30)),
+            depth: 1,
+            window: None,
+            object: None,
+            raw_states: StateSet::empty(),
+            interfaces: InterfaceSet::empty(),
+            raw_role: role,
+            window_origin: None,
+        }]
+    }
+
+    fn names(groups: &[Vec<Element>]) -> Vec<String> {
+        groups
+            .iter()
+            .map(|g| format!("{:?} {}", g[0].raw_role, g[0].name))
+            .collect()
+    }
+
+    /// Rows top to bottom, left to right within a row; a field without a name takes the short label
+    /// beside it (or just above it), which is then not shown again; a long label is a message.
+    #[test]
+    fn siblings_read_in_rows_and_unnamed_fields_take_their_labels() {
+        let groups = vec![
+            at(Role::Button, "OK", 300, 200, 80),
+            at(Role::Entry, "", 120, 50, 200),
+            at(Role::Button, "Cancel", 200, 202, 80),
+            at(Role::Label, "Name", 10, 50, 90),
+            at(Role::Label, "Email", 120, 95, 60),
+            at(Role::Entry, "", 120, 130, 200),
+            at(
+                Role::Label,
+                "Changes are saved when you press OK, and not before then.",
+                10,
+                250,
+                400,
+            ),
+            at(Role::ComboBox, "", 120, 300, 200),
+        ];
+        assert_eq!(
+            names(&in_reading_order(groups)),
+            [
+                "Entry Name",
+                "Entry Email",
+                "Button Cancel",
+                "Button OK",
+                "Label Changes are saved when you press OK, and not before then.",
+                "ComboBox ",
+            ]
+        );
+    }
 
     #[test]
     fn gtk4_names_lose_type_names_and_doubled_labels() {
