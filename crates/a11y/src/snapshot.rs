@@ -128,6 +128,14 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                 window.raw_states = elements[0].raw_states;
                 window.interfaces = elements[0].interfaces;
                 window.raw_role = elements[0].raw_role;
+                // A dialog, an alert or a file chooser reads (and is found) by the role AT-SPI
+                // gives it; a frame is a window.
+                if matches!(
+                    elements[0].raw_role,
+                    atspi::Role::Dialog | atspi::Role::Alert | atspi::Role::FileChooser
+                ) {
+                    window.role.clone_from(&elements[0].role);
+                }
                 if elements[0].has(atspi::State::Modal) {
                     window.states.push("modal");
                 }
@@ -370,6 +378,26 @@ mod tests {
         // The same elements keep their refs in the next snapshot.
         let again = compose(&tops, &form(), &mut refs, Budget::default());
         assert_eq!(again.text, snap.text);
+    }
+
+    #[test]
+    fn dialogs_and_alerts_read_by_their_own_roles() {
+        let mut refs = Refs::default();
+        let mut trees = form();
+        trees.windows[0].elements[0] = element(Role::Dialog, "Signup", 0, "/w", true);
+        trees.windows[0].elements[0].role = "dialog".into();
+        let snap = compose(
+            &[top(9, "Signup", true, true)],
+            &trees,
+            &mut refs,
+            Budget::default(),
+        );
+        assert!(
+            snap.text.starts_with("dialog \"Signup\" [e"),
+            "{}",
+            snap.text
+        );
+        assert!(crate::act::role_matches(&snap.elements[0], "dialog"));
     }
 
     #[test]

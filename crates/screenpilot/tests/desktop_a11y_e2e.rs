@@ -354,12 +354,19 @@ fn the_window_behind_is_focused_and_typed_into_and_text_goes_through_the_clipboa
             .contains("covered"),
         "{e}"
     );
+    // zenity's window is a GTK dialog: it reads, and is waited for, by that role.
+    let waited = act(
+        &d,
+        "w",
+        &["--appears-role", "dialog", "--appears-name", "^First$"],
+    );
+    assert_eq!(waited["held"], true, "{waited}");
     // Focus the window behind by its ref, and type into its entry.
-    let first = ref_in(&shown, r#"^window "First""#);
+    let first = ref_in(&shown, r#"^dialog "First""#);
     let focused = act(&d, "w", &[&first, "focus"]);
     let after = focused["elements"].as_str().unwrap_or_default();
     assert!(
-        after.starts_with("window \"First\""),
+        after.starts_with("dialog \"First\""),
         "the focused window comes first: {after}"
     );
     let entry = ref_in(after, r#"text "First:""#);
@@ -376,7 +383,7 @@ fn the_window_behind_is_focused_and_typed_into_and_text_goes_through_the_clipboa
     assert!(pasted.contains("text \"User name\""), "{pasted}");
     assert!(pasted.contains("=\"copy me\""), "{pasted}");
     // The first one is still what was typed into it: each went to its own window.
-    act(&d, "w", &[&ref_in(&pasted, r#"window "First""#), "focus"]);
+    act(&d, "w", &[&ref_in(&pasted, r#"dialog "First""#), "focus"]);
     let ok = ref_in(&elements(&d, "w"), r#"button "OK""#);
     act(&d, "w", &[&ok, "click"]);
     let log = output_at_exit(&d, "w");
