@@ -13,6 +13,7 @@ use std::time::Duration;
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::application::ApplicationProxy;
 use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, Role, State, StateSet};
@@ -191,6 +192,30 @@ impl Bus {
             bounds,
             children: children.unwrap_or_default(),
         })
+    }
+
+    /// The item chosen in a combo box's list, from the list's Selection (Chromium's and Gecko's
+    /// selects); `None` when no child of it selects (GTK names the box by its choice instead).
+    async fn chosen_in(&self, combo: &Fetched) -> Option<String> {
+        let read = async {
+            for child in combo.children.iter().take(2).filter_map(object_of) {
+                let accessible = proxy!(AccessibleProxy, &self.conn, child);
+                let interfaces = accessible.get_interfaces().await;
+                if !interfaces.is_ok_and(|i| i.contains(Interface::Selection)) {
+                    continue;
+                }
+                let selection = proxy!(SelectionProxy, &self.conn, child);
+                let chosen = selection.get_selected_child(0).await;
+                let Some(item) = chosen.ok().as_ref().and_then(object_of) else {
+                    return Ok(None);
+                };
+                let name = proxy!(AccessibleProxy, &self.conn, item).name().await;
+                let name = name.unwrap_or_default();
+                return Ok::<_, A11yError>(Some(name.trim().to_owned()).filter(|n| !n.is_empty()));
+            }
+            Ok(None)
+        };
+        read.await.ok().flatten()
     }
 
     /// How the application behind `root` marks what is shown: GTK 4 (its `Application` interface's
@@ -487,8 +512,14 @@ impl Walk<'_> {
             let mut out = Vec::new();
             if shown {
                 // A combo box's name is its chosen item (GTK): shown as its value, so the label
-                // beside it can name it.
+                // beside it can name it. A web select is named by its label, and its list (asleep
+                // while it is closed) says the choice.
+                let chosen = match fetched.role {
+                    Role::ComboBox => self.bus.chosen_in(&fetched).await,
+                    _ => None,
+                };
                 let (name, value) = match fetched.role {
+                    Role::ComboBox if chosen.is_some() => (fetched.name.trim().to_owned(), chosen),
                     Role::ComboBox if !fetched.name.trim().is_empty() => {
                         (String::new(), Some(fetched.name.trim().to_owned()))
                     }

@@ -893,6 +893,18 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
     let shown = elements(&d, "web");
     let name = ref_in(&shown, r#"(entry|text) "Name""#);
     act(&d, "web", &[&name, "type", "--text", "Ada"]);
+    // The select reads as its label with its choice as the value, and is chosen in by its list.
+    let size = ref_in(&shown, r#"combo box "Size" .*="Small""#);
+    let opened = act(&d, "web", &[&size, "click", "--appears-name", "^Medium$"]);
+    assert_eq!(opened["held"], true, "{opened}");
+    let chosen = act(&d, "web", &["menu item \"Medium\"", "click"]);
+    let after = chosen["elements"].as_str().unwrap_or_default();
+    assert!(
+        Regex::new(r#"combo box "Size" .*="Medium""#)
+            .expect("re")
+            .is_match(after),
+        "{after}"
+    );
     act(&d, "web", &["button \"Place order\"", "click"]);
     let ms = LONG_MS.to_string();
     let read = act(
@@ -900,7 +912,7 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
         "web",
         &[
             "--appears-name",
-            "^Ordered Small for Ada$",
+            "^Ordered Medium for Ada$",
             "--timeout-ms",
             &ms,
         ],
@@ -910,5 +922,5 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
     let display = started["display"].as_str().expect("display");
     let xauthority = started["xauthority"].as_str().expect("xauthority");
     let titles = titles_by_xprop(display, xauthority);
-    assert!(titles.contains("Ordered Small for Ada"), "{titles}");
+    assert!(titles.contains("Ordered Medium for Ada"), "{titles}");
 }
