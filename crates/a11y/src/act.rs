@@ -9,6 +9,7 @@ use atspi::proxy::action::ActionProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
 use atspi::proxy::selection::SelectionProxy;
+use atspi::proxy::text::TextProxy;
 use atspi::{Interface, Role, ScrollType, State};
 use zbus::proxy::CacheProperties;
 
@@ -209,6 +210,7 @@ impl Bus {
                         .set_text_contents(text)
                         .await
                         .map_err(|e| from_zbus(e, &what))?
+                        && self.reads_back(&object, text).await
                     {
                         return Ok(Done::Interface("editable text".into()));
                     }
@@ -306,6 +308,23 @@ impl Bus {
             field,
             format!("{what} does not take the keyboard focus"),
         ))
+    }
+
+    /// Whether `object`'s text now reads `text`: some engines (Gecko) answer SetTextContents with
+    /// success and change nothing. A field that cannot be read back is taken at its word.
+    async fn reads_back(&self, object: &Object, text: &str) -> bool {
+        let read = async {
+            let reader = proxy!(TextProxy, &self.conn, object);
+            let count = reader
+                .character_count()
+                .await
+                .map_err(|e| from_zbus(e, &object.path))?;
+            reader
+                .get_text(0, count)
+                .await
+                .map_err(|e| from_zbus(e, &object.path))
+        };
+        read.await.map_or(true, |now| now == text)
     }
 
     /// Select `object` through the Selection of the nearest container above it that offers one (a

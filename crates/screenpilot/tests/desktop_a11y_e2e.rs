@@ -924,3 +924,35 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
     let titles = titles_by_xprop(display, xauthority);
     assert!(titles.contains("Ordered Medium for Ada"), "{titles}");
 }
+
+/// A field that answers `set` with success and keeps its text (as Gecko's web fields do): the value
+/// read back tells, and the text is typed instead; the program's own output says what it got.
+#[test]
+fn a_set_that_the_field_ignores_is_typed_instead() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "st",
+        "--",
+        "/usr/bin/python3",
+        &common::fixture("gtk/stubborn.py"),
+    ]);
+    let shown = elements(&d, "st");
+    let name = ref_in(&shown, r#"text "Name" \[e\d+\]"#);
+    let set = act(&d, "st", &[&name, "set", "--text", "Ada"]);
+    let how = set.to_string();
+    assert!(
+        how.contains("typed"),
+        "set did not fall back to typing: {set}"
+    );
+    act(&d, "st", &["button \"OK\"", "click"]);
+    let log = output_at_exit(&d, "st");
+    // (PyGObject warns once about the refused insert's position; the program's line is its own.)
+    let said: Vec<String> = printed(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("name="))
+        .collect();
+    assert_eq!(said, ["name=Ada"], "{log}");
+}
