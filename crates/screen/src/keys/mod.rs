@@ -106,6 +106,16 @@ pub fn encode_text(text: &str, modes: &InputModes) -> Vec<u8> {
     out
 }
 
+/// Text as the input operations enter it (`text` of send, step files, `run`'s command): a text
+/// spanning lines (`\n`) as a paste ([`encode_paste`]), else typed ([`encode_text`]).
+pub fn encode_entered(text: &str, modes: &InputModes) -> Vec<u8> {
+    if text.contains('\n') {
+        encode_paste(text, modes)
+    } else {
+        encode_text(text, modes)
+    }
+}
+
 /// Text as pasted: multi-line text goes as one bracketed paste when the application enabled mode
 /// 2004, so it is not run line by line; otherwise it is typed ([`encode_text`]).
 pub fn encode_paste(text: &str, modes: &InputModes) -> Vec<u8> {
@@ -139,6 +149,10 @@ mod tests {
         assert_eq!(encode_paste("a\nb", &on), b"\x1b[200~a\nb\x1b[201~");
         assert_eq!(encode_paste("one line", &on), b"one line");
         assert_eq!(encode_paste("a\nb", &legacy()), b"a\rb");
+        // As the input operations enter text: pasted when it spans lines; a bare CR is Enter.
+        assert_eq!(encode_entered("a\nb", &on), b"\x1b[200~a\nb\x1b[201~");
+        assert_eq!(encode_entered("a\rb", &on), b"a\rb");
+        assert_eq!(encode_entered("a\nb", &legacy()), b"a\rb");
     }
 
     #[test]

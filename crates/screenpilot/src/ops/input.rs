@@ -208,12 +208,7 @@ Example: {\"sid\": \"vim\", \"keys\": [\"Escape\", \":wq\", \"Enter\"]}.";
 
 /// The bytes that type `text`: a bracketed paste when it spans lines and the app enabled pastes.
 fn text_bytes(session: &Session, text: &str) -> Vec<u8> {
-    let modes = session.modes();
-    if text.contains('\n') {
-        keys::encode_paste(text, &modes)
-    } else {
-        keys::encode_text(text, &modes)
-    }
+    keys::encode_entered(text, &session.modes())
 }
 
 /// `send_line`: type text, then press Enter.

@@ -336,11 +336,7 @@ for other shells or programs use send with until"
     };
     let id = session.arm_command(command);
     let modes = session.modes();
-    let text = if line.contains('\n') {
-        keys::encode_paste(&line, &modes)
-    } else {
-        keys::encode_text(&line, &modes)
-    };
+    let text = keys::encode_entered(&line, &modes);
     // Ctrl-U first empties the prompt's line: the terminal's answers to queries an earlier
     // command sent (`printf '\033[6n'`) and never read are there as typed text, and would become
     // part of this command.

@@ -340,11 +340,7 @@ pub(super) async fn walk(
         let modes = session.modes();
         let mut chunks = Vec::new();
         if let Some(text) = &step.text {
-            chunks.push(if text.contains('\n') {
-                keys::encode_paste(text, &modes)
-            } else {
-                keys::encode_text(text, &modes)
-            });
+            chunks.push(keys::encode_entered(text, &modes));
         }
         if let Some(tokens) = &step.keys {
             chunks.extend(keys::encode_tokens(tokens, &modes));
