@@ -481,6 +481,12 @@ async def run_stdio_secret(binary: str, env: dict, root: Path) -> dict:
             hello = json.loads(page.recv())
             check(hello.get("control") is True, f"the page offered gives no control: {hello}")
             page.send_binary((password + "\r").encode())
+            # The person keeps the page open until the program answers there.
+            shown = b""
+            while b"secret-ok" not in shown:
+                frame = page.recv()
+                if isinstance(frame, bytes):
+                    shown += frame
         finally:
             page.close()
         typed.set()

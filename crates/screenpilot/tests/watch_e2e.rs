@@ -731,6 +731,12 @@ fn a_secret_typed_on_the_page_reaches_the_program_and_nothing_keeps_it() {
         view.send(Message::binary(b"pagepw77\r".to_vec()))
             .await
             .unwrap_or_else(|e| panic!("send: {e}"));
+        // The person keeps the page open until the program answers there.
+        let mut screen = None;
+        paint_until(&mut view, &mut screen, |t| {
+            t.lines().any(|l| l == "page-ok")
+        })
+        .await;
     });
     let ended = daemon.sp_json(&["wait", "pw", "--until-exit"]);
     let mut kept = vec![("the answer", ended.to_string())];
@@ -758,4 +764,24 @@ fn a_secret_typed_on_the_page_reaches_the_program_and_nothing_keeps_it() {
             "the secret is in {what}:\n{text}"
         );
     }
+}
+
+/// Keys typed on the page and the page closed at once (before it read a thing): the keys still reach
+/// the program.
+#[test]
+fn keys_sent_just_before_the_page_closes_still_reach_the_program() {
+    let daemon = Daemon::new();
+    daemon.spawn_bash("sh");
+    let page = watch(&daemon, &["--control"]);
+    runtime().block_on(async {
+        for n in 0..5 {
+            let mut view = connect(&page, "/ws/session/sh", &page.token).await;
+            let keys = format!("echo closed-at-once-{n}-$((6*7))\r");
+            view.send(Message::binary(keys.into_bytes()))
+                .await
+                .unwrap_or_else(|e| panic!("send: {e}"));
+            drop(view);
+            daemon.wait_regex("sh", &format!("^closed-at-once-{n}-42$"));
+        }
+    });
 }

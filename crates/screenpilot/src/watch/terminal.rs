@@ -133,7 +133,7 @@ pub async fn serve_viewer(
         "control": access == Access::Control,
     });
     if send_json(&mut socket, &hello).await.is_err() {
-        return;
+        return take_what_was_sent(&mut socket, &session, access).await;
     }
     let mut shown = None;
     let mut alive = None;
@@ -142,7 +142,7 @@ pub async fn serve_viewer(
         if shown != Some(paint.size) {
             let size = json!({"type": "size", "cols": paint.size.cols, "rows": paint.size.rows});
             if send_json(&mut socket, &size).await.is_err() {
-                return;
+                return take_what_was_sent(&mut socket, &session, access).await;
             }
             shown = Some(paint.size);
         }
@@ -152,13 +152,13 @@ pub async fn serve_viewer(
                 .await
                 .is_err()
         {
-            return;
+            return take_what_was_sent(&mut socket, &session, access).await;
         }
         let now_alive = session.alive();
         if alive != Some(now_alive) {
             let status = json!({"type": "status", "alive": now_alive, "exit_code": session.info().exit_code});
             if send_json(&mut socket, &status).await.is_err() {
-                return;
+                return take_what_was_sent(&mut socket, &session, access).await;
             }
             alive = Some(now_alive);
         }
@@ -192,6 +192,25 @@ pub async fn serve_viewer(
             }
         };
     }
+}
+
+/// The page is gone (a send failed): what it sent before it went (keys typed, then the tab closed at
+/// once) still reaches the program. Bounded, for a connection that is half open.
+async fn take_what_was_sent(socket: &mut WebSocket, session: &Session, access: Access) {
+    let drain = async {
+        while let Some(Ok(message)) = socket.recv().await {
+            let bytes = match message {
+                Message::Binary(bytes) => bytes.to_vec(),
+                Message::Text(text) => text.as_bytes().to_vec(),
+                Message::Close(_) => break,
+                _ => continue,
+            };
+            if access == Access::Control {
+                let _ = session.write(&[bytes]).await;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), drain).await;
 }
 
 /// Write a page's keys, paste or mouse report to the program (as the page's terminal encoded them,
