@@ -187,9 +187,11 @@ fn a_client_that_never_reads_its_answers_is_disconnected_and_others_are_served()
     let d = Daemon::new();
     d.sp_json(&[
         "spawn", "--sid", "big", "--size", "1000x100", "--", "python3", "-c",
-        "import sys, time; sys.stdout.write(('x' * 999 + '\\n') * 9000); sys.stdout.flush(); time.sleep(600)",
+        "import sys, time; sys.stdout.write(('x' * 999 + '\\n') * 9000 + 'flood-end\\n'); sys.stdout.flush(); time.sleep(600)",
     ]);
-    d.wait_regex("big", "^x{999}$");
+    // Once the whole flood is in (its last line), not at its first screenful: each answer below
+    // is then the size measured here.
+    d.wait_regex("big", "^flood-end$");
     // Each answer carries 9000 lines of 999 characters of history: about 9 MB.
     let one = d.sp_json(&["call", "snapshot", r#"{"sid": "big", "scrollback": 10000}"#]);
     let answer_bytes = one.to_string().len();

@@ -126,9 +126,9 @@ impl Terminal {
         self.line_settings() == Some((true, false))
     }
 
-    /// What the program in front waits for; `alt_screen` tells a full-screen program from a line
-    /// editor when both read raw keys.
-    pub fn input(&self, alt_screen: bool) -> Input {
+    /// What the program in front waits for; `full_screen` (the alternate screen is on, or nothing
+    /// is shown yet) tells a full-screen program from a line editor when both read raw keys.
+    pub fn input(&self, full_screen: bool) -> Input {
         let Some((canonical, echo)) = self.line_settings() else {
             return Input::Unknown;
         };
@@ -144,7 +144,7 @@ impl Terminal {
             (true, true) => Input::Line,
             (true, false) => Input::Secret,
             (false, true) => Input::Keys,
-            (false, false) if alt_screen => Input::Keys,
+            (false, false) if full_screen => Input::Keys,
             (false, false) => Input::Line,
         };
         let mut reading = false;

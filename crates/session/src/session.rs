@@ -566,8 +566,10 @@ impl Session {
         let Some(terminal) = &self.terminal else {
             return Input::Unknown;
         };
-        let alt = self.with_screen(|s| s.alt_screen());
-        terminal.input(alt)
+        // A line editor shows its prompt before it reads: a program reading raw keys with nothing
+        // shown yet is a full-screen one about to draw (less, between raw mode and its first paint).
+        let full_screen = self.with_screen(|s| s.alt_screen() || s.text().trim().is_empty());
+        terminal.input(full_screen)
     }
 
     /// The program in front waits for input and has read everything typed to it, and all it wrote
