@@ -618,3 +618,37 @@ fn out_of_range_step_values_are_refused_at_the_file_check_before_anything_runs()
         );
     }
 }
+
+/// Two runs of the same Textual step file at once, sharing one screenpilot directory: each app
+/// reaches its own probe (the side channel's socket was once named by the session alone, and the
+/// second launch removed the first's).
+#[test]
+fn two_runs_of_one_textual_file_at_once_keep_their_own_channels() {
+    let dir = std::env::temp_dir().join(format!("sp-steps-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = variant(&dir, "textual_input.toml", &[]);
+    let shared = dir.join("sp");
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(common::binary())
+                .arg("test")
+                .arg(&file)
+                .env("SCREENPILOT_DIR", &shared)
+                .current_dir(&dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("run screenpilot test")
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

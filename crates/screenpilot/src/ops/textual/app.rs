@@ -185,7 +185,13 @@ pub async fn start(
     };
     paths.ensure_private_dir().map_err(setup)?;
     let probe_dir = probe::install(&paths.dir).map_err(setup)?;
-    let socket = paths.dir.join(format!("textual-{}.sock", launch.sid));
+    // One socket per launch: named by the session alone, two launches of the same sid in one
+    // directory (two `screenpilot test` runs, a daemon and a library caller) took each other's.
+    static LAUNCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let launch_no = LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let socket = paths
+        .dir
+        .join(format!("textual-{}-{launch_no}.sock", std::process::id()));
     if !super::link::fits_socket_path(&socket) {
         return Err(OpError::new(ErrorCode::TextualSetup,
             format!(
