@@ -112,6 +112,15 @@ def tokens(text):
     return len(ENC.encode(text, disallowed_special=())) if text else 0
 
 
+def written(path):
+    """What a task's program wrote to `path` (stripped), or None when it wrote nothing there."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def compact(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
@@ -731,11 +740,7 @@ class DialogMenu(Task):
         d.sh(f"screenpilot spawn --until Cherry --steps '{steps}' --no-screen -- sh -c '{DIALOG}'")
 
     def check(self, ctx, reading):
-        try:
-            with open(ctx["path"]) as f:
-                got = f.read().strip()
-        except OSError:
-            got = None
+        got = written(ctx["path"])
         return got == "3", f"choice.txt: {got!r}"
 
 
@@ -963,11 +968,7 @@ class Wizard(Task):
         d.sh("screenpilot keys w no Enter --until-exit --no-screen")
 
     def check(self, ctx, reading):
-        try:
-            with open(ctx["path"]) as f:
-                got = f.read().strip()
-        except OSError:
-            got = None
+        got = written(ctx["path"])
         asked = all(re.search(q, reading, re.M) for q in WIZARD_ASKS)
         ok = got == "demo no" and asked
         return ok, f"wizard.out: {got!r}, both questions read: {asked}"

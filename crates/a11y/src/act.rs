@@ -9,7 +9,6 @@ use atspi::proxy::action::ActionProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
 use atspi::proxy::selection::SelectionProxy;
-use atspi::proxy::text::TextProxy;
 use atspi::{Interface, Role, ScrollType, State};
 use zbus::proxy::CacheProperties;
 
@@ -313,18 +312,9 @@ impl Bus {
     /// Whether `object`'s text now reads `text`: some engines (Gecko) answer SetTextContents with
     /// success and change nothing. A field that cannot be read back is taken at its word.
     async fn reads_back(&self, object: &Object, text: &str) -> bool {
-        let read = async {
-            let reader = proxy!(TextProxy, &self.conn, object);
-            let count = reader
-                .character_count()
-                .await
-                .map_err(|e| from_zbus(e, &object.path))?;
-            reader
-                .get_text(0, count)
-                .await
-                .map_err(|e| from_zbus(e, &object.path))
-        };
-        read.await.map_or(true, |now| now == text)
+        self.text_of(object, i32::MAX)
+            .await
+            .map_or(true, |(_, now)| now == text)
     }
 
     /// Select `object` through the Selection of the nearest container above it that offers one (a

@@ -194,6 +194,21 @@ impl Bus {
         })
     }
 
+    /// An object's text through its Text interface: its length in characters, and at most `max`
+    /// characters of it.
+    pub(crate) async fn text_of(&self, object: &Object, max: i32) -> Result<(i32, String)> {
+        let text = proxy!(TextProxy, &self.conn, object);
+        let count = text
+            .character_count()
+            .await
+            .map_err(|e| from_zbus(e, &object.path))?;
+        let shown = text
+            .get_text(0, count.min(max))
+            .await
+            .map_err(|e| from_zbus(e, &object.path))?;
+        Ok((count, shown))
+    }
+
     /// The item chosen in a combo box's list, from the list's Selection (Chromium's and Gecko's
     /// selects); `None` when no child of it selects (GTK names the box by its choice instead).
     async fn chosen_in(&self, combo: &Fetched) -> Option<String> {
@@ -339,20 +354,7 @@ impl Bus {
                         Role::Text | Role::Entry | Role::PasswordText | Role::Terminal
                     ))
             {
-                let text = async {
-                    let text = proxy!(TextProxy, &self.conn, object);
-                    let count = text
-                        .character_count()
-                        .await
-                        .map_err(|e| from_zbus(e, "text"))?;
-                    let shown = text
-                        .get_text(0, count.min(VALUE_CHARS))
-                        .await
-                        .map_err(|e| from_zbus(e, "text"))?;
-                    Ok::<_, A11yError>((count, shown))
-                }
-                .await
-                .ok()?;
+                let text = self.text_of(object, VALUE_CHARS).await.ok()?;
                 if e.raw_role == Role::PasswordText {
                     return Some(format!("({} characters, hidden)", text.0));
                 }

@@ -126,14 +126,48 @@ pub async fn serve_viewer(
 ) {
     let session = feed.session.clone();
     let _viewer = session.add_viewer("watch", access == Access::View);
+    if paint_and_listen(&mut socket, &feed, access, &stop).await == Ended::PageGone {
+        // What the page sent before it went (keys typed, then the tab closed at once) still
+        // reaches the program. Bounded, for a connection that is half open.
+        let drain = async {
+            while let Some(Ok(message)) = socket.recv().await {
+                let Some(bytes) = input_bytes(message) else {
+                    continue;
+                };
+                if !take_terminal_input(&mut socket, &session, access, bytes).await {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), drain).await;
+    }
+}
+
+/// Why a view ended.
+#[derive(PartialEq)]
+enum Ended {
+    /// A send to the page failed: it may still have sent input before it went.
+    PageGone,
+    /// The page closed, the session ended or the server stops.
+    Done,
+}
+
+/// Paint the session on the page, live, and pass on what the page sends, until either ends.
+async fn paint_and_listen(
+    socket: &mut WebSocket,
+    feed: &TerminalFeed,
+    access: Access,
+    stop: &CancellationToken,
+) -> Ended {
+    let session = &feed.session;
     let hello = json!({
         "type": "hello",
         "sid": session.sid.to_string(),
         "kind": session.kind(),
         "control": access == Access::Control,
     });
-    if send_json(&mut socket, &hello).await.is_err() {
-        return take_what_was_sent(&mut socket, &session, access).await;
+    if send_json(socket, &hello).await.is_err() {
+        return Ended::PageGone;
     }
     let mut shown = None;
     let mut alive = None;
@@ -141,8 +175,8 @@ pub async fn serve_viewer(
     loop {
         if shown != Some(paint.size) {
             let size = json!({"type": "size", "cols": paint.size.cols, "rows": paint.size.rows});
-            if send_json(&mut socket, &size).await.is_err() {
-                return take_what_was_sent(&mut socket, &session, access).await;
+            if send_json(socket, &size).await.is_err() {
+                return Ended::PageGone;
             }
             shown = Some(paint.size);
         }
@@ -152,13 +186,13 @@ pub async fn serve_viewer(
                 .await
                 .is_err()
         {
-            return take_what_was_sent(&mut socket, &session, access).await;
+            return Ended::PageGone;
         }
         let now_alive = session.alive();
         if alive != Some(now_alive) {
             let status = json!({"type": "status", "alive": now_alive, "exit_code": session.info().exit_code});
-            if send_json(&mut socket, &status).await.is_err() {
-                return take_what_was_sent(&mut socket, &session, access).await;
+            if send_json(socket, &status).await.is_err() {
+                return Ended::PageGone;
             }
             alive = Some(now_alive);
         }
@@ -172,45 +206,31 @@ pub async fn serve_viewer(
                         paints = again;
                         break full;
                     }
-                    Err(broadcast::error::RecvError::Closed) => return,
+                    Err(broadcast::error::RecvError::Closed) => return Ended::Done,
                 },
                 incoming = socket.recv() => match incoming {
-                    Some(Ok(Message::Binary(bytes))) => {
-                        if !take_terminal_input(&mut socket, &session, access, bytes.to_vec()).await {
-                            return;
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return Ended::Done,
+                    Some(Ok(message)) => {
+                        if let Some(bytes) = input_bytes(message) {
+                            if !take_terminal_input(socket, session, access, bytes).await {
+                                return Ended::PageGone;
+                            }
                         }
                     }
-                    Some(Ok(Message::Text(text))) => {
-                        if !take_terminal_input(&mut socket, &session, access, text.as_bytes().to_vec()).await {
-                            return;
-                        }
-                    }
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
-                    Some(Ok(_)) => {}
                 },
-                _ = stop.cancelled() => return,
+                _ = stop.cancelled() => return Ended::Done,
             }
         };
     }
 }
 
-/// The page is gone (a send failed): what it sent before it went (keys typed, then the tab closed at
-/// once) still reaches the program. Bounded, for a connection that is half open.
-async fn take_what_was_sent(socket: &mut WebSocket, session: &Session, access: Access) {
-    let drain = async {
-        while let Some(Ok(message)) = socket.recv().await {
-            let bytes = match message {
-                Message::Binary(bytes) => bytes.to_vec(),
-                Message::Text(text) => text.as_bytes().to_vec(),
-                Message::Close(_) => break,
-                _ => continue,
-            };
-            if access == Access::Control {
-                let _ = session.write(&[bytes]).await;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), drain).await;
+/// What a page's message types: its bytes (keys, a paste, a mouse report), as binary or text.
+fn input_bytes(message: Message) -> Option<Vec<u8>> {
+    match message {
+        Message::Binary(bytes) => Some(bytes.to_vec()),
+        Message::Text(text) => Some(text.as_bytes().to_vec()),
+        _ => None,
+    }
 }
 
 /// Write a page's keys, paste or mouse report to the program (as the page's terminal encoded them,
