@@ -21,7 +21,10 @@ use crate::protocol::{Request, MAX_REQUEST_BYTES};
 pub async fn dial_stdio(paths: &Paths) -> Result<i32, OpError> {
     let stream = local_connection(paths).await?;
     let (socket_read, mut socket_write) = stream.into_split();
-    let caller = Caller::this_process();
+    let caller = Caller {
+        relay: true,
+        ..Caller::this_process()
+    };
     let hung_up = stdout_hang_up();
 
     let requests = async move {

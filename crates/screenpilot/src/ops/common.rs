@@ -66,6 +66,9 @@ pub struct Caller {
     /// there, so paths, the working directory and the environment are left for the bridge on the
     /// daemon's host to fill in (`screenpilot dial-stdio` does, as that host's caller).
     pub elsewhere: bool,
+    /// The caller relays requests another process prepared (the bridge on the daemon's host): a
+    /// secret in them was read where the request began, on the user's side, and is kept.
+    pub relay: bool,
 }
 
 impl Caller {
@@ -78,6 +81,7 @@ impl Caller {
             env: utf8_vars(std::env::vars_os()),
             reader: None,
             elsewhere: false,
+            relay: false,
         }
     }
 
@@ -88,6 +92,7 @@ impl Caller {
             env: BTreeMap::new(),
             reader,
             elsewhere: true,
+            relay: false,
         }
     }
 
@@ -324,6 +329,7 @@ mod tests {
             env: BTreeMap::from([("TOKEN".to_owned(), "t".to_owned())]),
             reader: None,
             elsewhere: false,
+            relay: false,
         };
         let mut sent = None;
         caller.fill_env(&mut sent, false);

@@ -407,7 +407,11 @@ E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}
 
     fn prepare(p: &mut SendParams, caller: &Caller) {
         caller.fill_reader(&mut p.reader);
-        // A secret's reference is read here, on the caller's side: the model never holds it.
+        // A secret's reference is read here, on the caller's side: the model never holds it. A
+        // relay (the far host's bridge) keeps what the side the request began on read.
+        if caller.relay {
+            return;
+        }
         if let Some(secret) = p.secret.as_mut() {
             secret.resolve(caller);
         }

@@ -63,6 +63,36 @@ fn every_operation_through(lab: &Lab, k: usize, host: &str) {
         "the host ran the program in our directory: {text}"
     );
 
+    // A secret by reference is read on our side (the variable is ours alone) and typed there.
+    let check =
+        "import getpass; print('pw-ok' if getpass.getpass('pw: ') == 'far' + 'pw9' else 'pw-bad')";
+    lab.ok(
+        host,
+        &[
+            "spawn",
+            "--sid",
+            "pw",
+            "--until-input",
+            "--",
+            "python3",
+            "-c",
+            check,
+        ],
+    );
+    let mut typed = lab.cli(
+        &[host],
+        &["--json", "secret", "pw", "--env", "PW_HERE", "--until-exit"],
+    );
+    typed.env("PW_HERE", "farpw9");
+    let out = lab.run(typed, BOUND);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("pw-ok"),
+        "secret: {out:?}"
+    );
+    assert!(!said.contains("farpw9"), "{said}");
+    lab.ok(host, &["close", "pw"]);
+
     // Keys, and the wait that sees them.
     lab.ok(host, &["type", "sh", "echo typed-$((6*7))"]);
     let keyed = lab.ok(
