@@ -29,6 +29,10 @@ other, the two modules did (`scripts/cycle_fixtures/reexport_loop` is that tree 
 module's own file (`mod.rs`) using its children, or a child using it, is the tree, not a sibling edge.
 Siblings are compared at every level (the crate's top modules, the modules inside `ops`, ...).
 
+Depth: `--depth CRATE/MODULE=N` (e.g. `--depth screenpilot/ops=7`) fails when the longest chain of
+imports between the files under that module is more than N files long (a file importing none of them
+is on level 1). It is printed for each module named, so a layering's height can be watched as it moves.
+
 Every strongly connected component of more than one file, and of more than one sibling module (one
 of them a directory: a loop of single files is already a file cycle), is printed with one example
 line per edge; the exit status is then 1. Otherwise it prints "no import cycles (N files, M modules
@@ -571,6 +575,30 @@ def module_place(unit, files, directory):
     return relative(own.path)
 
 
+def depth_of(files, graph, prefix):
+    """The longest import chain (in files) among the files whose module path starts with `prefix`."""
+    inside = [sf for sf in files if sf.modules[0].path[: len(prefix)] == prefix]
+    members = set(inside)
+    memo = {}
+
+    def level(sf, stack=()):
+        if sf in memo:
+            return memo[sf]
+        if sf in stack:  # a loop is reported on its own
+            return 0
+        below = [level(t, stack + (sf,)) for t in graph[sf] if t in members and t is not sf]
+        memo[sf] = 1 + max(below, default=0)
+        return memo[sf]
+
+    top = max(inside, key=level, default=None)
+    chain = []
+    while top is not None:
+        chain.append(top)
+        below = [t for t in graph[top] if t in members and t is not top and memo.get(t, 0) == memo[top] - 1]
+        top = min(below, key=lambda t: str(t.path), default=None)
+    return len(chain), chain
+
+
 def relative(path):
     return os.path.relpath(path, ROOT)
 
@@ -588,8 +616,17 @@ def main(argv):
     count_reexports = "--count-reexports" in argv
     crates_dir = ROOT / "crates"
     names = []
+    depths = {}
     args = iter(argv)
     for a in args:
+        if a == "--depth":
+            given = next(args, "")
+            m = re.fullmatch(r"([\w-]+)/([\w/]+)=(\d+)", given)
+            if not m:
+                print(f"--depth needs CRATE/MODULE=N, e.g. screenpilot/ops=7 (got {given!r})", file=sys.stderr)
+                return 2
+            depths.setdefault(m.group(1), []).append((tuple(m.group(2).split("/")), int(m.group(3))))
+            continue
         if a == "--crates-dir":
             given = next(args, None)
             if given is None:
@@ -604,6 +641,7 @@ def main(argv):
         print(f"unknown crate(s): {', '.join(unknown)} (have: {', '.join(available)})", file=sys.stderr)
         return 2
     total, modules, cycles = 0, 0, 0
+    measured, too_deep = set(), 0
     for crate in names or available:
         src_dir = crates_dir / crate / "src"
         for root_name in crate_roots(src_dir):
@@ -611,6 +649,18 @@ def main(argv):
             total += len(files)
             modules += len({p[:k] for p in (sf.modules[0].path for sf in files) for k in range(1, len(p))})
             graph = {sf: edges_of(sf, count_reexports) for sf in files}
+            for module, limit in depths.get(crate, []):
+                height, chain = depth_of(files, graph, ("crate",) + module)
+                where = "/".join(module)
+                if not chain:
+                    continue
+                measured.add((crate, module))
+                print(f"{crate}/{where}: {height} levels of imports (limit {limit})")
+                base = crates_dir / crate / "src" / Path(*module)
+                print("  longest: " + " -> ".join(os.path.relpath(f.path, base) for f in chain))
+                if height > limit:
+                    too_deep += 1
+                    print(f"  {crate}/{where} is {height} levels deep, more than {limit}: move what its files share below them")
             for component in strongly_connected(files, {k: list(v) for k, v in graph.items()}):
                 if len(component) < 2:
                     continue
@@ -639,6 +689,13 @@ def main(argv):
                             print(f"    {name(a)} -> {name(b)}")
                             print(f"        {relative(sf.path)}:{n}: {line}")
                 print()
+    for crate, asked in depths.items():
+        for module, _ in asked:
+            if (crate, module) not in measured:
+                print(f"--depth: crate {crate} has no module {'/'.join(module)}", file=sys.stderr)
+                return 2
+    if too_deep and not cycles:
+        return 1
     if cycles:
         print(
             f"{cycles} import cycle(s); move what the files or modules share into a module below them",

@@ -22,6 +22,25 @@ def check(*crates):
     return done.returncode, done.stdout + done.stderr
 
 
+class Depth(unittest.TestCase):
+    def test_the_longest_chain_is_measured_and_held_to_its_limit(self):
+        # layers: ops/mod.rs -> ops/a.rs -> ops/b.rs, three files deep.
+        status, out = check("--depth", "layers/ops=3", "layers")
+        self.assertEqual(status, 0, out)
+        self.assertIn("layers/ops: 3 levels of imports (limit 3)", out)
+        status, out = check("--depth", "layers/ops=2", "layers")
+        self.assertEqual(status, 1, out)
+        self.assertIn("layers/ops is 3 levels deep, more than 2", out)
+
+    def test_a_module_that_is_not_there_or_a_bad_limit_is_refused(self):
+        status, out = check("--depth", "reexport_fixed/nope=3", "reexport_fixed")
+        self.assertEqual(status, 2, out)
+        self.assertIn("--depth: crate reexport_fixed has no module nope", out)
+        status, out = check("--depth", "ops", "reexport_fixed")
+        self.assertEqual(status, 2, out)
+        self.assertIn("--depth needs CRATE/MODULE=N", out)
+
+
 class ModuleCycles(unittest.TestCase):
     def test_two_modules_importing_each_other_through_a_reexport_fail(self):
         status, out = check("reexport_loop")
@@ -55,7 +74,7 @@ class ModuleCycles(unittest.TestCase):
     def test_an_unknown_crate_is_refused(self):
         status, out = check("no_such_crate")
         self.assertEqual(status, 2, out)
-        self.assertIn("unknown crate(s): no_such_crate (have: reexport_fixed, reexport_loop)", out)
+        self.assertIn("unknown crate(s): no_such_crate (have: layers, reexport_fixed, reexport_loop)", out)
 
 
 if __name__ == "__main__":

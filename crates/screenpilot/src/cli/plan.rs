@@ -345,7 +345,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
 }
 
 fn plan_act(a: &ActArgs) -> Result<crate::ops::ActParams, OpError> {
-    use crate::ops::accessibility::{ElementUntil, Find};
+    use crate::ops::kit::accessibility::{ElementUntil, Find};
     let action = a
         .action
         .as_ref()

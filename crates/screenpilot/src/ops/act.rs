@@ -17,10 +17,10 @@ use screenpilot_a11y::{Act as A11yAct, Done, Element, Snapshot};
 use screenpilot_desktop::x11::{Point, BUTTON_LEFT};
 use screenpilot_desktop::{ClipContent, ClipKind, CloseOutcome, Desktop, MoveResize, Selection};
 
-use super::accessibility::{self, Condition, ElementUntil};
-use super::common::{Context, ErrorCode, OpError, Progress};
-use super::display::{find_target, Target};
-use super::operation::{Operation, Profile, Report, View};
+use super::kit::accessibility::{self, Condition, ElementUntil};
+use super::kit::common::{Context, ErrorCode, OpError, Progress};
+use super::kit::display::{find_target, Target};
+use super::kit::operation::{Operation, Profile, Report, View};
 
 /// The wait after an action, for the screen to show it (as `computer` waits).
 const REACTION: Duration = Duration::from_millis(400);
@@ -319,7 +319,7 @@ impl Operation for Act {
 async fn selection(
     ctx: &Context,
     desktop: &Arc<Desktop>,
-    tree: &accessibility::DesktopTree,
+    tree: &super::kit::trees::DesktopTree,
     which: Selection,
     p: &ActParams,
 ) -> Result<Acted, OpError> {
@@ -451,7 +451,7 @@ async fn on_window(
 
 /// Do `action` to `element`: through the application, else with the pointer or keyboard. Says how.
 async fn perform(
-    tree: &accessibility::DesktopTree,
+    tree: &super::kit::trees::DesktopTree,
     desktop: &Arc<Desktop>,
     element: &Element,
     action: ActName,
@@ -516,7 +516,7 @@ async fn perform(
 
 /// A click at `x, y` must land on `element`: the window on top there is its own.
 async fn check_uncovered(
-    tree: &accessibility::DesktopTree,
+    tree: &super::kit::trees::DesktopTree,
     desktop: &Desktop,
     element: &Element,
     x: i32,
@@ -626,7 +626,7 @@ fn window_holding(shot: &Snapshot, element: &Element) -> Option<u32> {
 /// changed (never on a timer), at most `limit`. The last snapshot, and what made it hold (`None`:
 /// it did not).
 async fn wait(
-    tree: &accessibility::DesktopTree,
+    tree: &super::kit::trees::DesktopTree,
     desktop: &Desktop,
     ctx: &Context,
     condition: &Condition,

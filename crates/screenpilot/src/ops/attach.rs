@@ -23,8 +23,8 @@ use screenpilot_screen::ansi::{Painter, Viewport, PAINT_INTERVAL};
 use screenpilot_screen::Size;
 use screenpilot_session::Session;
 
-use super::common::{Context, OpError, Progress};
-use super::operation::{Operation, Report};
+use super::kit::common::{Context, OpError, Progress};
+use super::kit::operation::{Operation, Report};
 
 /// Paints sent but not yet shown on the person's terminal, at most; past it, the attachment waits
 /// (and what changes meanwhile goes into the next paint).

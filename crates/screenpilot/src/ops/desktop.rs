@@ -5,12 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use screenpilot_desktop::process::ExitStatus;
 use screenpilot_desktop::{
     Desktop, DesktopInfo, DesktopSpec, OtherSessions, Target, WindowManager, DEFAULT_SIZE,
     DEFAULT_STEP_TIMEOUT,
@@ -18,11 +16,11 @@ use screenpilot_desktop::{
 use screenpilot_session::spec::{check_cwd, check_env, CALLER_TERMINAL_VARS};
 use screenpilot_session::SessionId;
 
-use super::common::{program_env, Caller, Context, OpError, Progress};
-use super::display::model_size;
-use super::model_size::ModelSize;
-use super::operation::{Operation, Profile, Report};
-use super::program::program_argv;
+use super::kit::common::{program_env, Caller, Context, OpError, Progress};
+use super::kit::display::model_size;
+use super::kit::model_size::ModelSize;
+use super::kit::operation::{Operation, Profile, Report};
+use super::kit::program::program_argv;
 
 /// Parameters of `desktop_start`.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -263,32 +261,4 @@ async fn launch_on(desktop: &Desktop, p: DesktopStartParams) -> Result<DesktopIn
     info.window = Some(launched.window);
     info.log = Some(launched.log);
     Ok(info)
-}
-
-/// `alive` for a desktop: what it is now; `None` when `sid` is not one.
-pub(super) fn info(ctx: &Context, sid: &str) -> Option<DesktopInfo> {
-    Some(ctx.desktops.get(sid)?.info())
-}
-
-/// `close` for a desktop: how its program ended; `None` when `sid` is not one.
-pub(super) async fn close(ctx: &Context, sid: &str) -> Option<Option<ExitStatus>> {
-    ctx.accessibility.forget(sid);
-    let (_, status) = ctx.desktops.close(sid).await?;
-    Some(status)
-}
-
-/// How long `computer` waits for one native step unless told otherwise.
-pub(super) const STEP_TIMEOUT: Duration = DEFAULT_STEP_TIMEOUT;
-
-/// Desktops as the terminal registry sees them: they share its sid space and session limit.
-pub(crate) struct DesktopPeers(pub(crate) Arc<screenpilot_desktop::DesktopRegistry>);
-
-impl screenpilot_session::PeerSessions for DesktopPeers {
-    fn running(&self) -> Vec<String> {
-        self.0.running()
-    }
-
-    fn has(&self, sid: &str) -> bool {
-        self.0.contains(sid)
-    }
 }

@@ -14,12 +14,12 @@ use screenpilot_session::{
     BaseEnv, ExitInfo, Recording, SessionError, SessionId, SessionInfo, SpawnSpec,
 };
 
-use super::common::{program_env, Caller, Context, OpError, Progress};
-use super::look::{how_it_ended, Look, ScreenMode};
-use super::operation::{Operation, Profile, Report, View};
-use super::program::program_argv;
-use super::step::{checked_steps, walk, Outcomes, StepSpec};
-use super::until::timeout;
+use super::kit::common::{program_env, Caller, Context, OpError, Progress};
+use super::kit::look::{how_it_ended, Look, ScreenMode};
+use super::kit::operation::{Operation, Profile, Report, View};
+use super::kit::program::{program_argv, this_process_umask};
+use super::kit::until::timeout;
+use super::kit::walk::{checked_steps, walk, Outcomes, StepSpec};
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -544,8 +544,8 @@ impl Operation for Alive {
     async fn run(ctx: &Context, p: SidParams, _: &Progress) -> Result<ProgramStatus, OpError> {
         let session = match ctx.registry.get(&p.sid) {
             Err(SessionError::UnknownSession(sid)) => {
-                let info =
-                    super::desktop::info(ctx, &p.sid).ok_or(SessionError::UnknownSession(sid))?;
+                let info = super::kit::desktops::info(ctx, &p.sid)
+                    .ok_or(SessionError::UnknownSession(sid))?;
                 return Ok(ProgramStatus {
                     sid: p.sid,
                     kind: Some(info.kind),
@@ -578,7 +578,7 @@ impl Operation for Close {
     async fn run(ctx: &Context, p: SidParams, _: &Progress) -> Result<ProgramStatus, OpError> {
         let info = match ctx.registry.close(&p.sid).await {
             Err(SessionError::UnknownSession(sid)) => {
-                let status = super::desktop::close(ctx, &p.sid)
+                let status = super::kit::desktops::close(ctx, &p.sid)
                     .await
                     .ok_or(SessionError::UnknownSession(sid))?;
                 return Ok(ProgramStatus {
@@ -629,12 +629,4 @@ impl Operation for Resize {
             rows: size.rows,
         })
     }
-}
-
-/// This process's umask, read from `/proc/self/status` (setting it to read it back would race with
-/// other threads creating files).
-pub(super) fn this_process_umask() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Umask:"))?;
-    u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
 }

@@ -12,64 +12,47 @@ use serde_json::Value;
 use screenpilot_desktop::DesktopRegistry;
 use screenpilot_session::Registry;
 
-pub(crate) mod accessibility;
 mod act;
 mod attach;
-mod blocking;
-mod button;
-mod common;
+pub(crate) mod classic;
 mod computer;
 mod desktop;
-mod desktop_waits;
-pub(crate) mod display;
-mod error;
-mod input;
-mod journal;
+pub(crate) mod kit;
 mod lifecycle;
-mod look;
-mod marks;
-mod model_size;
-mod mouse;
 mod observe;
-mod operation;
-mod program;
-mod record;
 mod run;
 mod save_test;
-mod screen;
-mod secret;
-mod step;
+mod send;
 mod textual;
-pub(crate) mod until;
-mod waits;
-mod watch;
 
 pub use act::{ActName, ActParams, Acted};
 pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
-pub use button::Button;
-pub(crate) use common::parse_params;
-pub use common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
-pub use operation::{Answer, Operation, OperationDef, Profile, Reading, Report, View};
-
-pub use computer::{ActionSpec, Computer, ComputerParams};
-pub use desktop::DesktopStartParams;
-pub use input::{SendKeysParams, TextParams};
-pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
-pub use look::ScreenMode;
-pub use mouse::MouseParams;
-pub use observe::{ImageFormat, ScreenshotParams, SnapshotParams};
-pub use record::{RecordAction, RecordParams};
-pub use run::RunParams;
-pub use save_test::SaveTestParams;
-pub use secret::{SecretRef, TypeSecretParams};
-pub use step::{SendParams, WaitParams};
-pub use textual::TextualRunParams;
-pub use until::UntilParams;
-pub use waits::{
+pub use classic::input::{SendKeysParams, TextParams};
+pub use classic::mouse::MouseParams;
+pub use classic::record::{RecordAction, RecordParams};
+pub use classic::secret::TypeSecretParams;
+pub use classic::waits::{
     ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
     WaitVisualChangeParams,
 };
-pub use watch::{WatchOutput, WatchParams};
+pub use classic::watch::{WatchOutput, WatchParams};
+pub use computer::{ActionSpec, Computer, ComputerParams};
+pub use desktop::DesktopStartParams;
+pub use kit::button::Button;
+pub(crate) use kit::common::parse_params;
+pub use kit::common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
+pub use kit::look::ScreenMode;
+pub use kit::operation::{Answer, Operation, OperationDef, Profile, Reading};
+pub use kit::picture::ImageFormat;
+pub use kit::secrets::SecretRef;
+pub use kit::until::UntilParams;
+pub use kit::view::{Report, View};
+pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
+pub use observe::{ScreenshotParams, SnapshotParams};
+pub use run::RunParams;
+pub use save_test::SaveTestParams;
+pub use send::{SendParams, WaitParams};
+pub use textual::TextualRunParams;
 
 /// The list of operations: dispatch ([`execute`]) and the published list ([`OPERATIONS`]) are both
 /// generated from it, so neither can miss one. Adding an operation is one file and one line here.
@@ -87,7 +70,7 @@ macro_rules! operations {
         ) -> Result<Value, OpError> {
             $(
                 if name == <$op as Operation>::NAME {
-                    return operation::run::<$op>(ctx, params, progress).await;
+                    return kit::operation::run::<$op>(ctx, params, progress).await;
                 }
             )*
             Err(unknown(name))
@@ -97,35 +80,35 @@ macro_rules! operations {
 
 operations! {
     lifecycle::Spawn,
-    step::Send,
-    step::Wait,
+    send::Send,
+    send::Wait,
     run::Run,
     lifecycle::List,
     lifecycle::Alive,
     lifecycle::Close,
     lifecycle::Resize,
-    record::Record,
-    input::SendKeys,
-    input::SendLine,
-    input::Type,
-    mouse::Mouse,
+    classic::record::Record,
+    classic::input::SendKeys,
+    classic::input::SendLine,
+    classic::input::Type,
+    classic::mouse::Mouse,
     observe::Snapshot,
     observe::Screenshot,
-    waits::ClassicWait<WaitForParams>,
-    waits::ClassicWait<ExpectParams>,
-    waits::ClassicWait<WaitChangeParams>,
-    waits::ClassicWait<WaitVisualChangeParams>,
-    waits::ClassicWait<WaitReadyParams>,
-    waits::ClassicWait<WaitExitParams>,
+    classic::waits::ClassicWait<WaitForParams>,
+    classic::waits::ClassicWait<ExpectParams>,
+    classic::waits::ClassicWait<WaitChangeParams>,
+    classic::waits::ClassicWait<WaitVisualChangeParams>,
+    classic::waits::ClassicWait<WaitReadyParams>,
+    classic::waits::ClassicWait<WaitExitParams>,
     desktop::DesktopStart,
     computer::Computer,
     act::Act,
     textual::TextualRun,
-    watch::Watch,
+    classic::watch::Watch,
     attach::Attach,
     attach::AttachShown,
     attach::WriteRaw,
-    secret::TypeSecret,
+    classic::secret::TypeSecret,
     save_test::SaveTest,
 }
 
@@ -159,7 +142,7 @@ impl Context {
     /// A context over `registry`, with desktops sharing its sid space and session limit.
     pub fn new(registry: Arc<Registry>) -> Context {
         let desktops = DesktopRegistry::new();
-        registry.set_peers(Arc::new(desktop::DesktopPeers(desktops.clone())));
+        registry.set_peers(Arc::new(kit::desktops::DesktopPeers(desktops.clone())));
         Context {
             registry,
             desktops,
@@ -180,7 +163,7 @@ mod tests {
         op: &str,
         value: Value,
     ) -> OpError {
-        common::parse_params::<T>(op, value).unwrap_err()
+        kit::common::parse_params::<T>(op, value).unwrap_err()
     }
 
     #[test]

@@ -13,9 +13,9 @@ use screenpilot_screen::keys;
 use screenpilot_session::wait::{wait_until, Until, WaitOptions};
 use screenpilot_session::{CommandRecord, Session, ShellState};
 
-use super::common::{Context, OpError, Progress};
-use super::operation::{Operation, Profile, Report, View};
-use super::until::timeout;
+use super::kit::common::{Context, OpError, Progress};
+use super::kit::operation::{Operation, Profile, Report, View};
+use super::kit::until::timeout;
 
 /// Default most lines of output answered.
 const DEFAULT_MAX_LINES: usize = 60;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Caller, Context, OpError, Progress};
-use super::lifecycle::this_process_umask;
-use super::operation::{Operation, Profile, Report};
+use super::kit::common::{Caller, Context, OpError, Progress};
+use super::kit::operation::{Operation, Profile, Report};
+use super::kit::program::this_process_umask;
 
 /// Parameters of `save_test`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

@@ -505,7 +505,7 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
 }
 
 /// The longest a step may wait, as a wait's `timeout_ms` may.
-const MAX_TIMEOUT_MS: i64 = crate::ops::until::MAX_TIMEOUT_MS as i64;
+const MAX_TIMEOUT_MS: i64 = crate::ops::kit::until::MAX_TIMEOUT_MS as i64;
 
 /// `COLSxROWS` within the terminal caps a spawn or a resize checks (the default limits), checked
 /// with the file rather than when its step runs; errors name `field`.

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use screenpilot_desktop::Desktop;
 
 use super::socket::{refuse_input, send_json, Access};
-use crate::ops::display::{capture, Pixel};
+use crate::ops::kit::display::{capture, Pixel};
 use crate::ops::{Computer, ComputerParams, Context, ErrorCode, Operation, Progress};
 
 /// The shortest time between two frames while the screen keeps changing. Each frame is a full-size

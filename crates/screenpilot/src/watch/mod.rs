@@ -45,7 +45,7 @@ use screenpilot_desktop::Desktop;
 use screenpilot_session::Session;
 
 use crate::loopback_http::{self, bearer_token, same_secret};
-use crate::ops::display::{find_target, Target};
+use crate::ops::kit::display::{find_target, Target};
 use crate::ops::{Context, OpError};
 use crate::protocol::MAX_REQUEST_BYTES;
 use crate::watch_state::Running;

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::actions::Action;
-use crate::ops::common::OpError;
-use crate::ops::display::{Framing, Pixel};
-use crate::ops::observe::Image;
-use crate::ops::operation::{Report, View};
+use crate::ops::kit::display::{Framing, Pixel};
+use crate::ops::kit::error::OpError;
+use crate::ops::kit::operation::{Report, View};
+use crate::ops::kit::picture::Image;
 
 /// A failed action in a run.
 pub(super) struct Failure {
@@ -111,7 +111,7 @@ pub struct ComputerDone {
     pub outcome: Option<Outcome>,
     /// With `until` (terminals): how the wait after the actions ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<crate::ops::until::UntilDone>,
+    pub until: Option<crate::ops::kit::until::UntilDone>,
 }
 
 impl Report for ComputerDone {
@@ -241,14 +241,14 @@ pub(super) fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::common::ErrorCode;
+    use crate::ops::kit::error::ErrorCode;
 
     fn click() -> (String, Action) {
         (
             "action".into(),
             Action::Click {
                 at: Some(super::super::actions::Px { x: 1, y: 1 }),
-                button: crate::ops::button::Button::Left,
+                button: crate::ops::kit::button::Button::Left,
                 count: 1,
                 hold: Vec::new(),
             },

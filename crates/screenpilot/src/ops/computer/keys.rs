@@ -6,7 +6,7 @@ use screenpilot_desktop::keysym::{self, Keysym};
 use screenpilot_desktop::Modifier;
 use screenpilot_screen::keys::{self, KeyToken, Modifiers, NamedKey};
 
-use crate::ops::common::OpError;
+use crate::ops::kit::error::OpError;
 
 /// One key of a chord.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

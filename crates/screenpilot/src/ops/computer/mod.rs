@@ -35,10 +35,10 @@ use serde_json::{json, Map, Value};
 
 use screenpilot_desktop::scale::{self, Scale};
 
-use super::common::{Context, ErrorCode, OpError, Progress};
-use super::display::{find_target, model_size, scale_for, Target};
-use super::model_size::ModelSize;
-use super::operation::{Operation, Profile};
+use crate::ops::kit::common::{Context, ErrorCode, OpError, Progress};
+use crate::ops::kit::display::{find_target, model_size, scale_for, Target};
+use crate::ops::kit::model_size::ModelSize;
+use crate::ops::kit::operation::{Operation, Profile};
 use answer::{answer, Failure, Run};
 
 pub use answer::ComputerDone;
@@ -190,7 +190,7 @@ async fn computer(
     };
     let limit_given = p.step_timeout_ms.is_some();
     let step_timeout = match p.step_timeout_ms {
-        None => super::desktop::STEP_TIMEOUT,
+        None => crate::ops::kit::desktops::STEP_TIMEOUT,
         Some(ms @ 100..=600_000) => Duration::from_millis(ms),
         Some(ms) => {
             return Err(OpError::invalid(
@@ -248,7 +248,7 @@ async fn computer(
     };
     let (width, height) = scale.image;
     for ((prefix, action), (_, spec)) in parsed.iter().zip(&specs) {
-        actions::check_points(action, spec, width, height, prefix)?;
+        parse::check_points(action, spec, width, height, prefix)?;
         if let Target::Terminal(_) = &target {
             on_terminal::check(action, prefix)?;
         }
@@ -264,8 +264,8 @@ async fn computer(
             ))
         }
         (Target::Terminal(session), Some(value)) => {
-            let limit = super::until::timeout(p.timeout_ms, "timeout_ms")?;
-            let params = super::step::until_object(&value)?;
+            let limit = crate::ops::kit::until::timeout(p.timeout_ms, "timeout_ms")?;
+            let params = crate::ops::kit::walk::until_object(&value)?;
             let compiled = params.compile(ctx).await?;
             Some(compiled.arm(session, limit, true))
         }
@@ -360,7 +360,7 @@ mod tests {
 
     /// The input schema as MCP clients see it.
     fn published() -> Value {
-        let schema = crate::ops::common::schema_of::<ComputerParams>();
+        let schema = crate::ops::kit::common::schema_of::<ComputerParams>();
         Value::Object(crate::mcp::tools::compact_schema(
             schema.as_object().cloned().unwrap_or_default(),
         ))

@@ -1,18 +1,18 @@
 //! From the request shape ([`ActionSpec`]) to a checked [`Action`]: OpenAI's names and fields, and
 //! Anthropic's as aliases, normalised into one form. Every error names the field at fault
 //! (`actions[2].x`), a field the action does not take included; nothing here knows the screen size
-//! ([`super::actions::check_points`] does that).
+//! ([`check_points`] does that).
 
 use screenpilot_desktop::{keysym, Modifier};
 
 use super::actions::{
-    wheel_steps, Action, Px, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS, MAX_WAIT_MS,
-    WHEEL_DELTA,
+    wheel_steps, Action, PointField, Px, MAX_PATH_POINTS, MAX_SCROLL_STEPS, MAX_TEXT_CHARS,
+    MAX_WAIT_MS, WHEEL_DELTA,
 };
 use super::keys::{parse_chord, parse_combo_text, Chord, Key};
 use super::request::{ActionSpec, PointSpec};
-use crate::ops::button::Button;
-use crate::ops::common::OpError;
+use crate::ops::kit::button::Button;
+use crate::ops::kit::error::OpError;
 
 /// Fields of a pointer action that say where it acts.
 const POINT: [&str; 3] = ["x", "y", "coordinate"];
@@ -525,9 +525,96 @@ impl Fields<'_> {
     }
 }
 
+/// Refuse any targeted pixel outside a `width` x `height` screenshot. `prefix` names the action and
+/// `spec` is its request, so the error names the field the caller wrote (`x`, `coordinate`, ...).
+pub fn check_points(
+    action: &Action,
+    spec: &ActionSpec,
+    width: u32,
+    height: u32,
+    prefix: &str,
+) -> Result<(), OpError> {
+    let bounds = format!(
+        "the {width}x{height} screenshot (x 0-{}, y 0-{}); coordinates are pixels of the screenshot, nothing was sent",
+        width.saturating_sub(1),
+        height.saturating_sub(1)
+    );
+    for (i, (p, field)) in action.points().into_iter().enumerate() {
+        if p.x < width && p.y < height {
+            continue;
+        }
+        let pair = format!("({}, {})", p.x, p.y);
+        let (name, what) = match field {
+            PointField::Pointer if spec.coordinate.is_some() => ("coordinate", pair),
+            PointField::Pointer if p.x >= width => ("x", p.x.to_string()),
+            PointField::Pointer => ("y", p.y.to_string()),
+            PointField::Path if spec.start_coordinate.is_some() && i == 0 => {
+                ("start_coordinate", pair)
+            }
+            PointField::Path if spec.start_coordinate.is_some() => ("coordinate", pair),
+            PointField::Path => ("path", pair),
+            PointField::Region => ("region", pair),
+        };
+        return Err(OpError::invalid(
+            &format!("{prefix}.{name}"),
+            format!("{what} is outside {bounds}"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::kit::button::Button;
+
+    #[test]
+    fn points_are_checked_against_the_screenshot_naming_the_field() {
+        let spec = ActionSpec::default();
+        let click = |x, y| Action::Click {
+            at: Some(Px { x, y }),
+            button: Button::Left,
+            count: 1,
+            hold: Vec::new(),
+        };
+        let err =
+            check_points(&click(1500, 0), &spec, 1356, 848, "action").expect_err("off screen");
+        assert_eq!(err.field.as_deref(), Some("action.x"));
+        assert!(
+            err.message
+                .starts_with("action.x: 1500 is outside the 1356x848 screenshot"),
+            "{}",
+            err.message
+        );
+        let err =
+            check_points(&click(0, 848), &spec, 1356, 848, "actions[1]").expect_err("off screen");
+        assert_eq!(err.field.as_deref(), Some("actions[1].y"));
+        let anthropic = ActionSpec {
+            coordinate: Some([0.0, 848.0]),
+            ..ActionSpec::default()
+        };
+        let err = check_points(&click(0, 848), &anthropic, 1356, 848, "action").expect_err("off");
+        assert_eq!(err.field.as_deref(), Some("action.coordinate"));
+        assert!(
+            err.message.contains("(0, 848) is outside"),
+            "{}",
+            err.message
+        );
+        assert!(check_points(&click(1355, 847), &spec, 1356, 848, "action").is_ok());
+        let at_pointer = Action::Click {
+            at: None,
+            button: Button::Left,
+            count: 1,
+            hold: Vec::new(),
+        };
+        assert!(check_points(&at_pointer, &spec, 1, 1, "action").is_ok());
+        let zoom = Action::Zoom {
+            region: [0, 0, 1280, 801],
+        };
+        let err = check_points(&zoom, &spec, 1280, 800, "action").expect_err("region too tall");
+        assert_eq!(err.field.as_deref(), Some("action.region"));
+    }
+
     use serde_json::json;
 
     fn parse_json(value: serde_json::Value) -> Result<Action, OpError> {

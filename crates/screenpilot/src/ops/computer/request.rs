@@ -16,7 +16,7 @@ use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::ops::common::{parse_fields, OpError};
+use crate::ops::kit::common::{parse_fields, OpError};
 
 /// {x, y} or [x, y].
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

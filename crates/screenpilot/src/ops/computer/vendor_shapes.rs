@@ -10,8 +10,8 @@ use super::actions::{Action, Px};
 use super::keys::{parse_chord, Chord};
 use super::parse::parse;
 use super::request::spec_from_json;
-use crate::ops::button::Button;
-use crate::ops::common::OpError;
+use crate::ops::kit::button::Button;
+use crate::ops::kit::error::OpError;
 
 fn read(value: Value) -> Result<Action, OpError> {
     let spec = spec_from_json(value, "action")?;

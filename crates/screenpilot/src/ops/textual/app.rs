@@ -21,7 +21,7 @@ use screenpilot_session::{
 
 use super::link::{AppExit, Link, LinkError, Rendezvous};
 use super::probe;
-use crate::ops::common::{ErrorCode, OpError};
+use crate::ops::kit::error::{ErrorCode, OpError};
 use crate::paths::Paths;
 
 /// How long a stopping app may take to exit by itself before its session is closed hard.

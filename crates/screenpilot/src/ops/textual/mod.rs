@@ -24,8 +24,8 @@ use tokio::time::Instant;
 use screenpilot_screen::Size;
 use screenpilot_session::{SessionError, SessionId};
 
-use super::common::{Caller, Context, ErrorCode, OpError, Progress};
-use super::operation::{Operation, Profile, Report, View};
+use crate::ops::kit::common::{Caller, Context, ErrorCode, OpError, Progress};
+use crate::ops::kit::operation::{Operation, Profile, Report, View};
 use app::{CloseGuard, Launch, TextualApp};
 use params::{Mode, Request, Step, DEFAULT_PYTHON, DEFAULT_SIZE};
 use steps::{Driver, StepError};

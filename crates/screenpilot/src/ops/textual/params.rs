@@ -14,8 +14,8 @@ use serde_json::Value;
 use screenpilot_screen::{MouseButton, Size};
 use screenpilot_session::SessionId;
 
-use crate::ops::button::Button;
-use crate::ops::common::{program_env, OpError};
+use crate::ops::kit::button::Button;
+use crate::ops::kit::common::{program_env, OpError};
 
 /// Parameters of `textual_run`.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]

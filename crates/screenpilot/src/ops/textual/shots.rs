@@ -10,7 +10,7 @@ use serde::Serialize;
 use screenpilot_screen::render::{render_png, render_svg, RenderOptions};
 use screenpilot_session::Session;
 
-use crate::ops::common::{ErrorCode, OpError};
+use crate::ops::kit::error::{ErrorCode, OpError};
 
 /// The files of one screenshot.
 #[derive(Debug, Clone, Serialize)]

@@ -16,7 +16,7 @@ use super::app::TextualApp;
 use super::link::{Link, LinkError};
 use super::params::{Pointer, Step};
 use super::shots::{self, Shot};
-use crate::ops::common::{ErrorCode, OpError};
+use crate::ops::kit::error::{ErrorCode, OpError};
 
 /// The longest one settle may take; an app busy for longer is reported, and the run goes on.
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);

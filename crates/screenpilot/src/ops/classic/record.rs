@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use screenpilot_session::{Recording, SessionError};
 
-use super::common::{Caller, Context, OpError, Progress};
-use super::lifecycle::this_process_umask;
-use super::operation::{Operation, Report};
+use crate::ops::kit::common::{Caller, Context, OpError, Progress};
+use crate::ops::kit::operation::{Operation, Report};
+use crate::ops::kit::program::this_process_umask;
 
 /// Start or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -83,7 +83,9 @@ Example: {\"sid\": \"vim\", \"action\": \"start\", \"path\": \"vim.cast\"}.";
 
     async fn run(ctx: &Context, p: RecordParams, _: &Progress) -> Result<Recorded, OpError> {
         let session = match ctx.registry.get(&p.sid) {
-            Err(SessionError::UnknownSession(_)) if super::desktop::info(ctx, &p.sid).is_some() => {
+            Err(SessionError::UnknownSession(_))
+                if crate::ops::kit::desktops::info(ctx, &p.sid).is_some() =>
+            {
                 return Err(OpError::invalid(
                     "sid",
                     format!(

@@ -10,8 +10,8 @@ use tokio::time::Instant;
 use screenpilot_desktop::Desktop;
 use screenpilot_session::wait::{Outcome, Reason};
 
-use super::common::{ErrorCode, OpError};
 use super::display::titles;
+use super::error::{ErrorCode, OpError};
 
 /// What to wait for on a desktop.
 pub enum DesktopCondition {

@@ -1,17 +1,14 @@
 //! Sending keys and text to a session's program.
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_screen::keys;
-use screenpilot_session::{hash_hex, Session};
+use screenpilot_session::Session;
 
-use super::common::{Context, OpError, Progress};
-use super::operation::{Operation, Report, View};
-use super::screen::SessionScreen;
-use screenpilot_desktop::settle::{settle, Settle};
+use crate::ops::kit::common::{Context, OpError, Progress};
+use crate::ops::kit::operation::Operation;
+use crate::ops::kit::write::{write_input, After, InputDone};
 
 /// Parameters of `send_keys`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -42,140 +39,6 @@ pub struct TextParams {
     // With settle_ms: also return `styled` and `highlights`, as snapshot does (described there).
     #[serde(default)]
     pub styled: bool,
-}
-
-/// What an input operation answers.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum InputDone {
-    /// With `settle_ms`: the screen once the app reacted and went quiet.
-    Settled {
-        #[serde(flatten)]
-        screen: Box<SessionScreen>,
-        /// The app reacted and went quiet within the limit.
-        settled: bool,
-        /// `mouse`: the cell the event went to.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        col: Option<u16>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        row: Option<u16>,
-    },
-    /// Without: the screen hashes from just before the input, the baseline for wait_change.
-    Sent {
-        sid: String,
-        hash: String,
-        visual_hash: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        col: Option<u16>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        row: Option<u16>,
-    },
-}
-
-impl InputDone {
-    /// The same answer, naming the cell a mouse event went to.
-    pub(super) fn at_cell(mut self, cell: Option<(u16, u16)>) -> InputDone {
-        let (InputDone::Settled { col, row, .. } | InputDone::Sent { col, row, .. }) = &mut self;
-        *col = cell.map(|c| c.0);
-        *row = cell.map(|c| c.1);
-        self
-    }
-}
-
-impl Report for InputDone {
-    fn view(&self) -> View {
-        match self {
-            InputDone::Settled {
-                screen, settled, ..
-            } => screen.view(&[("settled", settled.to_string())]),
-            InputDone::Sent { .. } => View::default(),
-        }
-    }
-}
-
-/// What an input operation does once its input is written.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum After {
-    /// Answer at once, with the screen hashes from just before the input.
-    Return,
-    /// Wait for the screen to change and then stay quiet (within a limit), and answer with it
-    /// (styled when asked).
-    Settle { limits: Settle, styled: bool },
-}
-
-impl After {
-    pub(super) fn from_params(
-        settle_ms: Option<u64>,
-        settle_timeout_ms: Option<u64>,
-    ) -> Result<After, OpError> {
-        let Some(quiet) = settle_ms else {
-            return Ok(After::Return);
-        };
-        let limit = settle_timeout_ms.unwrap_or(5_000);
-        if limit > 600_000 {
-            return Err(OpError::invalid(
-                "settle_timeout_ms",
-                format!("{limit} ms is over the limit of 600000 ms"),
-            ));
-        }
-        let limit = Duration::from_millis(limit);
-        Ok(After::Settle {
-            limits: Settle {
-                reaction: limit,
-                quiet: Duration::from_millis(quiet),
-                limit,
-            },
-            styled: false,
-        })
-    }
-
-    /// The same, answering with the styled screen and its highlights when `styled`; `styled`
-    /// without a settled screen to carry it is refused.
-    pub(super) fn styled(self, styled: bool) -> Result<After, OpError> {
-        match self {
-            After::Settle { limits, .. } => Ok(After::Settle { limits, styled }),
-            After::Return if styled => Err(OpError::invalid(
-                "styled",
-                "needs settle_ms: input returns a screen only then",
-            )),
-            After::Return => Ok(After::Return),
-        }
-    }
-}
-
-/// Write input; answer with the screen hashes from just before it, or with the settled screen.
-pub(super) async fn write_input(
-    session: &Session,
-    chunks: &[Vec<u8>],
-    after: After,
-) -> Result<InputDone, OpError> {
-    let (hash, visual_hash) = session.with_screen(|s| (s.hash(), s.visual_hash()));
-    let updates = session.subscribe();
-    session.write(chunks).await?;
-    let After::Settle { limits, styled } = after else {
-        return Ok(InputDone::Sent {
-            sid: session.sid.to_string(),
-            hash: hash_hex(hash),
-            visual_hash: hash_hex(visual_hash),
-            col: None,
-            row: None,
-        });
-    };
-    // The visual hash sees a cursor move or a highlight as a reaction too.
-    let outcome = settle(
-        updates,
-        || session.with_screen(|s| s.visual_hash()),
-        visual_hash,
-        limits,
-    )
-    .await;
-    Ok(InputDone::Settled {
-        screen: Box::new(SessionScreen::read(session, SessionScreen::options(styled))),
-        // The documented meaning: the app reacted and then went quiet within the limit.
-        settled: outcome.reacted && outcome.settled,
-        col: None,
-        row: None,
-    })
 }
 
 /// `send_keys`: press keys.

@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 use screenpilot_screen::keys;
 use screenpilot_session::Session;
 
-use super::common::{Caller, Context, OpError, Progress};
-use super::operation::{Operation, Report};
+use super::common::{Caller, OpError};
 
 /// The longest secret typed, in bytes.
 const MAX_SECRET: usize = 4096;
@@ -55,7 +54,7 @@ impl SecretRef {
     }
 
     /// The value, or the reason it is missing (naming `field`).
-    pub(super) fn value(&self, field: &str) -> Result<&str, OpError> {
+    pub(crate) fn value(&self, field: &str) -> Result<&str, OpError> {
         if let Some(problem) = &self.problem {
             return Err(OpError::invalid(field, problem.clone()));
         }
@@ -109,7 +108,7 @@ fn read_file(path: &str) -> Result<String, String> {
 
 /// Type `secret` and Enter into `session`, which must be reading a hidden line (`field` names the
 /// parameter in errors). Nothing is typed otherwise.
-pub(super) async fn type_hidden(
+pub(crate) async fn type_hidden(
     session: &Session,
     secret: &str,
     field: &str,
@@ -139,42 +138,4 @@ Wait with until {{\"input\": true}} for input=secret",
     chunks.extend(keys::encode_tokens(&["Enter"], &modes));
     session.write(&chunks).await?;
     Ok(())
-}
-
-/// Parameters of `type_secret`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TypeSecretParams {
-    pub sid: String,
-    /// The line a person typed (echo off on their terminal).
-    pub value: String,
-}
-
-/// What `type_secret` answers: only that it was typed.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct SecretTyped {
-    pub sid: String,
-    pub typed: bool,
-}
-
-impl Report for SecretTyped {}
-
-/// `type_secret`: a person's hidden line, typed into the program's hidden-line prompt.
-pub struct TypeSecret;
-
-impl Operation for TypeSecret {
-    const NAME: &'static str = "type_secret";
-    const DESCRIPTION: &'static str = "For `screenpilot attach --secret`, not for models: types a person's hidden line and Enter into a program reading a hidden line. Returns {sid, typed}.";
-    const TOOL: bool = false;
-    type Params = TypeSecretParams;
-    type Output = SecretTyped;
-
-    async fn run(ctx: &Context, p: TypeSecretParams, _: &Progress) -> Result<SecretTyped, OpError> {
-        let session = ctx.registry.get(&p.sid)?;
-        type_hidden(&session, &p.value, "value").await?;
-        Ok(SecretTyped {
-            sid: p.sid,
-            typed: true,
-        })
-    }
 }

@@ -1,6 +1,6 @@
 //! `until`: the condition an input carries to wait for afterwards, so one call is one agent step
 //! (type, then wait for the answer), and what a wait for it reports. The waits without input take
-//! the same object ([`super::step::Wait`]).
+//! the same object (`wait`).
 //!
 //! Any part that holds ends the wait; the program's end always ends it (nothing can change after).
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use tokio::sync::Semaphore;
 
-use super::common::{ErrorCode, OpError};
+use super::error::{ErrorCode, OpError};
 
 /// The kinds of heavy work, each queued on its own.
 #[derive(Debug, Clone, Copy)]

@@ -1,18 +1,155 @@
-//! The `mouse` operation: clicks, drags, moves and wheel scrolls at a cell or on visible text, encoded in
-//! the application's own mouse protocol.
+//! Writing input into a terminal session: keys and text as bytes already encoded, mouse events in the
+//! application's own protocol, and what an input answers (at once, or once the screen settled).
+
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use screenpilot_desktop::settle::{settle, Settle};
 use screenpilot_screen::keys::Modifiers;
 use screenpilot_screen::mouse::{self as encode, MouseButton};
 use screenpilot_screen::{CellPos, Size};
-use screenpilot_session::Session;
+use screenpilot_session::{hash_hex, Session};
 
 use super::button::Button;
-use super::common::{Context, ErrorCode, OpError, Progress};
-use super::input::{write_input, After, InputDone};
-use super::operation::Operation;
+use super::error::{ErrorCode, OpError};
+use super::screen::SessionScreen;
+use super::view::{Report, View};
+
+/// What an input operation answers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum InputDone {
+    /// With `settle_ms`: the screen once the app reacted and went quiet.
+    Settled {
+        #[serde(flatten)]
+        screen: Box<SessionScreen>,
+        /// The app reacted and went quiet within the limit.
+        settled: bool,
+        /// `mouse`: the cell the event went to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        col: Option<u16>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        row: Option<u16>,
+    },
+    /// Without: the screen hashes from just before the input, the baseline for wait_change.
+    Sent {
+        sid: String,
+        hash: String,
+        visual_hash: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        col: Option<u16>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        row: Option<u16>,
+    },
+}
+
+impl InputDone {
+    /// The same answer, naming the cell a mouse event went to.
+    pub(crate) fn at_cell(mut self, cell: Option<(u16, u16)>) -> InputDone {
+        let (InputDone::Settled { col, row, .. } | InputDone::Sent { col, row, .. }) = &mut self;
+        *col = cell.map(|c| c.0);
+        *row = cell.map(|c| c.1);
+        self
+    }
+}
+
+impl Report for InputDone {
+    fn view(&self) -> View {
+        match self {
+            InputDone::Settled {
+                screen, settled, ..
+            } => screen.view(&[("settled", settled.to_string())]),
+            InputDone::Sent { .. } => View::default(),
+        }
+    }
+}
+
+/// What an input operation does once its input is written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum After {
+    /// Answer at once, with the screen hashes from just before the input.
+    Return,
+    /// Wait for the screen to change and then stay quiet (within a limit), and answer with it
+    /// (styled when asked).
+    Settle { limits: Settle, styled: bool },
+}
+
+impl After {
+    pub(crate) fn from_params(
+        settle_ms: Option<u64>,
+        settle_timeout_ms: Option<u64>,
+    ) -> Result<After, OpError> {
+        let Some(quiet) = settle_ms else {
+            return Ok(After::Return);
+        };
+        let limit = settle_timeout_ms.unwrap_or(5_000);
+        if limit > 600_000 {
+            return Err(OpError::invalid(
+                "settle_timeout_ms",
+                format!("{limit} ms is over the limit of 600000 ms"),
+            ));
+        }
+        let limit = Duration::from_millis(limit);
+        Ok(After::Settle {
+            limits: Settle {
+                reaction: limit,
+                quiet: Duration::from_millis(quiet),
+                limit,
+            },
+            styled: false,
+        })
+    }
+
+    /// The same, answering with the styled screen and its highlights when `styled`; `styled`
+    /// without a settled screen to carry it is refused.
+    pub(crate) fn styled(self, styled: bool) -> Result<After, OpError> {
+        match self {
+            After::Settle { limits, .. } => Ok(After::Settle { limits, styled }),
+            After::Return if styled => Err(OpError::invalid(
+                "styled",
+                "needs settle_ms: input returns a screen only then",
+            )),
+            After::Return => Ok(After::Return),
+        }
+    }
+}
+
+/// Write input; answer with the screen hashes from just before it, or with the settled screen.
+pub(crate) async fn write_input(
+    session: &Session,
+    chunks: &[Vec<u8>],
+    after: After,
+) -> Result<InputDone, OpError> {
+    let (hash, visual_hash) = session.with_screen(|s| (s.hash(), s.visual_hash()));
+    let updates = session.subscribe();
+    session.write(chunks).await?;
+    let After::Settle { limits, styled } = after else {
+        return Ok(InputDone::Sent {
+            sid: session.sid.to_string(),
+            hash: hash_hex(hash),
+            visual_hash: hash_hex(visual_hash),
+            col: None,
+            row: None,
+        });
+    };
+    // The visual hash sees a cursor move or a highlight as a reaction too.
+    let outcome = settle(
+        updates,
+        || session.with_screen(|s| s.visual_hash()),
+        visual_hash,
+        limits,
+    )
+    .await;
+    Ok(InputDone::Settled {
+        screen: Box::new(SessionScreen::read(session, SessionScreen::options(styled))),
+        // The documented meaning: the app reacted and then went quiet within the limit.
+        settled: outcome.reacted && outcome.settled,
+        col: None,
+        row: None,
+    })
+}
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -24,42 +161,6 @@ pub enum MouseActionName {
     Up,
     Drag,
     Scroll,
-}
-
-/// Parameters of `mouse`. Say where with `col`+`row` (0-based cells) or `text` (+`nth`).
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MouseParams {
-    pub sid: String,
-    pub action: MouseActionName,
-    /// 0-based column of the target cell.
-    pub col: Option<u16>,
-    /// 0-based row of the target cell (row 0 is the first line of `text` in a snapshot).
-    pub row: Option<u16>,
-    /// Target the centre of this visible text instead of a cell.
-    pub text: Option<String>,
-    /// Which occurrence of `text` (0-based, in reading order). Default 0.
-    pub nth: Option<usize>,
-    /// Default left.
-    pub button: Option<Button>,
-    /// drag: where to release, [col, row]; the start is col/row or text.
-    pub to: Option<[u16; 2]>,
-    /// drag: every cell to pass through, [[col, row], ...], first = press, last = release (instead of a start and `to`).
-    pub path: Option<Vec<[u16; 2]>>,
-    /// scroll: wheel steps down (positive) or up (negative).
-    pub scroll_y: Option<i32>,
-    /// scroll: wheel steps right (positive) or left (negative).
-    pub scroll_x: Option<i32>,
-    /// Held modifiers: any of "shift", "alt", "ctrl".
-    #[serde(default)]
-    pub modifiers: Vec<String>,
-    /// Answer with the screen once the app reacted and stayed quiet this many ms.
-    pub settle_ms: Option<u64>,
-    /// Limit for settle_ms (default 5000).
-    pub settle_timeout_ms: Option<u64>,
-    // With settle_ms: also return `styled` and `highlights`, as snapshot does (described there).
-    #[serde(default)]
-    pub styled: bool,
 }
 
 /// A mouse event without its session: what `send` takes as `mouse`, and the heart of `mouse`.
@@ -78,24 +179,6 @@ pub struct MouseSpec {
     pub scroll_x: Option<i32>,
     #[serde(default)]
     pub modifiers: Vec<String>,
-}
-
-impl MouseParams {
-    fn spec(&self) -> MouseSpec {
-        MouseSpec {
-            action: self.action,
-            col: self.col,
-            row: self.row,
-            text: self.text.clone(),
-            nth: self.nth,
-            button: self.button,
-            to: self.to,
-            path: self.path.clone(),
-            scroll_y: self.scroll_y,
-            scroll_x: self.scroll_x,
-            modifiers: self.modifiers.clone(),
-        }
-    }
 }
 
 fn modifiers(names: &[String]) -> Result<Modifiers, OpError> {
@@ -161,34 +244,8 @@ fn target(session: &Session, p: &MouseSpec) -> Result<Option<CellPos>, OpError> 
     }
 }
 
-/// `mouse`: mouse events on a terminal app.
-pub struct Mouse;
-
-impl Operation for Mouse {
-    const NAME: &'static str = "mouse";
-    const DESCRIPTION: &'static str = "Mouse input on a terminal app, encoded in the app's protocol (SGR 1006 or X10). actions: click, double_click, move, down, up, drag, scroll. \
-Target a cell with col+row (0-based; row 0 = first line of the snapshot text) or the centre of visible text with text (+nth). \
-drag takes a start plus to:[col,row], or path:[[c,r],...]; scroll takes scroll_y (+down/-up) and scroll_x steps. \
-Fails with a clear error when the app has not enabled mouse reporting (then use keys). Returns {ok, sid, col, row, hash, visual_hash} (hashes from before the event). \
-Example: {\"sid\": \"mc\", \"action\": \"click\", \"text\": \"OK\"}.";
-    type Params = MouseParams;
-    type Output = InputDone;
-
-    async fn run(ctx: &Context, p: MouseParams, _: &Progress) -> Result<InputDone, OpError> {
-        mouse(ctx, p).await
-    }
-}
-
-async fn mouse(ctx: &Context, p: MouseParams) -> Result<InputDone, OpError> {
-    let session = ctx.registry.get(&p.sid)?;
-    let (writes, start) = mouse_writes(&session, &p.spec())?;
-    let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
-    let done = write_input(&session, &writes, after).await?;
-    Ok(done.at_cell(start.map(|pos| (pos.col.0, pos.row.0))))
-}
-
 /// The bytes of a mouse event on `session`, in the app's protocol, and the cell it goes to.
-pub(super) fn mouse_writes(
+pub(crate) fn mouse_writes(
     session: &Session,
     p: &MouseSpec,
 ) -> Result<(Vec<Vec<u8>>, Option<CellPos>), OpError> {

@@ -2,41 +2,21 @@
 //! use), the refs handed out, and the latest snapshot, which refs and `ROLE "NAME"` are read
 //! against. Also the conditions of waits on elements.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use screenpilot_a11y::{
-    self as a11y, parse_ref, snapshot, Budget, Bus, Element, Refs, Snapshot, TopLevel,
+    self as a11y, parse_ref, snapshot, Budget, Bus, Element, Snapshot, TopLevel,
 };
 use screenpilot_desktop::scale::Scale;
 use screenpilot_desktop::Desktop;
 
 use super::error::{ErrorCode, OpError};
 use super::model_size::ModelSizes;
-
-/// Every desktop's tree state, by sid.
-#[derive(Default)]
-pub struct Accessibility {
-    desktops: Mutex<HashMap<String, Arc<DesktopTree>>>,
-}
-
-/// One desktop's.
-pub struct DesktopTree {
-    /// The desktop it belongs to (display, start, server): a sid used again by a new desktop gets a
-    /// new tree.
-    display: String,
-    bus: tokio::sync::OnceCell<Result<Arc<Bus>, String>>,
-    refs: Mutex<Refs>,
-    last: Mutex<Option<Arc<Snapshot>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use super::trees::{lock, Accessibility, DesktopTree};
 
 impl From<a11y::A11yError> for OpError {
     fn from(e: a11y::A11yError) -> OpError {
@@ -58,51 +38,7 @@ impl From<a11y::A11yError> for OpError {
     }
 }
 
-impl Accessibility {
-    /// The tree state of `desktop`.
-    pub fn of(&self, desktop: &Desktop) -> Arc<DesktopTree> {
-        let mut desktops = lock(&self.desktops);
-        let this = identity(desktop);
-        let tree = desktops
-            .entry(desktop.sid.clone())
-            .or_insert_with(|| Arc::new(DesktopTree::new(this.clone())));
-        if tree.display != this {
-            *tree = Arc::new(DesktopTree::new(this));
-        }
-        tree.clone()
-    }
-
-    /// Forget a closed desktop.
-    pub fn forget(&self, sid: &str) {
-        lock(&self.desktops).remove(sid);
-    }
-
-    /// Which other desktop handed out ref `id`, for the error of a ref given to the wrong one.
-    fn owner_of(&self, id: u64, except: &str) -> Option<String> {
-        lock(&self.desktops)
-            .iter()
-            .filter(|(sid, _)| sid.as_str() != except)
-            .find(|(_, tree)| lock(&tree.refs).knows(id))
-            .map(|(sid, _)| sid.clone())
-    }
-}
-
-/// What tells one desktop from a later one of the same sid (and maybe display number).
-fn identity(desktop: &Desktop) -> String {
-    let info = desktop.info();
-    format!("{} {} {:?}", desktop.display, info.started, info.pid)
-}
-
 impl DesktopTree {
-    fn new(display: String) -> DesktopTree {
-        DesktopTree {
-            display,
-            bus: tokio::sync::OnceCell::new(),
-            refs: Mutex::new(Refs::default()),
-            last: Mutex::new(None),
-        }
-    }
-
     /// The bus, reached on first use; why not, when it cannot be.
     pub async fn bus(&self, desktop: &Desktop) -> Result<Arc<Bus>, OpError> {
         let reached = self
@@ -124,11 +60,6 @@ impl DesktopTree {
         reached.clone().map_err(|why| {
             OpError::new(ErrorCode::DisplayUnavailable, format!("sid: {why}")).with_field("sid")
         })
-    }
-
-    /// The latest snapshot, if one was taken.
-    pub fn last(&self) -> Option<Arc<Snapshot>> {
-        lock(&self.last).clone()
     }
 }
 

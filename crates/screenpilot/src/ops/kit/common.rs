@@ -48,7 +48,7 @@ pub struct Context {
     /// What was done to each session, for `save_test`.
     pub journal: Arc<super::journal::Journal>,
     /// Each desktop's accessibility tree: its bus, its refs, its latest snapshot.
-    pub accessibility: Arc<super::accessibility::Accessibility>,
+    pub accessibility: Arc<super::trees::Accessibility>,
 }
 
 /// Where a request comes from, for what the daemon cannot know itself: the caller's working directory

@@ -20,7 +20,8 @@ use screenpilot_session::{hash_hex, Session, SessionError};
 
 use super::common::{Context, OpError};
 use super::model_size::ModelSize;
-use super::operation::View;
+use super::screen::SessionScreen;
+use super::view::View;
 
 /// What a sid names.
 pub enum Target {
@@ -275,4 +276,22 @@ pub fn titles(windows: &[WindowInfo]) -> String {
         .map(|w| w.title.as_str())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The screen a result carries: a terminal's, or a desktop's.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnyScreen {
+    Desktop(DesktopScreen),
+    Terminal(SessionScreen),
+}
+
+impl AnyScreen {
+    /// The view of this screen, with `flags` after the process facts.
+    pub fn view(&self, flags: &[(&'static str, String)]) -> View {
+        match self {
+            AnyScreen::Desktop(screen) => screen.view(flags),
+            AnyScreen::Terminal(screen) => screen.view(flags),
+        }
+    }
 }

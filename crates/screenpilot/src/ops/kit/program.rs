@@ -4,7 +4,7 @@
 
 use screenpilot_session::spec::{command_argv, Command};
 
-use super::common::OpError;
+use super::error::OpError;
 
 /// The argv for `cmd`/`argv`/`shell`, or `None` when no program was given (the caller decides
 /// whether one is needed). Errors name the field at fault.
@@ -25,4 +25,12 @@ pub fn program_argv(
         (None, Some(argv), false) => Command::Argv(argv),
     };
     Ok(Some(command_argv(command)?))
+}
+
+/// This process's umask, read from `/proc/self/status` (setting it to read it back would race with
+/// other threads creating files).
+pub(crate) fn this_process_umask() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
 }

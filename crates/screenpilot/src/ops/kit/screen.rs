@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 use screenpilot_screen::Highlight;
 use screenpilot_session::{ReadOptions, ScreenState, Session};
 
-use super::display::DesktopScreen;
-use super::operation::View;
+use super::view::View;
 
 /// A session's screen as results carry it: the sid and the screen state, flattened.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -89,24 +88,6 @@ fn highlights_brief(found: &[Highlight]) -> serde_json::Value {
         .iter()
         .map(|h| serde_json::json!({"row": h.row, "col": h.col, "text": h.text, "why": h.why}))
         .collect()
-}
-
-/// The screen a result carries: a terminal's, or a desktop's.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum AnyScreen {
-    Desktop(DesktopScreen),
-    Terminal(SessionScreen),
-}
-
-impl AnyScreen {
-    /// The view of this screen, with `flags` after the process facts.
-    pub fn view(&self, flags: &[(&'static str, String)]) -> View {
-        match self {
-            AnyScreen::Desktop(screen) => screen.view(flags),
-            AnyScreen::Terminal(screen) => screen.view(flags),
-        }
-    }
 }
 
 /// A flag for a view: `exited` only when true (a wait says exited=false on every ordinary return).

@@ -13,13 +13,14 @@ use screenpilot_session::wait::{
 };
 use screenpilot_session::{parse_hash, Limits, SessionError};
 
-use super::blocking::{run_blocking, run_bounded, Heavy};
-use super::common::{Context, OpError, Progress};
-use super::desktop_waits::{self, DesktopCondition};
-use super::display::{find_target, DesktopScreen, Target};
-use super::operation::{Operation, Profile, Report, View};
-use super::screen::{exited_flag, AnyScreen, SessionScreen};
-use super::until::timeout;
+use crate::ops::kit::blocking::{run_blocking, run_bounded, Heavy};
+use crate::ops::kit::common::{Context, OpError, Progress};
+use crate::ops::kit::desktop_waits::{self, DesktopCondition};
+use crate::ops::kit::display::AnyScreen;
+use crate::ops::kit::display::{find_target, DesktopScreen, Target};
+use crate::ops::kit::operation::{Operation, Profile, Report, View};
+use crate::ops::kit::screen::{exited_flag, SessionScreen};
+use crate::ops::kit::until::timeout;
 
 /// Lines of history searched when `scrollback` is set.
 const SCROLLBACK_SEARCH_LINES: usize = 10_000;

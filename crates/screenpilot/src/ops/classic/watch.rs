@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Context, ErrorCode, OpError, Progress};
-use super::operation::{Operation, Profile, Report, View};
 use crate::loopback_http::{loopback_addr, SetupError};
+use crate::ops::kit::common::{Context, ErrorCode, OpError, Progress};
+use crate::ops::kit::operation::{Operation, Profile, Report, View};
 
 /// The HTTP helpers sit below the operations and have their own errors; this is where they become
 /// ours (here, where the first operation needs one), with their field.

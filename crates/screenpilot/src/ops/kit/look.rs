@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use screenpilot_screen::{Cursor, Delta};
 use screenpilot_session::{Input, ReadOptions, Seen, Session};
 
-use super::common::OpError;
-use super::operation::View;
+use super::error::OpError;
+use super::view::View;
 
 // How a screen is shown (plain comments: the tool listings describe it once, at `send`):
 // `auto` the smaller of the whole screen and what changed since the reader's last look, `full`,
@@ -36,7 +36,7 @@ pub struct DeltaRows {
 }
 
 /// How an ended program is said in a header: `exit=N`, `signal=N` or `ended`.
-pub(super) fn how_it_ended(exit_code: Option<i32>, signal: Option<i32>) -> String {
+pub(crate) fn how_it_ended(exit_code: Option<i32>, signal: Option<i32>) -> String {
     match (exit_code, signal) {
         (Some(code), _) => format!("exit={code}"),
         (None, Some(signal)) => format!("signal={signal}"),

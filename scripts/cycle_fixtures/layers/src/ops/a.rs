@@ -1,0 +1,3 @@
+pub fn middle() -> u32 {
+    super::b::bottom() + 1
+}

@@ -1,0 +1,3 @@
+pub fn bottom() -> u32 {
+    1
+}
