@@ -145,6 +145,10 @@ pub enum Verb {
     },
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
+    /// Every other operation is a verb of its name, with one flag per parameter:
+    /// wait-for --sid sh --pattern 'ready'; NAME --help lists them
+    #[command(external_subcommand)]
+    Op(Vec<String>),
     /// Run the daemon in the foreground (no action), or: start, stop, status.
     Daemon {
         action: Option<DaemonAction>,

@@ -328,6 +328,10 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ErrorCode::BadRequest,
             "render draws a file here; it asks the daemon nothing",
         )),
+        Verb::Op(words) => {
+            let (op, params) = super::op_verb::plan(words)?;
+            Ok(Plan { op, params })
+        }
         Verb::Call { op, params } => Ok(Plan {
             op: op.clone(),
             params: match params {

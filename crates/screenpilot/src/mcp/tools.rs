@@ -543,7 +543,7 @@ mod tests {
     /// OpenAI refuses function descriptions over 1,024 characters; detail belongs in parameters.
     #[test]
     fn every_description_fits_1024_characters() {
-        for op in crate::ops::OPERATIONS {
+        for op in crate::ops::OPERATIONS.iter() {
             let length = tool_of(op, &Profile::ALL)
                 .description
                 .map_or(0, |d| d.chars().count());
@@ -558,7 +558,7 @@ mod tests {
     /// What `check` finds in every tool's input and output schema.
     fn in_every_schema(check: fn(&Value, String, &mut Vec<String>)) -> Vec<String> {
         let mut found = Vec::new();
-        for op in crate::ops::OPERATIONS {
+        for op in crate::ops::OPERATIONS.iter() {
             let tool = tool_of(op, &Profile::ALL);
             let input = Value::Object((*tool.input_schema).clone());
             check(&input, format!("{}.inputSchema", op.name), &mut found);
@@ -653,7 +653,7 @@ mod tests {
     #[test]
     fn no_schema_has_a_type_list_or_an_empty_subschema() {
         let mut found = Vec::new();
-        for op in crate::ops::OPERATIONS {
+        for op in crate::ops::OPERATIONS.iter() {
             let tool = tool_of(op, &Profile::ALL);
             let input = Value::Object((*tool.input_schema).clone());
             unportable(&input, format!("{}.inputSchema", op.name), &mut found);
@@ -716,7 +716,7 @@ mod tests {
             "wait_ready",
             "wait_exit",
         ];
-        for op in crate::ops::OPERATIONS {
+        for op in crate::ops::OPERATIONS.iter() {
             let annotations = tool_of(op, &Profile::ALL).annotations.unwrap_or_default();
             assert_eq!(annotations.open_world_hint, Some(false), "{}", op.name);
             let looks = read_only.contains(&op.name);

@@ -21,6 +21,7 @@ use super::kit::accessibility::{self, Condition, ElementUntil};
 use super::kit::common::{Context, ErrorCode, OpError, Progress};
 use super::kit::display::{find_target, Target};
 use super::kit::operation::{Operation, Profile, Report, View};
+use crate::ops::kit::step_table::{Journaled, StepTable, ACT_FIELDS};
 
 /// The wait after an action, for the screen to show it (as `computer` waits).
 const REACTION: Duration = Duration::from_millis(400);
@@ -173,6 +174,15 @@ impl Operation for Act {
     const DESCRIPTION: &'static str = "Act on a desktop element by its ref from snapshot (or ROLE \"NAME\"), through its app, else the pointer. set/type: text. Windows: raise..resize (to). clipboard|primary: text sets, none reads. until: {appears|gone:{role,name,state}} or {changed:ref}. Returns the elements after. E.g. {\"sid\":\"d\",\"ref\":\"e4\",\"do\":\"click\"}";
     type Params = ActParams;
     type Output = Acted;
+
+    fn journal(p: &ActParams, _: bool) -> Vec<Journaled> {
+        let mut table = Journaled::table_of(&serde_json::to_value(p).unwrap_or_default(), &[]);
+        table.retain(|key, _| ACT_FIELDS.contains(&key.as_str()));
+        vec![Journaled::waiting(StepTable {
+            act: Some(table),
+            ..StepTable::default()
+        })]
+    }
 
     fn time_limit(p: &ActParams) -> Option<Duration> {
         p.until

@@ -25,6 +25,7 @@ use screenpilot_session::Session;
 
 use super::kit::common::{Context, OpError, Progress};
 use super::kit::operation::{Operation, Report};
+use crate::ops::kit::step_table::Journaled;
 
 /// Paints sent but not yet shown on the person's terminal, at most; past it, the attachment waits
 /// (and what changes meanwhile goes into the next paint).
@@ -131,6 +132,7 @@ pub struct Attach;
 
 impl Operation for Attach {
     const NAME: &'static str = "attach";
+    const IN_STEP_FILES: bool = false;
     const DESCRIPTION: &'static str = "For `screenpilot attach` (a person's terminal), not for models: streams progress lines {attachment, seq, paint, origin_col, origin_row} with the bytes that show the session's screen on a terminal of cols x rows (the first paints everything, later ones the differences; no more than 2 beyond the last seq acknowledged with attach_shown) until the person leaves (attach_shown with leave, or cancel); answers {sid, ended, exit_code, signal, closed, detached}.";
     const TOOL: bool = false;
     type Params = AttachParams;
@@ -277,6 +279,7 @@ pub struct AttachShown;
 
 impl Operation for AttachShown {
     const NAME: &'static str = "attach_shown";
+    const IN_STEP_FILES: bool = false;
     const DESCRIPTION: &'static str = "For `screenpilot attach`, not for models: the person's terminal has taken the attachment's paints up to `seq`, so more may come; with `leave`, the person left and the attachment ends. Returns {attached}.";
     const TOOL: bool = false;
     type Params = ShownParams;
@@ -327,6 +330,10 @@ impl Operation for WriteRaw {
     const TOOL: bool = false;
     type Params = WriteRawParams;
     type Output = Written;
+
+    fn journal(_: &WriteRawParams, _: bool) -> Vec<Journaled> {
+        Vec::new()
+    }
 
     async fn run(ctx: &Context, p: WriteRawParams, _: &Progress) -> Result<Written, OpError> {
         let bytes = base64::engine::general_purpose::STANDARD

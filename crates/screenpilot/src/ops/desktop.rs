@@ -21,6 +21,7 @@ use super::kit::display::model_size;
 use super::kit::model_size::ModelSize;
 use super::kit::operation::{Operation, Profile, Report};
 use super::kit::program::program_argv;
+use crate::ops::kit::step_table::{Journaled, StepTable};
 
 /// Parameters of `desktop_start`.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -88,6 +89,7 @@ impl Report for DesktopInfo {
 
 impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
+    const STARTS_SESSION: bool = true;
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
     const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager) with cmd; answers once its window has the focus. display: attach (\":0\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
@@ -106,6 +108,17 @@ Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, wind
 Example: {\"sid\": \"desk\", \"size\": [1280, 800], \"cmd\": \"xterm\"}.");
     type Params = DesktopStartParams;
     type Output = DesktopInfo;
+
+    fn journal(p: &DesktopStartParams, _: bool) -> Vec<Journaled> {
+        let params = serde_json::to_value(p).unwrap_or_default();
+        vec![Journaled::waiting(StepTable {
+            desktop: Some(Journaled::table_of(
+                &params,
+                super::kit::step_table::CALLERS_OWN,
+            )),
+            ..StepTable::default()
+        })]
+    }
 
     fn prepare(p: &mut DesktopStartParams, caller: &Caller) {
         if p.cmd.is_some() || p.argv.is_some() {

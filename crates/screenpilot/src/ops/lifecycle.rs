@@ -18,6 +18,7 @@ use super::kit::common::{program_env, Caller, Context, OpError, Progress};
 use super::kit::look::{how_it_ended, Look, ScreenMode};
 use super::kit::operation::{Operation, Profile, Report, View};
 use super::kit::program::{program_argv, this_process_umask};
+use super::kit::step_table::{Journaled, StepTable};
 use super::kit::until::timeout;
 use super::kit::walk::{checked_steps, walk, Outcomes, StepSpec};
 
@@ -161,6 +162,7 @@ impl Report for Spawned {
 
 impl Operation for Spawn {
     const NAME: &'static str = "spawn";
+    const STARTS_SESSION: bool = true;
     const PROFILES: &'static [Profile] = Profile::TERMINALS;
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
@@ -182,6 +184,30 @@ Limits: 8 running sessions by default (close ones you are done with); idle sessi
 Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.");
     type Params = SpawnParams;
     type Output = Spawned;
+
+    fn journal(p: &SpawnParams, held: bool) -> Vec<Journaled> {
+        let cmd = match (&p.cmd, &p.argv) {
+            (Some(cmd), _) if p.shell => shell_words::join(["sh", "-c", cmd]),
+            (Some(cmd), _) => cmd.clone(),
+            (_, Some(argv)) => shell_words::join(argv),
+            _ => return Vec::new(),
+        };
+        let step = StepTable {
+            spawn: Some(cmd),
+            size: p.cols.zip(p.rows).map(|(c, r)| format!("{c}x{r}")),
+            cwd: p.cwd.clone(),
+            env: (!p.env.is_empty()).then(|| p.env.clone()),
+            until: p.until.clone().filter(|u| held && !u.is_null()),
+            ..StepTable::default()
+        };
+        let mut all = vec![Journaled::acting(step)];
+        all.extend(Journaled::inputs(
+            None,
+            p.steps.as_deref().unwrap_or_default(),
+            held,
+        ));
+        all
+    }
 
     fn time_limit(p: &SpawnParams) -> Option<Duration> {
         let waits = p.until.is_some() || p.steps.as_ref().is_some_and(|s| !s.is_empty());
@@ -434,6 +460,8 @@ fn short_state(alive: bool, (code, signal): (Option<i32>, Option<i32>)) -> Strin
 
 impl Operation for List {
     const NAME: &'static str = "list";
+    const EVERY_HOST: bool = true;
+    const IN_STEP_FILES: bool = false;
     const PROFILES: &'static [Profile] = Profile::EVERY;
     const DESCRIPTION: &'static str =
         "Sessions: sid, kind, state (running, exit N), size, command.";
@@ -575,6 +603,13 @@ impl Operation for Close {
     type Params = SidParams;
     type Output = ProgramStatus;
 
+    fn journal(_: &SidParams, _: bool) -> Vec<Journaled> {
+        vec![Journaled::waiting(StepTable {
+            close: Some(true),
+            ..StepTable::default()
+        })]
+    }
+
     async fn run(ctx: &Context, p: SidParams, _: &Progress) -> Result<ProgramStatus, OpError> {
         let info = match ctx.registry.close(&p.sid).await {
             Err(SessionError::UnknownSession(sid)) => {
@@ -618,6 +653,13 @@ impl Operation for Resize {
     const DESCRIPTION: &'static str = "Resize the terminal; the program gets SIGWINCH and redraws. Returns {ok, sid, cols, rows}. Example: {\"sid\": \"vim\", \"cols\": 120, \"rows\": 40}.";
     type Params = ResizeParams;
     type Output = Resized;
+
+    fn journal(p: &ResizeParams, _: bool) -> Vec<Journaled> {
+        vec![Journaled::waiting(StepTable {
+            resize: Some(format!("{}x{}", p.cols, p.rows)),
+            ..StepTable::default()
+        })]
+    }
 
     async fn run(ctx: &Context, p: ResizeParams, _: &Progress) -> Result<Resized, OpError> {
         let session = ctx.registry.get(&p.sid)?;

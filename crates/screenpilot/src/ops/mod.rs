@@ -5,7 +5,7 @@
 //! them to the daemon and read the answers back into the same output types. [`OPERATIONS`] lists them
 //! as the MCP server publishes them. Both are generated from the one list below.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
@@ -20,6 +20,8 @@ mod desktop;
 pub(crate) mod kit;
 mod lifecycle;
 mod observe;
+#[cfg(test)]
+mod probe;
 mod run;
 mod save_test;
 mod send;
@@ -54,62 +56,57 @@ pub use save_test::SaveTestParams;
 pub use send::{SendParams, WaitParams};
 pub use textual::TextualRunParams;
 
-/// The list of operations: dispatch ([`execute`]) and the published list ([`OPERATIONS`]) are both
-/// generated from it, so neither can miss one. Adding an operation is one file and one line here.
-macro_rules! operations {
-    ($($op:path),* $(,)?) => {
-        /// Every operation, in the order tools are listed.
-        pub const OPERATIONS: &[OperationDef] = &[$(OperationDef::of::<$op>()),*];
+/// Every operation, in the order tools are listed: dispatch ([`execute`]), the tool list, the CLI's
+/// verbs and step files all read this one list. Adding an operation is one file and one line here.
+pub static OPERATIONS: LazyLock<Vec<OperationDef>> = LazyLock::new(|| {
+    #[allow(unused_mut)]
+    let mut all = vec![
+        OperationDef::of::<lifecycle::Spawn>(),
+        OperationDef::of::<send::Send>(),
+        OperationDef::of::<send::Wait>(),
+        OperationDef::of::<run::Run>(),
+        OperationDef::of::<lifecycle::List>(),
+        OperationDef::of::<lifecycle::Alive>(),
+        OperationDef::of::<lifecycle::Close>(),
+        OperationDef::of::<lifecycle::Resize>(),
+        OperationDef::of::<classic::record::Record>(),
+        OperationDef::of::<classic::input::SendKeys>(),
+        OperationDef::of::<classic::input::SendLine>(),
+        OperationDef::of::<classic::input::Type>(),
+        OperationDef::of::<classic::mouse::Mouse>(),
+        OperationDef::of::<observe::Snapshot>(),
+        OperationDef::of::<observe::Screenshot>(),
+        OperationDef::of::<classic::waits::ClassicWait<WaitForParams>>(),
+        OperationDef::of::<classic::waits::ClassicWait<ExpectParams>>(),
+        OperationDef::of::<classic::waits::ClassicWait<WaitChangeParams>>(),
+        OperationDef::of::<classic::waits::ClassicWait<WaitVisualChangeParams>>(),
+        OperationDef::of::<classic::waits::ClassicWait<WaitReadyParams>>(),
+        OperationDef::of::<classic::waits::ClassicWait<WaitExitParams>>(),
+        OperationDef::of::<desktop::DesktopStart>(),
+        OperationDef::of::<computer::Computer>(),
+        OperationDef::of::<act::Act>(),
+        OperationDef::of::<textual::TextualRun>(),
+        OperationDef::of::<classic::watch::Watch>(),
+        OperationDef::of::<attach::Attach>(),
+        OperationDef::of::<attach::AttachShown>(),
+        OperationDef::of::<attach::WriteRaw>(),
+        OperationDef::of::<classic::secret::TypeSecret>(),
+        OperationDef::of::<save_test::SaveTest>(),
+    ];
+    // The operation a test adds, as anyone adds one: a file (here a test module) and this line.
+    #[cfg(test)]
+    all.push(OperationDef::of::<probe::Probe>());
+    all
+});
 
-        /// Run operation `name` with JSON parameters. Long operations report steps to `progress`.
-        pub async fn execute(
-            ctx: &Context,
-            name: &str,
-            params: Value,
-            progress: &Progress,
-        ) -> Result<Value, OpError> {
-            $(
-                if name == <$op as Operation>::NAME {
-                    return kit::operation::run::<$op>(ctx, params, progress).await;
-                }
-            )*
-            Err(unknown(name))
-        }
-    };
-}
-
-operations! {
-    lifecycle::Spawn,
-    send::Send,
-    send::Wait,
-    run::Run,
-    lifecycle::List,
-    lifecycle::Alive,
-    lifecycle::Close,
-    lifecycle::Resize,
-    classic::record::Record,
-    classic::input::SendKeys,
-    classic::input::SendLine,
-    classic::input::Type,
-    classic::mouse::Mouse,
-    observe::Snapshot,
-    observe::Screenshot,
-    classic::waits::ClassicWait<WaitForParams>,
-    classic::waits::ClassicWait<ExpectParams>,
-    classic::waits::ClassicWait<WaitChangeParams>,
-    classic::waits::ClassicWait<WaitVisualChangeParams>,
-    classic::waits::ClassicWait<WaitReadyParams>,
-    classic::waits::ClassicWait<WaitExitParams>,
-    desktop::DesktopStart,
-    computer::Computer,
-    act::Act,
-    textual::TextualRun,
-    classic::watch::Watch,
-    attach::Attach,
-    attach::AttachShown,
-    attach::WriteRaw,
-    classic::secret::TypeSecret,
-    save_test::SaveTest,
+/// Run operation `name` with JSON parameters. Long operations report steps to `progress`.
+pub async fn execute(
+    ctx: &Context,
+    name: &str,
+    params: Value,
+    progress: &Progress,
+) -> Result<Value, OpError> {
+    (find(name)?.run)(ctx, params, progress).await
 }
 
 /// The definition of operation `name`.
@@ -192,7 +189,7 @@ mod tests {
     async fn every_listed_operation_is_dispatched() {
         let ctx = Context::new(Registry::new(screenpilot_session::Limits::default()));
         let mut names = std::collections::HashSet::new();
-        for op in OPERATIONS {
+        for op in OPERATIONS.iter() {
             assert!(names.insert(op.name), "{} is listed twice", op.name);
             let error = execute(
                 &ctx,

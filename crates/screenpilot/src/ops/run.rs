@@ -16,6 +16,7 @@ use screenpilot_session::{CommandRecord, Session, ShellState};
 use super::kit::common::{Context, OpError, Progress};
 use super::kit::operation::{Operation, Profile, Report, View};
 use super::kit::until::timeout;
+use crate::ops::kit::step_table::{Journaled, StepTable};
 
 /// Default most lines of output answered.
 const DEFAULT_MAX_LINES: usize = 60;
@@ -196,6 +197,14 @@ Still running at timeout: output so far and id; pass id to wait again. E.g. {\"s
         &[("max_bytes", Profile::NONE)];
     type Params = RunParams;
     type Output = Ran;
+
+    fn journal(p: &RunParams, _: bool) -> Vec<Journaled> {
+        let step = p.command.clone().map(|command| StepTable {
+            run: Some(command),
+            ..StepTable::default()
+        });
+        step.map(Journaled::waiting).into_iter().collect()
+    }
 
     fn time_limit(p: &RunParams) -> Option<Duration> {
         timeout(Some(p.timeout_ms.unwrap_or(30_000)), "timeout_ms").ok()

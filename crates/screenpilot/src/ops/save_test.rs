@@ -53,6 +53,7 @@ pub struct SaveTest;
 
 impl Operation for SaveTest {
     const NAME: &'static str = "save_test";
+    const IN_STEP_FILES: bool = false;
     const PROFILES: &'static [Profile] = Profile::EVERY;
     const DESCRIPTION: &'static str = "Save the sessions' inputs since the last save_test, each with what it waited for, as a test file for `screenpilot test`. E.g. {\"file\":\"t/menu.toml\"}";
     /// Naming the test and replacing a file are for people; a model picks a new file.

@@ -18,6 +18,7 @@ use super::kit::operation::{Operation, Profile, Report, View};
 use super::kit::secrets::SecretRef;
 use super::kit::until::{timeout, UntilParams};
 use super::kit::walk::{checked_steps, walk, Outcomes, StepSpec, Walked};
+use crate::ops::kit::step_table::Journaled;
 
 /// Parameters of `send`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -115,6 +116,11 @@ E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}
     type Params = SendParams;
     type Output = Stepped;
 
+    fn journal(p: &SendParams, held: bool) -> Vec<Journaled> {
+        let first = serde_json::to_value(p).unwrap_or_default();
+        Journaled::inputs(Some(&first), p.steps.as_deref().unwrap_or_default(), held)
+    }
+
     fn prepare(p: &mut SendParams, caller: &Caller) {
         caller.fill_reader(&mut p.reader);
         // A secret's reference is read here, on the caller's side: the model never holds it. A
@@ -174,6 +180,10 @@ impl Operation for Wait {
     const DESCRIPTION: &'static str = "Wait, without input, until as in send. E.g. {\"sid\":\"b\",\"until\":{\"regex\":\"DONE|FAIL\"},\"timeout_ms\":60000}";
     type Params = WaitParams;
     type Output = Stepped;
+
+    fn journal(p: &WaitParams, held: bool) -> Vec<Journaled> {
+        Journaled::wait(p.until.clone(), held)
+    }
 
     fn prepare(p: &mut WaitParams, caller: &Caller) {
         caller.fill_reader(&mut p.reader);

@@ -36,7 +36,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use crate::ops::kit::step_table::{StepTable, ACT_FIELDS};
 
 /// Each wait's and each expectation's limit when the file says none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,6 +100,11 @@ pub enum Action {
     Act(serde_json::Map<String, Value>),
     /// End the session.
     Close,
+    /// Any other operation, by its name, with its parameters (the step's sid added).
+    Op {
+        name: String,
+        params: serde_json::Map<String, Value>,
+    },
 }
 
 /// One thing a person checks, and where.
@@ -169,32 +176,6 @@ struct Raw {
     step: Vec<toml::Spanned<toml::Table>>,
 }
 
-/// Keys a step may have, for the error that names an unknown one.
-const STEP_KEYS: &[&str] = &[
-    "sid",
-    "timeout_ms",
-    "note",
-    "spawn",
-    "size",
-    "cwd",
-    "env",
-    "until",
-    "text",
-    "keys",
-    "line",
-    "mouse",
-    "secret",
-    "resize",
-    "run",
-    "expect",
-    "golden",
-    "textual",
-    "desktop",
-    "computer",
-    "act",
-    "close",
-];
-
 /// The largest step file read, in bytes: far more than any person or `save-test` writes.
 pub const MAX_STEP_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -234,12 +215,6 @@ fn read_bounded(path: &Path) -> Result<String, String> {
     }
     String::from_utf8(bytes).map_err(|e| format!("cannot read it: not UTF-8 text ({e})"))
 }
-
-/// The keys that say what a step does; a step has exactly one (input keys count as one).
-const ACTIONS: &[&str] = &[
-    "spawn", "input", "until", "resize", "run", "expect", "golden", "textual", "desktop",
-    "computer", "act", "close",
-];
 
 impl StepFile {
     /// Read and check `path`: a regular file of at most [`MAX_STEP_FILE_BYTES`] (a FIFO would block
@@ -332,36 +307,49 @@ fn string(table: &toml::Table, key: &str) -> Result<Option<String>, Bad> {
 }
 
 fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
-    if let Some(unknown) = table.keys().find(|k| !STEP_KEYS.contains(&k.as_str())) {
-        return Err(bad(
-            unknown,
-            format!("not a step field; a step has {}", STEP_KEYS.join(", ")),
-        ));
-    }
-    let input = ["text", "keys", "line", "mouse", "secret"]
-        .iter()
-        .any(|k| table.contains_key(*k));
-    let kinds: Vec<&str> = ACTIONS
-        .iter()
-        .copied()
-        .filter(|a| match *a {
-            "input" => input,
-            // A condition goes with spawn, input and computer; alone it is a wait.
-            "until" => {
-                table.contains_key("until")
-                    && !input
-                    && !table.contains_key("spawn")
-                    && !table.contains_key("computer")
-            }
-            key => table.contains_key(key),
-        })
+    let fields = StepTable::fields();
+    // A key that is no field of a step but an operation's name runs that operation.
+    let mut table = table.clone();
+    let mut op = None;
+    let others: Vec<String> = table
+        .keys()
+        .filter(|k| !fields.contains(&k.as_str()))
+        .cloned()
         .collect();
+    for key in others {
+        if crate::ops::find(&key).is_err() {
+            return Err(bad(
+                &key,
+                format!(
+                    "not a step field; a step has {}, or an operation's name with its parameters",
+                    fields.join(", ")
+                ),
+            ));
+        }
+        let Some(Value::Object(params)) = table.remove(&key).map(|v| json(&v)) else {
+            return Err(bad(&key, "a table of the operation's parameters"));
+        };
+        if let Some((first, _)) = &op {
+            return Err(bad(
+                &key,
+                format!("one step does one thing: {first} and {key} are two steps"),
+            ));
+        }
+        op = Some((key, params));
+    }
+    let mut t: StepTable = serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| bad(&e.path().to_string(), e.inner().to_string()))?;
+    t.op = op;
+    let kinds = t.actions();
     let kind = match kinds[..] {
         [one] => one,
         [] => {
             return Err(bad(
                 "step",
-                format!("says nothing to do; give one of {}", ACTIONS.join(", ")),
+                format!(
+                    "says nothing to do; give one of {}, or an operation's name",
+                    StepTable::ACTIONS.join(", ")
+                ),
             ))
         }
         _ => {
@@ -374,134 +362,101 @@ fn step(table: &toml::Table, line: usize) -> Result<Step, Bad> {
             ))
         }
     };
-    let sid = string(table, "sid")?;
-    let timeout = match table.get("timeout_ms") {
+    let timeout = match t.timeout_ms {
         None => None,
-        Some(toml::Value::Integer(ms)) if *ms > 0 && *ms <= MAX_TIMEOUT_MS => {
-            Some(Duration::from_millis(*ms as u64))
-        }
-        Some(other) => {
+        Some(ms) if ms > 0 && ms <= MAX_TIMEOUT_MS as u64 => Some(Duration::from_millis(ms)),
+        Some(ms) => {
             return Err(bad(
                 "timeout_ms",
-                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {other}"),
+                format!("a number of ms from 1 to {MAX_TIMEOUT_MS} (1 h), not {ms}"),
             ))
         }
     };
-    let until = table.get("until").map(json);
+    let until = t.until.clone();
     let action =
-        match kind {
-            "spawn" => {
-                let mut params = serde_json::Map::new();
-                params.insert(
-                    "cmd".into(),
-                    Value::String(string(table, "spawn")?.unwrap_or_default()),
-                );
-                if let Some(size) = string(table, "size")? {
-                    let (cols, rows) = size_of(&size, "size")?;
-                    params.insert("cols".into(), cols.into());
-                    params.insert("rows".into(), rows.into());
-                }
-                for key in ["cwd", "env"] {
-                    if let Some(value) = table.get(key) {
-                        params.insert(key.into(), json(value));
-                    }
-                }
-                params.extend(until.map(|u| ("until".to_owned(), u)));
-                Action::Spawn(params)
+        if let Some(spawn) = t.spawn {
+            let mut params = serde_json::Map::new();
+            params.insert("cmd".into(), Value::String(spawn));
+            if let Some(size) = &t.size {
+                let (cols, rows) = size_of(size, "size")?;
+                params.insert("cols".into(), cols.into());
+                params.insert("rows".into(), rows.into());
             }
-            "input" | "until" => {
-                let mut params = serde_json::Map::new();
-                if let Some(text) = string(table, "line")? {
-                    if table.contains_key("text") {
-                        return Err(bad(
-                            "line",
-                            "give line (text, then Enter) or text, not both",
-                        ));
-                    }
-                    params.insert("text".into(), text.into());
-                    let mut keys = vec![Value::from("Enter")];
-                    if let Some(more) = table.get("keys") {
-                        let Value::Array(more) = json(more) else {
-                            return Err(bad(
-                                "keys",
-                                "a list of key tokens, e.g. [\"Down\", \"Enter\"]",
-                            ));
-                        };
-                        keys.extend(more);
-                    }
-                    params.insert("keys".into(), Value::Array(keys));
-                } else {
-                    for key in ["text", "keys"] {
-                        if let Some(value) = table.get(key) {
-                            params.insert(key.into(), json(value));
-                        }
-                    }
-                }
-                if let Some(mouse) = table.get("mouse") {
-                    params.insert("mouse".into(), json(mouse));
-                }
-                // A secret by reference ({env = "VAR"} or {file = "PATH"}), read by the runner.
-                if let Some(secret) = table.get("secret") {
-                    params.insert("secret".into(), json(secret));
-                }
-                params.extend(until.map(|u| ("until".to_owned(), u)));
-                Action::Send(params)
-            }
-            "resize" => {
-                let size = string(table, "resize")?.unwrap_or_default();
-                let (cols, rows) = size_of(&size, "resize")?;
-                Action::Resize { cols, rows }
-            }
-            "run" => Action::Run(string(table, "run")?.unwrap_or_default()),
-            "expect" => Action::Expect(expectations(&table["expect"])?),
-            "golden" => Action::Golden(golden(&table["golden"])?),
-            "textual" | "desktop" => {
-                let Value::Object(params) = json(&table[kind]) else {
+            params.extend(t.cwd.map(|cwd| ("cwd".to_owned(), cwd.into())));
+            params.extend(t.env.map(|env| ("env".to_owned(), json!(env))));
+            params.extend(until.map(|u| ("until".to_owned(), u)));
+            Action::Spawn(params)
+        } else if t.gives_input() || kind == StepTable::UNTIL {
+            let mut params = serde_json::Map::new();
+            if let Some(text) = t.line {
+                if t.text.is_some() {
                     return Err(bad(
-                        kind,
-                        format!("a table of the {kind} tool's parameters"),
+                        "line",
+                        "give line (text, then Enter) or text, not both",
                     ));
-                };
-                if kind == "textual" {
-                    Action::Textual(params)
-                } else {
-                    Action::Desktop(params)
                 }
+                params.insert("text".into(), text.into());
+                let keys: Vec<String> = std::iter::once("Enter".to_owned())
+                    .chain(t.keys.into_iter().flatten())
+                    .collect();
+                params.insert("keys".into(), json!(keys));
+            } else {
+                params.extend(t.text.map(|text| ("text".to_owned(), text.into())));
+                params.extend(t.keys.map(|keys| ("keys".to_owned(), json!(keys))));
             }
-            "computer" => match json(&table["computer"]) {
+            params.extend(t.mouse.map(|m| ("mouse".to_owned(), Value::Object(m))));
+            // A secret by reference ({env = "VAR"} or {file = "PATH"}), read by the runner.
+            params.extend(t.secret.map(|s| ("secret".to_owned(), json!(s))));
+            params.extend(until.map(|u| ("until".to_owned(), u)));
+            Action::Send(params)
+        } else if let Some(size) = t.resize {
+            let (cols, rows) = size_of(&size, StepTable::RESIZE)?;
+            Action::Resize { cols, rows }
+        } else if let Some(command) = t.run {
+            Action::Run(command)
+        } else if let Some(expect) = &t.expect {
+            Action::Expect(expectations(&toml_of(expect))?)
+        } else if let Some(golden_table) = &t.golden {
+            Action::Golden(golden(&toml_of(golden_table))?)
+        } else if let Some(params) = t.textual {
+            Action::Textual(params)
+        } else if let Some(params) = t.desktop {
+            Action::Desktop(params)
+        } else if let Some(actions) = t.computer {
+            match actions {
                 Value::Array(actions) => Action::Computer(actions),
                 one @ Value::Object(_) => Action::Computer(vec![one]),
                 _ => return Err(bad(
-                    "computer",
+                    StepTable::COMPUTER,
                     "an action table or a list of them, e.g. { type = \"click\", x = 10, y = 20 }",
                 )),
-            },
-            "act" => match json(&table["act"]) {
-                Value::Object(params) => {
-                    for key in params.keys() {
-                        if !["ref", "do", "text", "to", "until"].contains(&key.as_str()) {
-                            return Err(bad(
-                                &format!("act.{key}"),
-                                "not an act field; they are ref, do, text, to, until",
-                            ));
-                        }
-                    }
-                    Action::Act(params)
-                }
-                _ => return Err(bad(
-                    "act",
-                    "a table of the act tool's parameters, e.g. { ref = 'button \"OK\"', do = \"click\" }",
-                )),
-            },
-            "close" => Action::Close,
-            other => return Err(bad(other, "not a step")),
+            }
+        } else if let Some(params) = t.act {
+            if let Some(key) = params.keys().find(|k| !ACT_FIELDS.contains(&k.as_str())) {
+                return Err(bad(
+                    &format!("{}.{key}", StepTable::ACT),
+                    format!("not an act field; they are {}", ACT_FIELDS.join(", ")),
+                ));
+            }
+            Action::Act(params)
+        } else if t.close.is_some() {
+            Action::Close
+        } else if let Some((name, params)) = t.op {
+            Action::Op { name, params }
+        } else {
+            return Err(bad(kind, "not a step"));
         };
     Ok(Step {
         line,
-        sid,
+        sid: t.sid,
         timeout,
         action,
     })
+}
+
+/// A JSON value as the TOML it was read from (expectations and goldens are read from TOML).
+fn toml_of(value: &Value) -> toml::Value {
+    toml::Value::try_from(value).unwrap_or(toml::Value::Boolean(false))
 }
 
 /// The longest a step may wait, as a wait's `timeout_ms` may.

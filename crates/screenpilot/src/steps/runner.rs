@@ -415,6 +415,14 @@ impl Run<'_> {
                 self.op("close", json!({"sid": sid})).await?;
                 self.record(step, format!("close {sid}"), "ok".into()).await;
             }
+            Action::Op { name, params } => {
+                let sid = self.sid(step)?;
+                let mut params = params.clone();
+                params.insert("sid".into(), sid.into());
+                let what = describe(name, &params);
+                self.op(name, Value::Object(params)).await?;
+                self.record(step, what, "ok".into()).await;
+            }
         }
         Ok(())
     }

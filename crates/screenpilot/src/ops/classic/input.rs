@@ -8,6 +8,7 @@ use screenpilot_session::Session;
 
 use crate::ops::kit::common::{Context, OpError, Progress};
 use crate::ops::kit::operation::Operation;
+use crate::ops::kit::step_table::{Journaled, StepTable};
 use crate::ops::kit::write::{write_input, After, InputDone};
 
 /// Parameters of `send_keys`.
@@ -55,6 +56,13 @@ Example: {\"sid\": \"vim\", \"keys\": [\"Escape\", \":wq\", \"Enter\"]}.";
     type Params = SendKeysParams;
     type Output = InputDone;
 
+    fn journal(p: &SendKeysParams, _: bool) -> Vec<Journaled> {
+        vec![Journaled::acting(StepTable {
+            keys: Some(p.keys.clone()),
+            ..StepTable::default()
+        })]
+    }
+
     async fn run(ctx: &Context, p: SendKeysParams, _: &Progress) -> Result<InputDone, OpError> {
         if p.keys.is_empty() {
             return Err(OpError::invalid(
@@ -85,6 +93,13 @@ Example: {\"sid\": \"sh\", \"text\": \"ls -l\"}.";
     type Params = TextParams;
     type Output = InputDone;
 
+    fn journal(p: &TextParams, _: bool) -> Vec<Journaled> {
+        vec![Journaled::acting(StepTable {
+            line: Some(p.text.clone()),
+            ..StepTable::default()
+        })]
+    }
+
     async fn run(ctx: &Context, p: TextParams, _: &Progress) -> Result<InputDone, OpError> {
         let session = ctx.registry.get(&p.sid)?;
         let after = After::from_params(p.settle_ms, p.settle_timeout_ms)?.styled(p.styled)?;
@@ -103,6 +118,13 @@ impl Operation for Type {
 Returns {ok, sid, hash, visual_hash} (hashes from before the input). Example: {\"sid\": \"form\", \"text\": \"alice@example.com\"}.";
     type Params = TextParams;
     type Output = InputDone;
+
+    fn journal(p: &TextParams, _: bool) -> Vec<Journaled> {
+        vec![Journaled::acting(StepTable {
+            text: Some(p.text.clone()),
+            ..StepTable::default()
+        })]
+    }
 
     async fn run(ctx: &Context, p: TextParams, _: &Progress) -> Result<InputDone, OpError> {
         let session = ctx.registry.get(&p.sid)?;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::ops::kit::button::Button;
 use crate::ops::kit::common::{Context, OpError, Progress};
 use crate::ops::kit::operation::Operation;
+use crate::ops::kit::step_table::{Journaled, StepTable};
 use crate::ops::kit::write::{
     mouse_writes, write_input, After, InputDone, MouseActionName, MouseSpec,
 };
@@ -77,6 +78,15 @@ Fails with a clear error when the app has not enabled mouse reporting (then use 
 Example: {\"sid\": \"mc\", \"action\": \"click\", \"text\": \"OK\"}.";
     type Params = MouseParams;
     type Output = InputDone;
+
+    fn journal(p: &MouseParams, _: bool) -> Vec<Journaled> {
+        // The event as the send tool takes it (`mouse`), without how this call answered.
+        let event = serde_json::to_value(p.spec()).unwrap_or_default();
+        vec![Journaled::acting(StepTable {
+            mouse: Some(Journaled::table_of(&event, &[])),
+            ..StepTable::default()
+        })]
+    }
 
     async fn run(ctx: &Context, p: MouseParams, _: &Progress) -> Result<InputDone, OpError> {
         mouse(ctx, p).await

@@ -12,6 +12,7 @@ use screenpilot_session::{Recording, SessionError};
 use crate::ops::kit::common::{Caller, Context, OpError, Progress};
 use crate::ops::kit::operation::{Operation, Report};
 use crate::ops::kit::program::this_process_umask;
+use crate::ops::kit::step_table::Journaled;
 
 /// Start or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -75,6 +76,10 @@ stop: closes it; the program keeps running. Returns {ok, sid, recording, path}. 
 Example: {\"sid\": \"vim\", \"action\": \"start\", \"path\": \"vim.cast\"}.";
     type Params = RecordParams;
     type Output = Recorded;
+
+    fn journal(_: &RecordParams, _: bool) -> Vec<Journaled> {
+        Vec::new()
+    }
 
     fn prepare(p: &mut RecordParams, caller: &Caller) {
         caller.resolve(&mut p.path);

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::ops::kit::common::{Context, OpError, Progress};
 use crate::ops::kit::operation::{Operation, Report};
 use crate::ops::kit::secrets::type_hidden;
+use crate::ops::kit::step_table::Journaled;
 
 /// Parameters of `type_secret`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -39,6 +40,10 @@ impl Operation for TypeSecret {
     const TOOL: bool = false;
     type Params = TypeSecretParams;
     type Output = SecretTyped;
+
+    fn journal(_: &TypeSecretParams, _: bool) -> Vec<Journaled> {
+        Vec::new()
+    }
 
     async fn run(ctx: &Context, p: TypeSecretParams, _: &Progress) -> Result<SecretTyped, OpError> {
         let session = ctx.registry.get(&p.sid)?;

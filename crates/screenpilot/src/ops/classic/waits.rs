@@ -20,7 +20,9 @@ use crate::ops::kit::display::AnyScreen;
 use crate::ops::kit::display::{find_target, DesktopScreen, Target};
 use crate::ops::kit::operation::{Operation, Profile, Report, View};
 use crate::ops::kit::screen::{exited_flag, SessionScreen};
+use crate::ops::kit::step_table::Journaled;
 use crate::ops::kit::until::timeout;
+use serde_json::Value;
 
 /// Lines of history searched when `scrollback` is set.
 const SCROLLBACK_SEARCH_LINES: usize = 10_000;
@@ -449,6 +451,10 @@ pub trait Waits: WaitFields + DeserializeOwned + Serialize + JsonSchema + Send +
     /// What it waits for, its regexes compiled (errors name the field).
     fn awaited(self, ctx: &Context) -> impl Future<Output = Result<Awaited, OpError>> + Send;
     fn answer(outcome: Outcome, waited: Waited) -> Self::Output;
+    /// The condition a step file waits for in its place (`until`), when there is one.
+    fn as_until(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// The operation of a classic wait `W` (wait_for, expect, wait_change, ...).
@@ -461,6 +467,12 @@ impl<W: Waits> Operation for ClassicWait<W> {
     const READ_ONLY: bool = true;
     type Params = W;
     type Output = W::Output;
+
+    fn journal(p: &W, held: bool) -> Vec<Journaled> {
+        p.as_until()
+            .map(|until| Journaled::wait(until, held))
+            .unwrap_or_default()
+    }
 
     fn time_limit(p: &W) -> Option<Duration> {
         p.how().ok().map(|how| how.timeout)
@@ -484,6 +496,9 @@ On a detect_child_exit session the wait ends at once when the program exits (exi
 On a desktop the text is its window titles (woken when one opens or changes). \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
     type Output = Matched;
+    fn as_until(&self) -> Option<Value> {
+        Some(serde_json::json!({"regex": self.pattern}))
+    }
     async fn awaited(self, ctx: &Context) -> Result<Awaited, OpError> {
         let pattern = self.pattern;
         let regex = compile_one(ctx, move |l| compile(&pattern, "pattern", l)).await?;
@@ -532,6 +547,9 @@ impl Waits for WaitChangeParams {
 Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. On a desktop the hash covers its pixels (woken by X damage). \
 Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
     type Output = Changed;
+    fn as_until(&self) -> Option<Value> {
+        Some(serde_json::json!({"change": true}))
+    }
     async fn awaited(self, _: &Context) -> Result<Awaited, OpError> {
         let baseline = self.hash.as_deref().map(|h| parse_hash(h, "hash"));
         Ok(Awaited::Change(baseline.transpose()?))
@@ -547,6 +565,9 @@ impl Waits for WaitVisualChangeParams {
 Use after arrow keys in menus, where the highlight moves but no text changes. Desktops: any pixel change (X damage). Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
 Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
     type Output = Changed;
+    fn as_until(&self) -> Option<Value> {
+        Some(serde_json::json!({"visual": true}))
+    }
     async fn awaited(self, _: &Context) -> Result<Awaited, OpError> {
         let baseline = self
             .visual_hash
@@ -594,6 +615,9 @@ impl Waits for WaitExitParams {
     const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
 On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
     type Output = Waited;
+    fn as_until(&self) -> Option<Value> {
+        Some(serde_json::json!({"exit": true}))
+    }
     async fn awaited(self, _: &Context) -> Result<Awaited, OpError> {
         Ok(Awaited::Exit)
     }

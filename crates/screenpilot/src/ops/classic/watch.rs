@@ -87,6 +87,7 @@ pub struct Watch;
 
 impl Operation for Watch {
     const NAME: &'static str = "watch";
+    const IN_STEP_FILES: bool = false;
     const DESCRIPTION: &'static str = "Give the person a web page showing every session live (terminals and desktops side by side), to hand them as a link: {control?: bool}. Answers {url, token_file, control}; the URL carries its token after #. Read-only unless control is true (then the person can type and click). Loopback only. {stop: true} stops the page. Example: {} or {\"control\": true}";
     const PROFILES: &'static [Profile] = &[Profile::Classic];
     type Params = WatchParams;

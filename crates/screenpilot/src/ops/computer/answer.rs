@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::actions::Action;
-use crate::ops::kit::display::{Framing, Pixel};
+use crate::ops::kit::answers::{Framing, Pixel, UntilDone};
 use crate::ops::kit::error::OpError;
 use crate::ops::kit::operation::{Report, View};
 use crate::ops::kit::picture::Image;
@@ -111,7 +111,7 @@ pub struct ComputerDone {
     pub outcome: Option<Outcome>,
     /// With `until` (terminals): how the wait after the actions ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<crate::ops::kit::until::UntilDone>,
+    pub until: Option<UntilDone>,
 }
 
 impl Report for ComputerDone {

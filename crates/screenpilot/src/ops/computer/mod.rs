@@ -39,6 +39,7 @@ use crate::ops::kit::common::{Context, ErrorCode, OpError, Progress};
 use crate::ops::kit::display::{find_target, model_size, scale_for, Target};
 use crate::ops::kit::model_size::ModelSize;
 use crate::ops::kit::operation::{Operation, Profile};
+use crate::ops::kit::step_table::{Journaled, StepTable};
 use answer::{answer, Failure, Run};
 
 pub use answer::ComputerDone;
@@ -141,6 +142,19 @@ impl Operation for Computer {
     ];
     type Params = ComputerParams;
     type Output = ComputerDone;
+
+    fn journal(p: &ComputerParams, held: bool) -> Vec<Journaled> {
+        let actions = match (&p.actions, &p.action) {
+            (Some(actions), _) => Value::Array(actions.clone()),
+            (None, Some(action)) => Value::Array(vec![action.clone()]),
+            (None, None) => return Vec::new(),
+        };
+        vec![Journaled::waiting(StepTable {
+            computer: Some(actions),
+            until: p.until.clone().filter(|u| held && !u.is_null()),
+            ..StepTable::default()
+        })]
+    }
 
     async fn run(
         ctx: &Context,

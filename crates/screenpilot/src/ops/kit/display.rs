@@ -18,6 +18,7 @@ use screenpilot_desktop::x11::WindowInfo;
 use screenpilot_desktop::{encode_png, Desktop};
 use screenpilot_session::{hash_hex, Session, SessionError};
 
+pub use super::answers::{Framing, Pixel};
 use super::common::{Context, OpError};
 use super::model_size::ModelSize;
 use super::screen::SessionScreen;
@@ -81,44 +82,6 @@ pub fn scale_for(size: Option<ModelSize>, screen: (u32, u32)) -> Scale {
     match size {
         Some(size) => Scale::fit(screen, size.max_long_edge, size.max_pixels),
         None => Scale::identity(screen),
-    }
-}
-
-/// A point on a screenshot, in its pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Pixel {
-    pub x: u32,
-    pub y: u32,
-}
-
-/// How a picture maps to the screen it shows, as every answer with a picture carries it
-/// (`screenshot`, `computer`): the screen's own size, its pixels per picture pixel, and the pointer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Framing {
-    /// Where the pointer is, in the picture's pixels (desktops).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<Pixel>,
-    /// Screen pixels per picture pixel (1 at full size; about 1.89 for a 2560x1600 screen sent as
-    /// 1356x848).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<f64>,
-    /// The screen's own size in pixels (the picture's are `width` and `height`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_width: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screen_height: Option<u32>,
-}
-
-impl Framing {
-    /// A picture of a `screen`-sized screen at `scale`, the pointer where given. The scale has four
-    /// decimals: more says nothing a model can use.
-    pub fn of(screen: (u32, u32), scale: f64, pointer: Option<Pixel>) -> Framing {
-        Framing {
-            pointer,
-            scale: Some((scale * 1e4).round() / 1e4),
-            screen_width: Some(screen.0),
-            screen_height: Some(screen.1),
-        }
     }
 }
 

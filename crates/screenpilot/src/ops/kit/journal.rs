@@ -9,9 +9,12 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::Mutex;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use screenpilot_session::{ReadOptions, Registry};
+
+use super::step_table::SecretRef;
+use super::step_table::{Journaled, StepTable};
 
 /// The most operations kept; the oldest go first.
 const KEPT: usize = 10_000;
@@ -33,8 +36,8 @@ struct Entry {
     /// Its place in the order operations were done, across sessions.
     seq: u64,
     sid: String,
-    /// The step table, in the step file's keys (`spawn`, `text`, `until`, ...).
-    step: Map<String, Value>,
+    /// The step (its sid is the entry's).
+    step: StepTable,
     /// The step gives input (or starts a program) whose reaction the next step must wait for.
     acts: bool,
     before: Option<Screen>,
@@ -56,14 +59,6 @@ struct Inner {
 #[derive(Debug, Default)]
 pub struct Journal {
     inner: Mutex<Inner>,
-}
-
-/// Operations that can become steps, and the observations that only mark what was seen.
-pub fn concerns(op: &str) -> bool {
-    !matches!(
-        op,
-        "list" | "watch" | "save_test" | "attach" | "attach_shown"
-    )
 }
 
 fn screen_of(registry: &Registry, sid: &str) -> Option<Screen> {
@@ -94,13 +89,13 @@ impl Journal {
         Some((sid.to_owned(), screen))
     }
 
-    /// Operation `op` with `params` answered `answer`; `held`: whatever it waited for held.
+    /// An operation with `params` answered `answer`, and becomes `steps` in a step file (what
+    /// [`super::operation::Operation::journal`] made of it).
     pub fn done(
         &self,
-        op: &str,
+        mut steps: Vec<Journaled>,
         params: &Value,
         answer: &Value,
-        held: bool,
         before: Option<(String, Screen)>,
     ) {
         let sid = answer
@@ -112,21 +107,25 @@ impl Journal {
         if sid.is_empty() {
             return;
         }
-        let mut steps = steps_of(op, params, held);
         if steps.is_empty() {
             return;
         }
         let before = before.filter(|(s, _)| *s == sid).map(|(_, screen)| screen);
         if before.as_ref().is_some_and(|b| b.secret) {
             // Typed into a hidden line: the step file names where a secret comes from instead.
-            if let Some((step, _)) = steps.first_mut().filter(|(s, _)| !s.contains_key("secret")) {
-                if step.remove("text").is_some() | step.remove("keys").is_some() {
-                    step.insert("secret".to_owned(), json!({"env": "SCREENPILOT_SECRET"}));
+            if let Some(first) = steps.first_mut().filter(|j| j.step.secret.is_none()) {
+                let step = &mut first.step;
+                if step.text.take().is_some() | step.keys.take().is_some() {
+                    step.secret = Some(SecretRef {
+                        env: Some("SCREENPILOT_SECRET".into()),
+                        ..SecretRef::default()
+                    });
                 }
             }
         }
         let mut inner = self.lock();
-        for (i, (step, acts)) in steps.into_iter().enumerate() {
+        for (i, Journaled { mut step, acts }) in steps.into_iter().enumerate() {
+            step.sid = None;
             let seq = inner.next_seq;
             inner.next_seq += 1;
             inner.entries.push_back(Entry {
@@ -182,7 +181,7 @@ impl Journal {
             }
             restarted.push(&e.sid);
             let first = fresh.iter().find(|f| f.sid == e.sid);
-            if first.is_some_and(|f| !starts(&f.step)) {
+            if first.is_some_and(|f| !f.step.starts()) {
                 if let Some(before) = inner.written.get(&e.sid) {
                     taken.extend(before.iter().cloned());
                 }
@@ -221,13 +220,13 @@ impl Journal {
         inner.dropped = false;
         for entry in written.fresh {
             let sid = entry.sid.clone();
-            if entry.step.contains_key("close") {
+            if entry.step.close.is_some() {
                 // A closed session is not started again by a later file.
                 inner.written.remove(&sid);
                 continue;
             }
             let history = inner.written.entry(sid).or_default();
-            if starts(&entry.step) {
+            if entry.step.starts() {
                 history.clear();
             }
             history.push(entry);
@@ -238,13 +237,6 @@ impl Journal {
     }
 }
 
-/// The step starts its session (a program, a Textual app, a desktop).
-fn starts(step: &Map<String, Value>) -> bool {
-    ["spawn", "textual", "desktop"]
-        .iter()
-        .any(|k| step.contains_key(*k))
-}
-
 /// A step file, written.
 pub struct Written {
     pub text: String,
@@ -252,160 +244,6 @@ pub struct Written {
     pub sessions: Vec<String>,
     /// The steps it holds that no file held before.
     fresh: Vec<Entry>,
-}
-
-/// The steps operation `op` made, each with whether it acts (its reaction is to be waited for).
-fn steps_of(op: &str, params: &Value, held: bool) -> Vec<(Map<String, Value>, bool)> {
-    let p = |key: &str| params.get(key).filter(|v| !v.is_null());
-    // A field given as null (the CLI sends every field of its struct) is a field not given.
-    let with = |pairs: &[(&str, Option<&Value>)]| -> Map<String, Value> {
-        pairs
-            .iter()
-            .filter_map(|(k, v)| Some(((*k).to_owned(), (*v).filter(|v| !v.is_null())?.clone())))
-            .collect()
-    };
-    // A condition that did not hold is no condition to keep: the step gets one from the screens.
-    let until = |spec: &Value| spec.get("until").filter(|u| held && !u.is_null()).cloned();
-    let input = |spec: &Value| {
-        let mut step = with(&[
-            ("text", spec.get("text")),
-            ("keys", spec.get("keys")),
-            ("mouse", spec.get("mouse")),
-        ]);
-        // A secret is kept as its reference, never its value.
-        if let Some(secret) = spec.get("secret").filter(|v| !v.is_null()) {
-            // Only where it comes from: the value the caller resolved stays out.
-            let kept: Map<String, Value> = secret
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, v)| matches!(k.as_str(), "env" | "file") && !v.is_null())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            step.insert("secret".to_owned(), Value::Object(kept));
-        }
-        let acts = !step.is_empty();
-        step.extend(until(spec).map(|u| ("until".to_owned(), u)));
-        (step, acts)
-    };
-    let more = |steps: Option<&Value>| -> Vec<(Map<String, Value>, bool)> {
-        steps
-            .and_then(Value::as_array)
-            .map(|all| {
-                all.iter()
-                    .map(input)
-                    .filter(|(s, _)| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let until_only = |until: Value| vec![(with(&[("until", Some(&until))]), false)];
-    match op {
-        "spawn" => {
-            let cmd = match (p("cmd"), p("argv")) {
-                (Some(Value::String(cmd)), _) if params["shell"] == true => {
-                    shell_words::join(["sh", "-c", cmd])
-                }
-                (Some(Value::String(cmd)), _) => cmd.clone(),
-                (_, Some(Value::Array(argv))) => {
-                    shell_words::join(argv.iter().map(|a| a.as_str().unwrap_or_default()))
-                }
-                _ => return Vec::new(),
-            };
-            let mut step = with(&[("spawn", Some(&Value::String(cmd)))]);
-            if let (Some(cols), Some(rows)) = (p("cols"), p("rows")) {
-                step.insert("size".into(), format!("{cols}x{rows}").into());
-            }
-            if let Some(cwd) = p("cwd") {
-                step.insert("cwd".into(), cwd.clone());
-            }
-            if p("env")
-                .and_then(Value::as_object)
-                .is_some_and(|e| !e.is_empty())
-            {
-                step.insert("env".into(), params["env"].clone());
-            }
-            step.extend(until(params).map(|u| ("until".to_owned(), u)));
-            let mut all = vec![(step, true)];
-            all.extend(more(p("steps")));
-            all
-        }
-        "send" => {
-            let mut all = vec![input(params)];
-            all.retain(|(s, _)| !s.is_empty());
-            all.extend(more(p("steps")));
-            all
-        }
-        "send_keys" => vec![(with(&[("keys", p("keys"))]), true)],
-        "type" => vec![(with(&[("text", p("text"))]), true)],
-        "send_line" => vec![(with(&[("line", p("text"))]), true)],
-        "mouse" => {
-            let mut mouse = params.as_object().cloned().unwrap_or_default();
-            for key in ["sid", "settle_ms", "settle_timeout_ms", "styled"] {
-                mouse.remove(key);
-            }
-            vec![(with(&[("mouse", Some(&Value::Object(mouse)))]), true)]
-        }
-        "run" => match p("command") {
-            Some(command) => vec![(with(&[("run", Some(command))]), false)],
-            None => Vec::new(),
-        },
-        "wait" if held => p("until").cloned().map(until_only).unwrap_or_default(),
-        "wait_for" if held => p("pattern")
-            .map(|pattern| until_only(json!({"regex": pattern})))
-            .unwrap_or_default(),
-        "wait_exit" if held => until_only(json!({"exit": true})),
-        "wait_change" if held => until_only(json!({"change": true})),
-        "wait_visual_change" if held => until_only(json!({"visual": true})),
-        "resize" => match (p("cols"), p("rows")) {
-            (Some(cols), Some(rows)) => {
-                vec![(
-                    with(&[("resize", Some(&format!("{cols}x{rows}").into()))]),
-                    false,
-                )]
-            }
-            _ => Vec::new(),
-        },
-        "computer" => {
-            let actions = p("actions")
-                .cloned()
-                .or_else(|| p("action").map(|a| json!([a])));
-            match actions {
-                Some(actions) => {
-                    let mut step = with(&[("computer", Some(&actions))]);
-                    step.extend(until(params).map(|u| ("until".to_owned(), u)));
-                    vec![(step, false)]
-                }
-                None => Vec::new(),
-            }
-        }
-        "textual_run" | "desktop_start" => {
-            let mut table = params.as_object().cloned().unwrap_or_default();
-            for key in [
-                "sid",
-                "caller_env",
-                "caller_umask",
-                "reader",
-                "timeout_ms",
-                "screen",
-            ] {
-                table.remove(key);
-            }
-            let key = if op == "textual_run" {
-                "textual"
-            } else {
-                "desktop"
-            };
-            vec![(with(&[(key, Some(&Value::Object(table)))]), false)]
-        }
-        "act" => {
-            let mut table = params.as_object().cloned().unwrap_or_default();
-            table.retain(|key, _| ["ref", "do", "text", "to", "until"].contains(&key.as_str()));
-            vec![(with(&[("act", Some(&Value::Object(table)))]), false)]
-        }
-        "close" => vec![(with(&[("close", Some(&Value::Bool(true)))]), false)],
-        _ => Vec::new(),
-    }
 }
 
 /// A regex for the whole of `line` that holds however its digits and spacing come out next time (a
@@ -440,7 +278,7 @@ fn line_regex(line: &str) -> String {
 /// and the one seen after: the program's end; else the last line that appeared (not the input's own
 /// echo, when there is more) and that nothing on the screen before matched, or the wait would hold
 /// at once; else a change of anything visible.
-fn reaction(step: &Map<String, Value>, before: Option<&Screen>, seen: &Screen) -> Option<Value> {
+fn reaction(step: &StepTable, before: Option<&Screen>, seen: &Screen) -> Option<Value> {
     if before == Some(seen) {
         return None;
     }
@@ -448,16 +286,10 @@ fn reaction(step: &Map<String, Value>, before: Option<&Screen>, seen: &Screen) -
         return Some(json!({"exit": true}));
     }
     let old = before.map_or("", |b| b.text.as_str());
-    let typed: Vec<String> = ["text", "line"]
-        .iter()
-        .filter_map(|k| step.get(*k).and_then(Value::as_str))
-        .chain(
-            step.get("keys")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str),
-        )
+    let typed: Vec<String> = [&step.text, &step.line]
+        .into_iter()
+        .flatten()
+        .chain(step.keys.iter().flatten())
         .map(|t| t.trim().to_owned())
         .filter(|t| t.chars().count() >= 2)
         .collect();
@@ -487,12 +319,6 @@ fn reaction(step: &Map<String, Value>, before: Option<&Screen>, seen: &Screen) -
     }
 }
 
-/// The order a person reads a step's keys in: what it does, then what it waits for.
-const KEY_ORDER: &[&str] = &[
-    "spawn", "textual", "desktop", "size", "cwd", "env", "run", "line", "text", "keys", "mouse",
-    "computer", "act", "resize", "until", "close",
-];
-
 /// The step file's text.
 fn write_file(entries: &[Entry], name: &str, dir: &Path, many: bool, dropped: bool) -> String {
     let mut out = format!(
@@ -512,16 +338,20 @@ fn write_file(entries: &[Entry], name: &str, dir: &Path, many: bool, dropped: bo
         let waited_next = entries[i + 1..]
             .iter()
             .find(|e| e.sid == entry.sid)
-            .is_some_and(|next| next.step.len() == 1 && next.step.contains_key("until"));
-        if entry.acts && !step.contains_key("until") && !waited_next {
+            .is_some_and(|next| {
+                next.step
+                    == StepTable {
+                        until: next.step.until.clone(),
+                        ..StepTable::default()
+                    }
+            });
+        if entry.acts && step.until.is_none() && !waited_next {
             if let Some(seen) = &entry.seen {
-                if let Some(until) = reaction(&step, entry.before.as_ref(), seen) {
-                    step.insert("until".into(), until);
-                }
+                step.until = reaction(&step, entry.before.as_ref(), seen);
             }
         }
-        if let Some(Value::String(cwd)) = step.get("cwd") {
-            step.insert("cwd".into(), relative(Path::new(cwd), dir).into());
+        if let Some(cwd) = &step.cwd {
+            step.cwd = Some(relative(Path::new(cwd), dir));
         }
         out.push_str("\n[[step]]\n");
         if many || entry.sid != "main" {
@@ -530,16 +360,14 @@ fn write_file(entries: &[Entry], name: &str, dir: &Path, many: bool, dropped: bo
                 toml_value(&entry.sid.clone().into())
             ));
         }
-        let rank = |key: &str| {
-            KEY_ORDER
-                .iter()
-                .position(|k| *k == key)
-                .unwrap_or(KEY_ORDER.len())
-        };
-        let mut keys: Vec<&String> = step.keys().collect();
+        // In the order the step type declares its fields (what it does, then what it waits for).
+        let table = step.to_map();
+        let fields = StepTable::fields();
+        let rank = |key: &str| fields.iter().position(|k| *k == key).unwrap_or(0);
+        let mut keys: Vec<&String> = table.keys().collect();
         keys.sort_by_key(|k| rank(k));
         for key in keys {
-            out.push_str(&format!("{key} = {}\n", toml_value(&step[key])));
+            out.push_str(&format!("{key} = {}\n", toml_value(&table[key])));
         }
     }
     out
@@ -602,6 +430,11 @@ fn toml_key(key: &str) -> String {
 mod tests {
     use super::*;
 
+    /// What operation `op` makes of a call that held, as the daemon asks it.
+    fn steps_of(op: &str, params: &Value) -> Vec<Journaled> {
+        (crate::ops::find(op).expect("an operation").journal)(params, true)
+    }
+
     fn screen(text: &str, visual: &str) -> Screen {
         Screen {
             text: text.into(),
@@ -613,7 +446,10 @@ mod tests {
 
     #[test]
     fn a_reaction_is_the_last_new_line_that_is_not_the_echo_and_not_there_before() {
-        let step = json!({"text": "ls\r"}).as_object().cloned().unwrap();
+        let step = StepTable {
+            text: Some("ls\r".into()),
+            ..StepTable::default()
+        };
         let before = screen("$ true\n$", "a");
         let seen = screen("$ true\n$ ls\nnotes.txt  todo 42.txt\n$", "b");
         assert_eq!(
@@ -627,7 +463,10 @@ mod tests {
             Some(json!({"regex": r"^\s*\$\s+ls\s*$"}))
         );
         // A prompt like one already shown would hold at once: not that one.
-        let step = json!({"keys": ["Enter"]}).as_object().cloned().unwrap();
+        let step = StepTable {
+            keys: Some(vec!["Enter".into()]),
+            ..StepTable::default()
+        };
         let before = screen("host:~# ls\nx1\nhost:~# echo 42", "a");
         let seen = screen("host:~# ls\nx1\nhost:~# echo 42\n42\nhost:~#", "b");
         assert_eq!(
@@ -652,7 +491,10 @@ mod tests {
 
     #[test]
     fn a_highlight_that_moved_is_waited_for_as_a_visual_change() {
-        let step = json!({"keys": ["Down"]}).as_object().cloned().unwrap();
+        let step = StepTable {
+            keys: Some(vec!["Down".into()]),
+            ..StepTable::default()
+        };
         let before = screen("1 Apple\n2 Banana", "a");
         assert_eq!(
             reaction(&step, Some(&before), &screen("1 Apple\n2 Banana", "b")),
@@ -665,10 +507,15 @@ mod tests {
     fn steps_read_as_a_person_writes_them() {
         let journal = Journal::default();
         let spawn = json!({"cmd": "bash", "cols": 80, "rows": 24, "cwd": "/w/p", "caller_env": {"HOME": "/root"}});
-        journal.done("spawn", &spawn, &json!({"sid": "main"}), true, None);
+        journal.done(
+            steps_of("spawn", &spawn),
+            &spawn,
+            &json!({"sid": "main"}),
+            None,
+        );
         let send =
             json!({"sid": "main", "keys": ["Down"], "until": {"regex": "x"}, "timeout_ms": 5});
-        journal.done("send", &send, &json!({}), true, None);
+        journal.done(steps_of("send", &send), &send, &json!({}), None);
         let inner = journal.lock();
         let steps: Vec<&Entry> = inner.entries.iter().collect();
         let text = write_file(
@@ -704,10 +551,15 @@ mod tests {
     fn elements_acted_on_become_act_steps_that_run_again() {
         let journal = Journal::default();
         let start = json!({"sid": "d", "cmd": "zenity --entry", "caller_env": {"HOME": "/root"}});
-        journal.done("desktop_start", &start, &json!({"sid": "d"}), true, None);
+        journal.done(
+            steps_of("desktop_start", &start),
+            &start,
+            &json!({"sid": "d"}),
+            None,
+        );
         let act = json!({"sid": "d", "ref": "text \"Name\"", "do": "set", "text": "ada",
             "until": {"appears": {"role": "push button", "state": "enabled"}}, "timeout_ms": 5});
-        journal.done("act", &act, &json!({"sid": "d"}), true, None);
+        journal.done(steps_of("act", &act), &act, &json!({"sid": "d"}), None);
         let entries: Vec<Entry> = journal.lock().entries.iter().cloned().collect();
         let text = write_file(&entries, "form", Path::new("/w"), false, false);
         assert!(

@@ -4,6 +4,7 @@
 //! reading screens and desktops). Nothing here names an operation; no operation imports another.
 
 pub(crate) mod accessibility;
+pub(crate) mod answers;
 pub(crate) mod blocking;
 pub(crate) mod button;
 pub(crate) mod common;
@@ -20,6 +21,7 @@ pub(crate) mod picture;
 pub(crate) mod program;
 pub(crate) mod screen;
 pub(crate) mod secrets;
+pub(crate) mod step_table;
 pub(crate) mod trees;
 pub(crate) mod until;
 pub(crate) mod view;

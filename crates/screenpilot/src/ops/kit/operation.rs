@@ -6,6 +6,7 @@
 //! the list in `mod.rs` generates for each one.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -16,6 +17,7 @@ use serde_json::Value;
 pub use super::view::{Report, View};
 
 use super::common::{parse_params, schema_of, Caller, Context, ErrorCode, OpError, Progress};
+use super::step_table::{Journaled, StepTable};
 
 /// One operation.
 pub trait Operation {
@@ -39,6 +41,13 @@ pub trait Operation {
     /// It is an MCP tool. Operations only a person's client uses (`attach` streaming paints to a
     /// terminal) say `false`: the daemon runs them, no tool list shows them.
     const TOOL: bool = true;
+    /// It starts a session (`spawn`): a client of several hosts sends it to the host its sid names.
+    const STARTS_SESSION: bool = false;
+    /// It asks every host at once (`list`) when a client has several, and the answers are merged.
+    const EVERY_HOST: bool = false;
+    /// It belongs in a session's story that `save_test` writes down: what it did to a session or
+    /// saw of it. `false` for what serves a person or the tool itself (`list`, `watch`, `attach`).
+    const IN_STEP_FILES: bool = true;
     type Params: DeserializeOwned + Serialize + JsonSchema + Send;
     type Output: DeserializeOwned + Serialize + JsonSchema + Report + Send;
 
@@ -49,6 +58,27 @@ pub trait Operation {
     /// How long a call may wait (waits say their timeout): the MCP server reports progress against it.
     fn time_limit(_params: &Self::Params) -> Option<Duration> {
         None
+    }
+
+    /// What the MCP server reports while a call waits ("waiting for /ready/ on sh").
+    fn progress(_params: &Self::Params) -> Option<String> {
+        None
+    }
+
+    /// The steps a call becomes in a step file (`held`: whatever it waited for held). By default an
+    /// operation that changes something is a step under its own name, `NAME = {params}`, which
+    /// `screenpilot test` runs again; one that only looks is none (it only marks what was seen).
+    fn journal(params: &Self::Params, _held: bool) -> Vec<Journaled> {
+        if Self::READ_ONLY {
+            return Vec::new();
+        }
+        match serde_json::to_value(params) {
+            Ok(params) => vec![Journaled::acting(StepTable::of_operation(
+                Self::NAME,
+                &params,
+            ))],
+            Err(_) => Vec::new(),
+        }
     }
 
     fn run(
@@ -140,6 +170,16 @@ pub struct OperationDef {
     pub classic_description: Option<&'static str>,
     /// [`Operation::TOOL`].
     pub tool: bool,
+    /// [`Operation::STARTS_SESSION`].
+    pub starts_session: bool,
+    /// [`Operation::EVERY_HOST`].
+    pub every_host: bool,
+    /// [`Operation::progress`], on JSON parameters.
+    pub progress: fn(&Value) -> Option<String>,
+    /// [`Operation::journal`], on JSON parameters.
+    pub journal: fn(&Value, bool) -> Vec<Journaled>,
+    /// Parse, run and answer: what the daemon does with a request ([`run`]).
+    pub run: for<'a> fn(&'a Context, Value, &'a Progress) -> Running<'a>,
     /// JSON Schema of the parameters.
     pub params_schema: fn() -> Value,
     /// JSON Schema of the answer (`ok` and the output's fields).
@@ -155,7 +195,7 @@ pub struct OperationDef {
 
 impl OperationDef {
     /// The definition of `O`.
-    pub const fn of<O: Operation>() -> OperationDef {
+    pub const fn of<O: Operation + 'static>() -> OperationDef {
         OperationDef {
             name: O::NAME,
             description: O::DESCRIPTION,
@@ -165,6 +205,11 @@ impl OperationDef {
             field_profiles: O::FIELD_PROFILES,
             classic_description: O::CLASSIC_DESCRIPTION,
             tool: O::TOOL,
+            starts_session: O::STARTS_SESSION,
+            every_host: O::EVERY_HOST,
+            progress: progress::<O>,
+            journal: journal::<O>,
+            run: run_boxed::<O>,
             params_schema: schema_of::<O::Params>,
             output_schema: schema_of::<Answer<O::Output>>,
             prepare: prepare::<O>,
@@ -179,6 +224,27 @@ fn prepare<O: Operation>(params: Value, caller: &Caller) -> Result<Value, OpErro
     O::prepare(&mut typed, caller);
     serde_json::to_value(typed)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("{}: parameters: {e}", O::NAME)))
+}
+
+fn progress<O: Operation>(params: &Value) -> Option<String> {
+    O::progress(&O::Params::deserialize(params).ok()?)
+}
+
+fn journal<O: Operation>(params: &Value, held: bool) -> Vec<Journaled> {
+    O::Params::deserialize(params)
+        .map(|p| O::journal(&p, held))
+        .unwrap_or_default()
+}
+
+/// A running operation: its answer, to come.
+pub type Running<'a> = Pin<Box<dyn Future<Output = Result<Value, OpError>> + Send + 'a>>;
+
+fn run_boxed<'a, O: Operation + 'static>(
+    ctx: &'a Context,
+    params: Value,
+    progress: &'a Progress,
+) -> Running<'a> {
+    Box::pin(run::<O>(ctx, params, progress))
 }
 
 fn time_limit<O: Operation>(params: &Value) -> Option<Duration> {
@@ -221,7 +287,7 @@ pub async fn run<O: Operation>(
     params: Value,
     progress: &Progress,
 ) -> Result<Value, OpError> {
-    let journaled = super::journal::concerns(O::NAME);
+    let journaled = O::IN_STEP_FILES;
     let raw = journaled.then(|| params.clone());
     let before = match &raw {
         Some(raw) => ctx
@@ -242,7 +308,9 @@ pub async fn run<O: Operation>(
     let answer = serde_json::to_value(answer)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("{}: answer: {e}", O::NAME)))?;
     if let Some(raw) = raw {
-        ctx.journal.done(O::NAME, &raw, &answer, held, before);
+        // The parameters parsed once more: the run took the first.
+        let steps = journal::<O>(&raw, held);
+        ctx.journal.done(steps, &raw, &answer, before);
     }
     Ok(answer)
 }

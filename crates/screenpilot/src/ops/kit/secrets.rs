@@ -7,35 +7,14 @@
 
 use std::io::Read;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use screenpilot_screen::keys;
 use screenpilot_session::Session;
 
 use super::common::{Caller, OpError};
+pub use super::step_table::SecretRef;
 
 /// The longest secret typed, in bytes.
 const MAX_SECRET: usize = 4096;
-
-/// Where a secret comes from: `{"env": "VAR"}` (the caller's environment) or `{"file": "PATH"}`
-/// (a regular file only its owner, the user, can read).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SecretRef {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// The value, filled in on the caller's side ([`SecretRef::resolve`]); never listed, never kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(skip)]
-    pub value: Option<String>,
-    /// Why it could not be resolved, for the daemon to refuse with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(skip)]
-    pub problem: Option<String>,
-}
 
 impl SecretRef {
     /// Read the value where the reference points, on the caller's side. Whatever value came with

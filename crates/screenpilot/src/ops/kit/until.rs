@@ -14,11 +14,9 @@ use screenpilot_session::wait::{
 };
 use screenpilot_session::Session;
 
+pub use super::answers::{Held, UntilDone};
 use super::blocking::{run_blocking, run_bounded, Heavy};
 use super::common::{Context, OpError};
-
-/// The most bytes of a regex's match shown to a model.
-const MATCH_SHOWN: usize = 200;
 
 /// Default limit of a wait for `until`, in ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
@@ -55,79 +53,6 @@ pub struct UntilParams {
 
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-/// Which part of `until` held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Held {
-    Regex,
-    Any,
-    Exit,
-    Change,
-    Visual,
-    Quiet,
-    Input,
-}
-
-impl Held {
-    pub fn name(self) -> &'static str {
-        match self {
-            Held::Regex => "regex",
-            Held::Any => "any",
-            Held::Exit => "exit",
-            Held::Change => "change",
-            Held::Visual => "visual",
-            Held::Quiet => "quiet",
-            Held::Input => "input",
-        }
-    }
-}
-
-/// How a wait for `until` ended.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct UntilDone {
-    /// The part that held; none when the timeout came first or the program ended.
-    pub held: Option<Held>,
-    /// `any`: which regex matched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<usize>,
-    /// The text a regex matched.
-    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
-    pub matched: Option<String>,
-    /// The timeout came first.
-    #[serde(default)]
-    pub timed_out: bool,
-    pub elapsed_ms: f64,
-    /// How long the answer then waited for the output to pause (a whole frame).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub settle_ms: f64,
-}
-
-fn is_zero(ms: &f64) -> bool {
-    *ms == 0.0
-}
-
-impl UntilDone {
-    /// The header words for a model: `held=regex match="42"`, `held=any:1 match=...`,
-    /// `timeout(10000 ms)`. A long match is cut (the JSON answer has all of it).
-    pub fn brief(&self) -> String {
-        let mut words = match (self.held, self.index) {
-            (Some(Held::Any), Some(i)) => format!("held=any:{i}"),
-            (Some(held), _) => format!("held={}", held.name()),
-            (None, _) if self.timed_out => format!("timeout({} ms)", self.elapsed_ms.round()),
-            (None, _) => "held=none".to_owned(),
-        };
-        if let Some(found) = self.matched.as_deref().filter(|m| !m.is_empty()) {
-            let mut end = found.len().min(MATCH_SHOWN);
-            while !found.is_char_boundary(end) {
-                end -= 1;
-            }
-            let cut = if end < found.len() { "..." } else { "" };
-            words.push_str(&format!(" match={:?}{cut}", &found[..end]));
-        }
-        words
-    }
 }
 
 /// A checked and compiled `until`, not yet tied to a screen ([`Compiled::arm`]).

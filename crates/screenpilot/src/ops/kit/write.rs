@@ -177,7 +177,7 @@ pub struct MouseSpec {
     pub path: Option<Vec<[u16; 2]>>,
     pub scroll_y: Option<i32>,
     pub scroll_x: Option<i32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modifiers: Vec<String>,
 }
 

@@ -26,6 +26,7 @@ use screenpilot_session::{SessionError, SessionId};
 
 use crate::ops::kit::common::{Caller, Context, ErrorCode, OpError, Progress};
 use crate::ops::kit::operation::{Operation, Profile, Report, View};
+use crate::ops::kit::step_table::{Journaled, StepTable};
 use app::{CloseGuard, Launch, TextualApp};
 use params::{Mode, Request, Step, DEFAULT_PYTHON, DEFAULT_SIZE};
 use steps::{Driver, StepError};
@@ -37,6 +38,7 @@ pub struct TextualRun;
 
 impl Operation for TextualRun {
     const NAME: &'static str = "textual_run";
+    const STARTS_SESSION: bool = true;
     const PROFILES: &'static [Profile] = &[Profile::Textual];
     const DESCRIPTION: &'static str = "A Textual app in a real terminal, acted on by widget; answers once it settled. One-shot (app, actions) or a session (app+session opens, session acts, close stops). E.g. {\"app\":\"/src/counter.py\",\"actions\":[{\"click\":\"#inc\"}],\"query\":[\"#label\"]}";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Run a Python Textual app in a real terminal and drive it: keys, clicks on CSS selectors, pauses, resizes, screenshots. \
@@ -47,6 +49,17 @@ Returns {ok, sid, kind, alive, text (the screen), cols, rows, details{exit_value
 Example: {\"app\": \"/src/counter.py\", \"screenshot\": true, \"actions\": [{\"press\": \"tab\"}, {\"click\": \"#inc\"}], \"query\": [\"#label\"]}.");
     type Params = TextualRunParams;
     type Output = TextualDone;
+
+    fn journal(p: &TextualRunParams, _: bool) -> Vec<Journaled> {
+        let params = serde_json::to_value(p).unwrap_or_default();
+        vec![Journaled::waiting(StepTable {
+            textual: Some(Journaled::table_of(
+                &params,
+                crate::ops::kit::step_table::CALLERS_OWN,
+            )),
+            ..StepTable::default()
+        })]
+    }
 
     fn prepare(p: &mut TextualRunParams, caller: &Caller) {
         caller.resolve(&mut p.app);
