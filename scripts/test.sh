@@ -171,9 +171,12 @@ cargo fmt --all --check
 stage "cargo clippy (warnings are errors)"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
-stage "import cycles (no two files, and no two sibling modules, of the workspace import each other), documentation links"
+stage "import cycles and layers (no two files or sibling modules import each other; ops/ at most 7 levels), operation names only in ops/, documentation links"
 python3 scripts/check_cycles.py --depth screenpilot/ops=7
 python3 scripts/test_check_cycles.py
+# No operation's name spelled outside ops/: the rest reaches an operation through its definition.
+python3 scripts/check_op_names.py
+python3 scripts/test_check_op_names.py
 # And the documentation's links: README, docs/ and BENCHMARKS.md lead to files and headings that exist.
 python3 scripts/check_links.py
 

@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 use crate::client::local_connection;
 use crate::hang_up;
+use crate::ops::Operation;
 use crate::ops::{self, Caller, ErrorCode, OpError};
 use crate::paths::Paths;
 use crate::protocol::{Request, MAX_REQUEST_BYTES};
@@ -73,7 +74,7 @@ pub async fn dial_stdio(paths: &Paths) -> Result<i32, OpError> {
 /// one browser connection that `watch --host` forwards from another machine.
 pub async fn dial_watch(paths: &Paths) -> Result<i32, OpError> {
     let client = crate::client::Client::connect_or_start(paths).await?;
-    let answer = client.call("watch", serde_json::json!({})).await?;
+    let answer = client.call(ops::Watch::NAME, serde_json::json!({})).await?;
     let address = answer["address"].as_str().unwrap_or_default().to_owned();
     let mut page = tokio::net::TcpStream::connect(&address)
         .await

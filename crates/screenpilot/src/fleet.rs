@@ -14,14 +14,16 @@ use serde_json::{json, Value};
 
 use crate::client::{Call, Client};
 use crate::host::Host;
-use crate::ops::{self, Caller, ErrorCode, OpError};
+use crate::ops::{self, Caller, ErrorCode, OpError, Operation};
 use crate::paths::Paths;
 
 /// The fields that name a session, in parameters and answers.
 const SID_FIELDS: &[&str] = &["sid", "session"];
 
-/// The operations that start a session on the host their sid names.
-const STARTS: &[&str] = &["spawn", "desktop_start", "textual_run"];
+/// The operation starts a session, on the host its sid names.
+fn starts_session(op: &str) -> bool {
+    ops::find(op).is_ok_and(|op| op.starts_session)
+}
 
 /// How long `list` waits for each host (a host that does not answer in time is listed as such).
 const LIST_LIMIT: Duration = Duration::from_secs(30);
@@ -137,7 +139,7 @@ impl Fleet {
                     ),
                 ));
             };
-            if rest.is_empty() && STARTS.contains(&op) {
+            if rest.is_empty() && starts_session(op) {
                 // `NAME/`: a new session there, its sid made up.
                 if let Value::Object(map) = params {
                     map.remove(field);
@@ -150,7 +152,7 @@ impl Fleet {
         if !self.several() {
             return Ok(0);
         }
-        if STARTS.contains(&op) {
+        if starts_session(op) {
             return Err(self.which_host(op).with_field(field));
         }
         self.find(field, &sid).await
@@ -163,7 +165,7 @@ impl Fleet {
                 "{op} goes to one of several hosts ({}): give the sid as NAME/SID, e.g. {}/{}",
                 self.names(),
                 self.hosts[0].name,
-                if STARTS.contains(&op) { "" } else { "SID" }
+                if starts_session(op) { "" } else { "SID" }
             ),
         )
     }
@@ -221,7 +223,7 @@ impl Fleet {
         let asks = (0..self.hosts.len()).map(|i| async move {
             let ask = async {
                 let client = self.client(i, false).await?;
-                client.call("list", json!({})).await
+                client.call(ops::List::NAME, json!({})).await
             };
             tokio::time::timeout(LIST_LIMIT, ask)
                 .await
@@ -298,7 +300,7 @@ impl Fleet {
         reader: Option<String>,
         on_progress: impl FnMut(&Value),
     ) -> Result<Value, OpError> {
-        if op == "list" && self.several() {
+        if ops::find(op).is_ok_and(|op| op.every_host) && self.several() {
             return self.list_all().await;
         }
         let (host, _client, call) = self.start(op, params, reader).await?;

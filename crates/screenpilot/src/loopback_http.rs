@@ -358,7 +358,7 @@ fn too_large(body: Body, limit: usize, drain: bool) -> Response {
         .into_response();
     response
         .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        .insert(header::CONNECTION, HeaderValue::from_static("close")); // not an operation
     response
 }
 

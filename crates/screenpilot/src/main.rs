@@ -265,7 +265,7 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
         Some(news) => eprintln!("screenpilot: {news}"),
         None => cli::progress(&cli.verb, update, cli.json),
     };
-    if plan.op == "list" {
+    if screenpilot::ops::find(&plan.op).is_ok_and(|op| op.every_host) {
         let result = fleet.call(&plan.op, plan.params, None, on_progress).await?;
         return cli::present(&cli.verb, &plan.op, &result, cli.json);
     }

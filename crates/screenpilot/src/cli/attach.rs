@@ -25,6 +25,7 @@ use super::args::AttachArgs;
 use super::attach_input::{Chord, MouseShift};
 use crate::client::{Call, Client};
 use crate::fleet::Fleet;
+use crate::ops::{self, Operation};
 use crate::ops::{
     AttachParams, Detached, ErrorCode, Frame, OpError, Report, ResizeParams, ShownParams,
     TypeSecretParams, WriteRawParams,
@@ -51,7 +52,7 @@ pub async fn run(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
             "attach: needs a terminal (stdin and stdout); programs drive sessions with keys, type and wait",
         ));
     }
-    let (host, sid) = fleet.locate("attach", &args.sid).await?;
+    let (host, sid) = fleet.locate(ops::Attach::NAME, &args.sid).await?;
     let client = fleet.client(host, false).await?;
     let args = &AttachArgs {
         sid,
@@ -304,7 +305,7 @@ impl View {
                 leave: true,
             };
             if let Ok(params) = serde_json::to_value(leave) {
-                if client.start("attach_shown", params).await.is_ok() {
+                if client.start(ops::AttachShown::NAME, params).await.is_ok() {
                     let answered = async {
                         while let Ok(answer) = call.next().await {
                             if answer.is_final() {
@@ -333,7 +334,7 @@ impl View {
             leave: false,
         };
         if let Ok(params) = serde_json::to_value(shown) {
-            let _ = client.start("attach_shown", params).await;
+            let _ = client.start(ops::AttachShown::NAME, params).await;
         }
     }
 }
@@ -420,7 +421,7 @@ async fn forward_input(client: Arc<Client>, sid: String, mut rx: mpsc::Unbounded
             continue;
         };
         // A program that ended takes no more input; the attachment learns it from its own answer.
-        let _ = client.call("write_raw", params).await;
+        let _ = client.call(ops::WriteRaw::NAME, params).await;
     }
 }
 
@@ -437,7 +438,7 @@ async fn start_attach(
     };
     let params = serde_json::to_value(params)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("attach: parameters: {e}")))?;
-    client.start("attach", params).await
+    client.start(ops::Attach::NAME, params).await
 }
 
 async fn resize_session(
@@ -452,7 +453,7 @@ async fn resize_session(
     };
     let params = serde_json::to_value(params)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("resize: parameters: {e}")))?;
-    client.call("resize", params).await.map(|_| ())
+    client.call(ops::Resize::NAME, params).await.map(|_| ())
 }
 
 /// The person's terminal size (columns, rows).
@@ -488,7 +489,7 @@ async fn type_secret(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
             "attach --secret: needs a terminal to read the secret from, with its echo off",
         ));
     }
-    let (host, sid) = fleet.locate("attach", &args.sid).await?;
+    let (host, sid) = fleet.locate(ops::Attach::NAME, &args.sid).await?;
     let client = fleet.client(host, false).await?;
     let saved = termios::tcgetattr(stdin.as_fd()).map_err(|e| {
         OpError::new(
@@ -517,7 +518,7 @@ async fn type_secret(args: &AttachArgs, fleet: &Fleet) -> Result<i32, OpError> {
         value,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("type_secret: {e}")))?;
-    client.call("type_secret", params).await?;
+    client.call(ops::TypeSecret::NAME, params).await?;
     eprintln!("typed into {sid}");
     Ok(0)
 }

@@ -2,7 +2,6 @@
 //! type built from the arguments. What only the caller knows (relative paths, the working directory)
 //! is filled in afterwards by the operation's `prepare`, as for MCP calls.
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::args::{
@@ -10,11 +9,11 @@ use super::args::{
     UntilArgs, Verb, WaitArgs,
 };
 use crate::ops::{
-    ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, MouseParams, OpError,
-    RecordAction, RecordParams, ResizeParams, RunParams, ScreenshotParams, SendKeysParams,
-    SendParams, SidParams, SnapshotParams, SpawnParams, TextParams, TextualRunParams, UntilParams,
-    WaitChangeParams, WaitExitParams, WaitForParams, WaitParams, WaitReadyParams,
-    WaitVisualChangeParams,
+    self, ComputerParams, DesktopStartParams, ErrorCode, ExpectParams, ListParams, MouseParams,
+    OpError, Operation, RecordAction, RecordParams, ResizeParams, RunParams, ScreenshotParams,
+    SendKeysParams, SendParams, SidParams, SnapshotParams, SpawnParams, TextParams,
+    TextualRunParams, UntilParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitParams,
+    WaitReadyParams, WaitVisualChangeParams,
 };
 
 /// What a verb asks the daemon.
@@ -25,11 +24,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    fn of(op: &str, params: &impl Serialize) -> Result<Plan, OpError> {
-        let params = serde_json::to_value(params)
-            .map_err(|e| OpError::new(ErrorCode::Internal, format!("{op}: parameters: {e}")))?;
+    /// Operation `O` with its own parameter type.
+    fn of<O: Operation>(params: &O::Params) -> Result<Plan, OpError> {
+        let params = serde_json::to_value(params).map_err(|e| {
+            OpError::new(ErrorCode::Internal, format!("{}: parameters: {e}", O::NAME))
+        })?;
         Ok(Plan {
-            op: op.to_owned(),
+            op: O::NAME.to_owned(),
             params,
         })
     }
@@ -92,24 +93,18 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 screen: screen_mode(&a.until),
                 reader: reader(&a.until),
             };
-            Plan::of("spawn", &params)
+            Plan::of::<ops::Spawn>(&params)
         }
-        Verb::List => Ok(Plan {
-            op: "list".into(),
-            params: json!({}),
-        }),
-        Verb::Alive { sid } => Plan::of("alive", &SidParams { sid: sid.clone() }),
-        Verb::Close { sid } => Plan::of("close", &SidParams { sid: sid.clone() }),
+        Verb::List => Plan::of::<ops::List>(&ListParams {}),
+        Verb::Alive { sid } => Plan::of::<ops::Alive>(&SidParams { sid: sid.clone() }),
+        Verb::Close { sid } => Plan::of::<ops::Close>(&SidParams { sid: sid.clone() }),
         Verb::Resize { sid, size: text } => {
             let (cols, rows) = size(text, "COLSxROWS, e.g. 120x40")?;
-            Plan::of(
-                "resize",
-                &ResizeParams {
-                    sid: sid.clone(),
-                    cols,
-                    rows,
-                },
-            )
+            Plan::of::<ops::Resize>(&ResizeParams {
+                sid: sid.clone(),
+                cols,
+                rows,
+            })
         }
         Verb::Keys {
             sid,
@@ -153,16 +148,13 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             settle_ms,
             styled,
             ..
-        } => Plan::of(
-            "send_keys",
-            &SendKeysParams {
-                sid: sid.clone(),
-                keys: keys.clone(),
-                settle_ms: *settle_ms,
-                settle_timeout_ms: None,
-                styled: *styled,
-            },
-        ),
+        } => Plan::of::<ops::SendKeys>(&SendKeysParams {
+            sid: sid.clone(),
+            keys: keys.clone(),
+            settle_ms: *settle_ms,
+            settle_timeout_ms: None,
+            styled: *styled,
+        }),
         Verb::Line {
             sid,
             text,
@@ -177,21 +169,18 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             styled,
             ..
         } => {
-            let op = if matches!(verb, Verb::Line { .. }) {
-                "send_line"
-            } else {
-                "type"
+            let params = TextParams {
+                sid: sid.clone(),
+                text: text.join(" "),
+                settle_ms: *settle_ms,
+                settle_timeout_ms: None,
+                styled: *styled,
             };
-            Plan::of(
-                op,
-                &TextParams {
-                    sid: sid.clone(),
-                    text: text.join(" "),
-                    settle_ms: *settle_ms,
-                    settle_timeout_ms: None,
-                    styled: *styled,
-                },
-            )
+            if matches!(verb, Verb::Line { .. }) {
+                Plan::of::<ops::SendLine>(&params)
+            } else {
+                Plan::of::<ops::Type>(&params)
+            }
         }
         Verb::Mouse(a) if a.until.given() || a.until.delta || a.until.no_screen => {
             no_settle(a.settle_ms)?;
@@ -225,22 +214,19 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                     };
                     OpError::invalid(field, e.to_string())
                 })?;
-            Plan::of("mouse", &params)
+            Plan::of::<ops::Mouse>(&params)
         }
-        Verb::Snapshot(a) => Plan::of(
-            "snapshot",
-            &SnapshotParams {
-                sid: a.sid.clone(),
-                as_json: a.cells,
-                styled: a.styled,
-                scrollback: a.scrollback,
-                image: None,
-                screen: None,
-                part: a.part.clone(),
-                reader: a.delta.then(cli_reader),
-            },
-        ),
-        Verb::Act(a) => Plan::of("act", &plan_act(a)?),
+        Verb::Snapshot(a) => Plan::of::<ops::Snapshot>(&SnapshotParams {
+            sid: a.sid.clone(),
+            as_json: a.cells,
+            styled: a.styled,
+            scrollback: a.scrollback,
+            image: None,
+            screen: None,
+            part: a.part.clone(),
+            reader: a.delta.then(cli_reader),
+        }),
+        Verb::Act(a) => Plan::of::<ops::Act>(&plan_act(a)?),
         Verb::Screenshot(a) => {
             let svg = a
                 .output
@@ -272,50 +258,41 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 full_size: a.full_size,
                 marks: a.marks,
             };
-            Plan::of("screenshot", &params)
+            Plan::of::<ops::Screenshot>(&params)
         }
         Verb::Wait(a) => plan_wait(a),
-        Verb::Textual(a) => Plan::of("textual_run", &plan_textual(a)?),
+        Verb::Textual(a) => Plan::of::<ops::TextualRun>(&plan_textual(a)?),
         Verb::Desktop {
             action: DesktopVerb::Start(a),
-        } => Plan::of("desktop_start", &plan_desktop_start(a)?),
-        Verb::Computer(a) => Plan::of("computer", &plan_computer(a)?),
+        } => Plan::of::<ops::DesktopStart>(&plan_desktop_start(a)?),
+        Verb::Computer(a) => Plan::of::<ops::Computer>(&plan_computer(a)?),
         Verb::Watch {
             http,
             control,
             stop,
-        } => Plan::of(
-            "watch",
-            &crate::ops::WatchParams {
-                http: http.clone(),
-                control: *control,
-                stop: *stop,
+        } => Plan::of::<ops::Watch>(&crate::ops::WatchParams {
+            http: http.clone(),
+            control: *control,
+            stop: *stop,
+        }),
+        Verb::Record(a) => Plan::of::<ops::Record>(&RecordParams {
+            sid: a.sid.clone(),
+            action: match a.action {
+                RecordVerb::Start => RecordAction::Start,
+                RecordVerb::Stop => RecordAction::Stop,
             },
-        ),
-        Verb::Record(a) => Plan::of(
-            "record",
-            &RecordParams {
-                sid: a.sid.clone(),
-                action: match a.action {
-                    RecordVerb::Start => RecordAction::Start,
-                    RecordVerb::Stop => RecordAction::Stop,
-                },
-                path: a.file.as_ref().map(|p| p.to_string_lossy().into_owned()),
-                input: a.input,
-                force: a.force,
-                caller_umask: None,
-            },
-        ),
-        Verb::SaveTest(a) => Plan::of(
-            "save_test",
-            &crate::ops::SaveTestParams {
-                file: a.file.to_string_lossy().into_owned(),
-                sids: (!a.sids.is_empty()).then(|| a.sids.clone()),
-                name: a.name.clone(),
-                force: a.force,
-                caller_umask: None,
-            },
-        ),
+            path: a.file.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            input: a.input,
+            force: a.force,
+            caller_umask: None,
+        }),
+        Verb::SaveTest(a) => Plan::of::<ops::SaveTest>(&crate::ops::SaveTestParams {
+            file: a.file.to_string_lossy().into_owned(),
+            sids: (!a.sids.is_empty()).then(|| a.sids.clone()),
+            name: a.name.clone(),
+            force: a.force,
+            caller_umask: None,
+        }),
         Verb::Test(_) => Err(OpError::new(
             ErrorCode::BadRequest,
             "test runs step files here; it asks the daemon nothing",
@@ -506,6 +483,7 @@ fn action_words(words: &[String]) -> Result<Map<String, Value>, OpError> {
             action.insert("scroll_x".into(), json!(number(2, what)?));
             action.insert("scroll_y".into(), json!(number(3, what)?));
         }
+        // not an operation
         "type" | "key" => {
             action.insert("text".into(), args.join(" ").into());
         }
@@ -528,6 +506,7 @@ fn action_words(words: &[String]) -> Result<Map<String, Value>, OpError> {
                 .collect::<Result<_, OpError>>()?;
             action.insert("path".into(), Value::Array(path));
         }
+        // not an operation
         "wait" if !args.is_empty() => {
             action.insert("ms".into(), json!(number(0, "MS")? as u64));
         }
@@ -629,21 +608,18 @@ fn send(
     mouse: Option<Value>,
     until: &UntilArgs,
 ) -> Result<Plan, OpError> {
-    Plan::of(
-        "send",
-        &SendParams {
-            sid: sid.to_owned(),
-            text,
-            keys,
-            mouse,
-            until: until_value(until)?,
-            steps: steps_value(until)?,
-            secret: None,
-            timeout_ms: until.until_timeout_ms,
-            screen: screen_mode(until),
-            reader: reader(until),
-        },
-    )
+    Plan::of::<ops::Send>(&SendParams {
+        sid: sid.to_owned(),
+        text,
+        keys,
+        mouse,
+        until: until_value(until)?,
+        steps: steps_value(until)?,
+        secret: None,
+        timeout_ms: until.until_timeout_ms,
+        screen: screen_mode(until),
+        reader: reader(until),
+    })
 }
 
 /// `--steps JSON` as the `steps` parameter.
@@ -665,18 +641,15 @@ fn steps_value(until: &UntilArgs) -> Result<Option<Vec<Value>>, OpError> {
 }
 
 fn plan_run(a: &RunArgs) -> Result<Plan, OpError> {
-    Plan::of(
-        "run",
-        &RunParams {
-            sid: a.sid.clone(),
-            command: (!a.command.is_empty()).then(|| a.command.join(" ")),
-            id: a.id,
-            offset: a.offset,
-            max_lines: a.max_lines,
-            max_bytes: None,
-            timeout_ms: a.timeout_ms,
-        },
-    )
+    Plan::of::<ops::Run>(&RunParams {
+        sid: a.sid.clone(),
+        command: (!a.command.is_empty()).then(|| a.command.join(" ")),
+        id: a.id,
+        offset: a.offset,
+        max_lines: a.max_lines,
+        max_bytes: None,
+        timeout_ms: a.timeout_ms,
+    })
 }
 
 fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
@@ -701,7 +674,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             screen: screen_mode(&a.until),
             reader: reader(&a.until),
         };
-        return Plan::of("wait", &p);
+        return Plan::of::<ops::Wait>(&p);
     }
     let timeout_ms = a.timeout_ms;
     let baseline = |hash: &String| (!hash.is_empty()).then(|| hash.clone());
@@ -713,7 +686,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             scrollback: a.scrollback,
             styled: a.styled,
         };
-        Plan::of("wait_for", &p)
+        Plan::of::<ops::ClassicWait<WaitForParams>>(&p)
     } else if let Some(any) = &a.any {
         let p = ExpectParams {
             sid,
@@ -722,7 +695,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             scrollback: a.scrollback,
             styled: a.styled,
         };
-        Plan::of("expect", &p)
+        Plan::of::<ops::ClassicWait<ExpectParams>>(&p)
     } else if let Some(hash) = &a.change {
         let p = WaitChangeParams {
             sid,
@@ -730,7 +703,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             timeout_ms,
             styled: a.styled,
         };
-        Plan::of("wait_change", &p)
+        Plan::of::<ops::ClassicWait<WaitChangeParams>>(&p)
     } else if let Some(hash) = &a.visual_change {
         let p = WaitVisualChangeParams {
             sid,
@@ -738,7 +711,7 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             timeout_ms,
             styled: a.styled,
         };
-        Plan::of("wait_visual_change", &p)
+        Plan::of::<ops::ClassicWait<WaitVisualChangeParams>>(&p)
     } else if a.ready {
         let p = WaitReadyParams {
             sid,
@@ -747,16 +720,18 @@ fn plan_wait(a: &WaitArgs) -> Result<Plan, OpError> {
             max_wait_ms: timeout_ms,
             styled: a.styled,
         };
-        Plan::of("wait_ready", &p)
+        Plan::of::<ops::ClassicWait<WaitReadyParams>>(&p)
     } else if a.exit {
         let p = WaitExitParams {
             sid,
             timeout_ms,
             styled: a.styled,
         };
-        Plan::of("wait_exit", &p)
+        Plan::of::<ops::ClassicWait<WaitExitParams>>(&p)
     } else {
-        Err(OpError::invalid("wait", "say what to wait for: --regex RE, --any RE..., --change, --visual-change, --ready or --exit"))
+        // The verb's own name, for the error.
+        let verb = "wait"; // not an operation: the CLI verb
+        Err(OpError::invalid(verb, "say what to wait for: --regex RE, --any RE..., --change, --visual-change, --ready or --exit"))
     }
 }
 

@@ -18,6 +18,7 @@ use super::args::Verb;
 use crate::fleet::Fleet;
 use crate::host::Host;
 use crate::loopback_http::loopback_addr;
+use crate::ops::{self, Operation};
 use crate::ops::{ErrorCode, OpError};
 
 /// The longest request head read before it is passed on as it is.
@@ -37,7 +38,12 @@ pub async fn run(verb: &Verb, fleet: &Fleet, as_json: bool) -> Result<i32, OpErr
     let host = fleet.hosts()[0].clone();
     let local = loopback_addr(http.as_deref().unwrap_or("127.0.0.1:0"), "http")?;
     let answer = fleet
-        .call("watch", json!({ "control": control }), None, |_| {})
+        .call(
+            ops::Watch::NAME,
+            json!({ "control": control }),
+            None,
+            |_| {},
+        )
         .await?;
     let (Some(url), Some(address)) = (answer["url"].as_str(), answer["address"].as_str()) else {
         return Err(OpError::new(

@@ -198,7 +198,7 @@ async fn start_daemon(paths: &Paths) -> Result<(), OpError> {
         })?;
     let mut command = std::process::Command::new(&exe);
     command
-        .args(["daemon", "run"])
+        .args(["daemon", "run"]) // not an operation: this binary's verb
         .env("SCREENPILOT_DIR", &paths.dir)
         // The daemon serves this machine: it never follows a host named for the client.
         .env_remove(crate::host::HOST_VAR)

@@ -182,7 +182,8 @@ impl Link {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
         // Streams to a person's terminal end with the link; everything else can be asked for again.
-        let key = (self.remote() && !matches!(op, "attach" | "cancel" | "status" | "shutdown"))
+        let streams = op == <crate::ops::Attach as crate::ops::Operation>::NAME;
+        let key = (self.remote() && !streams && !matches!(op, "cancel" | "status" | "shutdown"))
             .then(|| format!("{}-{id}", self.key_prefix));
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(

@@ -21,7 +21,8 @@ use super::{present, tools};
 use crate::client::{link_notice, Client};
 use crate::fleet::{Fleet, Routed};
 use crate::host::Host;
-use crate::ops::{self, ErrorCode, OpError, OPERATIONS};
+use crate::ops::Operation;
+use crate::ops::{self, ErrorCode, OpError, OperationDef, OPERATIONS};
 use crate::paths::Paths;
 
 /// What the server tells a model before it uses any tool.
@@ -172,8 +173,8 @@ impl ServerHandler for Screenpilot {
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let fleet = &self.shared.fleet;
-        if op.name == "list" && fleet.hosts().len() > 1 {
-            let listed = fleet.call("list", arguments, None, |_| {}).await;
+        if op.every_host && fleet.hosts().len() > 1 {
+            let listed = fleet.call(op.name, arguments, None, |_| {}).await;
             return Ok(present::tool_result(Some(op), listed).into());
         }
         let Routed { host, params } =
@@ -185,7 +186,7 @@ impl ServerHandler for Screenpilot {
         let report = Progress {
             token: context.meta.get_progress_token(),
             peer: context.peer.clone(),
-            message: progress_message(op.name, &params),
+            message: progress_message(op, &params),
             started: Instant::now(),
             last: 0.0,
             long: limit.is_some(),
@@ -248,7 +249,7 @@ impl Shared {
             let page = match shared.fleet.client(host, false).await {
                 Ok(client) => {
                     client
-                        .call("watch", serde_json::json!({"control": true}))
+                        .call(ops::Watch::NAME, serde_json::json!({"control": true}))
                         .await
                 }
                 Err(e) => Err(e),
@@ -445,40 +446,13 @@ impl Progress {
     }
 }
 
-/// What a running call is doing, in words: "waiting for /^42$/ on sh".
-fn progress_message(op: &str, params: &Value) -> String {
-    let sid = params["sid"].as_str().unwrap_or("?");
-    let text = |key: &str| params[key].as_str().unwrap_or("").to_owned();
-    match op {
-        "wait_for" => format!("waiting for /{}/ on {sid}", text("pattern")),
-        "expect" => {
-            let patterns: Vec<String> = params["patterns"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(|p| format!("/{p}/"))
-                .collect();
-            format!("waiting for any of {} on {sid}", patterns.join(", "))
-        }
-        "wait_change" => format!("waiting for the text of {sid} to change"),
-        "wait_visual_change" => format!("waiting for the look of {sid} to change"),
-        "wait_ready" if !text("marker").is_empty() => {
-            format!("waiting for {sid} to be ready (/{}/)", text("marker"))
-        }
-        "wait_ready" => format!("waiting for {sid} to be quiet"),
-        "wait_exit" => format!("waiting for {sid} to exit"),
-        "send" | "wait" | "spawn" if params.get("until").is_some() => {
-            let until = &params["until"];
-            match until["regex"].as_str() {
-                Some(regex) => format!("waiting for /{regex}/ on {sid}"),
-                None => format!("waiting on {sid} until {until}"),
-            }
-        }
-        "run" => format!("running {:?} on {sid}", text("command")),
-        _ if params.get("sid").is_some() => format!("{op} on {sid}"),
-        _ => op.to_owned(),
-    }
+/// What a running call is doing, in words: the operation's own ("waiting for /^42$/ on sh"), or
+/// its name and session.
+fn progress_message(op: &OperationDef, params: &Value) -> String {
+    (op.progress)(params).unwrap_or_else(|| match params["sid"].as_str() {
+        Some(sid) => format!("{} on {sid}", op.name),
+        None => op.name.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -552,13 +526,19 @@ mod tests {
 
     #[test]
     fn progress_messages_say_what_is_awaited() {
+        let said = |op: &str, params: Value| progress_message(ops::find(op).unwrap(), &params);
         let params = json!({"sid": "sh", "pattern": "^42$"});
-        assert_eq!(
-            progress_message("wait_for", &params),
-            "waiting for /^42$/ on sh"
-        );
-        assert_eq!(progress_message("list", &json!({})), "list");
+        assert_eq!(said("wait_for", params), "waiting for /^42$/ on sh");
+        assert_eq!(said("list", json!({})), "list");
         let step = json!({"sid": "py", "keys": ["6*7", "Enter"], "until": {"regex": "^42$"}});
-        assert_eq!(progress_message("send", &step), "waiting for /^42$/ on py");
+        assert_eq!(said("send", step), "waiting for /^42$/ on py");
+        let run = json!({"sid": "sh", "command": "make"});
+        assert_eq!(said("run", run), "running \"make\" on sh");
+        let ready = json!({"sid": "sh", "marker": "\\$ $"});
+        assert_eq!(
+            said("wait_ready", ready),
+            "waiting for sh to be ready (/\\$ $/)"
+        );
+        assert_eq!(said("close", json!({"sid": "sh"})), "close on sh");
     }
 }

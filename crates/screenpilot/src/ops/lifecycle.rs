@@ -19,7 +19,7 @@ use super::kit::look::{how_it_ended, Look, ScreenMode};
 use super::kit::operation::{Operation, Profile, Report, View};
 use super::kit::program::{program_argv, this_process_umask};
 use super::kit::step_table::{Journaled, StepTable};
-use super::kit::until::timeout;
+use super::kit::until::{timeout, waiting_words};
 use super::kit::walk::{checked_steps, walk, Outcomes, StepSpec};
 
 /// Parameters of `spawn`. Give `cmd` or `argv`, not both.
@@ -184,6 +184,10 @@ Limits: 8 running sessions by default (close ones you are done with); idle sessi
 Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}. Then wait_for the prompt before typing.");
     type Params = SpawnParams;
     type Output = Spawned;
+
+    fn progress(p: &SpawnParams) -> Option<String> {
+        waiting_words(p.sid.as_deref().unwrap_or("?"), p.until.as_ref())
+    }
 
     fn journal(p: &SpawnParams, held: bool) -> Vec<Journaled> {
         let cmd = match (&p.cmd, &p.argv) {

@@ -27,19 +27,21 @@ mod save_test;
 mod send;
 mod textual;
 
-pub use act::{ActName, ActParams, Acted};
-pub use attach::{AttachParams, Detached, Frame, ShownParams, WriteRawParams};
-pub use classic::input::{SendKeysParams, TextParams};
-pub use classic::mouse::MouseParams;
-pub use classic::record::{RecordAction, RecordParams};
-pub use classic::secret::TypeSecretParams;
+pub use act::{Act, ActName, ActParams, Acted};
+pub use attach::{
+    Attach, AttachParams, AttachShown, Detached, Frame, ShownParams, WriteRaw, WriteRawParams,
+};
+pub use classic::input::{SendKeys, SendKeysParams, SendLine, TextParams, Type};
+pub use classic::mouse::{Mouse, MouseParams};
+pub use classic::record::{Record, RecordAction, RecordParams};
+pub use classic::secret::{TypeSecret, TypeSecretParams};
 pub use classic::waits::{
-    ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
+    ClassicWait, ExpectParams, WaitChangeParams, WaitExitParams, WaitForParams, WaitReadyParams,
     WaitVisualChangeParams,
 };
-pub use classic::watch::{WatchOutput, WatchParams};
+pub use classic::watch::{Watch, WatchOutput, WatchParams};
 pub use computer::{ActionSpec, Computer, ComputerParams};
-pub use desktop::DesktopStartParams;
+pub use desktop::{DesktopStart, DesktopStartParams};
 pub use kit::button::Button;
 pub(crate) use kit::common::parse_params;
 pub use kit::common::{schema_of, Caller, Context, ErrorCode, OpError, Progress};
@@ -49,12 +51,14 @@ pub use kit::picture::ImageFormat;
 pub use kit::secrets::SecretRef;
 pub use kit::until::UntilParams;
 pub use kit::view::{Report, View};
-pub use lifecycle::{ResizeParams, SidParams, SpawnParams};
-pub use observe::{ScreenshotParams, SnapshotParams};
-pub use run::RunParams;
-pub use save_test::SaveTestParams;
-pub use send::{SendParams, WaitParams};
-pub use textual::TextualRunParams;
+pub use lifecycle::{
+    Alive, Close, List, ListParams, Resize, ResizeParams, SidParams, Spawn, SpawnParams,
+};
+pub use observe::{Screenshot, ScreenshotParams, Snapshot, SnapshotParams};
+pub use run::{Run, RunParams};
+pub use save_test::{SaveTest, SaveTestParams};
+pub use send::{Send, SendParams, Wait, WaitParams};
+pub use textual::{TextualRun, TextualRunParams};
 
 /// Every operation, in the order tools are listed: dispatch ([`execute`]), the tool list, the CLI's
 /// verbs and step files all read this one list. Adding an operation is one file and one line here.

@@ -198,6 +198,11 @@ Still running at timeout: output so far and id; pass id to wait again. E.g. {\"s
     type Params = RunParams;
     type Output = Ran;
 
+    fn progress(p: &RunParams) -> Option<String> {
+        let command = p.command.as_deref().unwrap_or_default();
+        Some(format!("running {command:?} on {}", p.sid))
+    }
+
     fn journal(p: &RunParams, _: bool) -> Vec<Journaled> {
         let step = p.command.clone().map(|command| StepTable {
             run: Some(command),

@@ -16,7 +16,7 @@ use super::kit::display::{find_target, Target};
 use super::kit::look::{Look, ScreenMode};
 use super::kit::operation::{Operation, Profile, Report, View};
 use super::kit::secrets::SecretRef;
-use super::kit::until::{timeout, UntilParams};
+use super::kit::until::{timeout, waiting_words, UntilParams};
 use super::kit::walk::{checked_steps, walk, Outcomes, StepSpec, Walked};
 use crate::ops::kit::step_table::Journaled;
 
@@ -116,6 +116,10 @@ E.g. {\"sid\":\"py\",\"keys\":[\"6*7\",\"Enter\"],\"until\":{\"regex\":\"^42$\"}
     type Params = SendParams;
     type Output = Stepped;
 
+    fn progress(p: &SendParams) -> Option<String> {
+        waiting_words(&p.sid, p.until.as_ref())
+    }
+
     fn journal(p: &SendParams, held: bool) -> Vec<Journaled> {
         let first = serde_json::to_value(p).unwrap_or_default();
         Journaled::inputs(Some(&first), p.steps.as_deref().unwrap_or_default(), held)
@@ -180,6 +184,10 @@ impl Operation for Wait {
     const DESCRIPTION: &'static str = "Wait, without input, until as in send. E.g. {\"sid\":\"b\",\"until\":{\"regex\":\"DONE|FAIL\"},\"timeout_ms\":60000}";
     type Params = WaitParams;
     type Output = Stepped;
+
+    fn progress(p: &WaitParams) -> Option<String> {
+        waiting_words(&p.sid, Some(&p.until))
+    }
 
     fn journal(p: &WaitParams, held: bool) -> Vec<Journaled> {
         Journaled::wait(p.until.clone(), held)

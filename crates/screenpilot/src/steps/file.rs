@@ -496,13 +496,17 @@ fn expectations(value: &toml::Value) -> Result<Vec<Expectation>, Bad> {
         toml::Value::Array(items) => items
             .iter()
             .map(|v| {
-                v.as_table()
-                    .ok_or_else(|| bad("expect", "a list of tables, e.g. [{ text = \"ok\" }]"))
+                v.as_table().ok_or_else(|| {
+                    bad(
+                        StepTable::EXPECT,
+                        "a list of tables, e.g. [{ text = \"ok\" }]",
+                    )
+                })
             })
             .collect::<Result<_, _>>()?,
         _ => {
             return Err(bad(
-                "expect",
+                StepTable::EXPECT,
                 "a table, e.g. { text = \"^42$\" }, or a list of them",
             ))
         }
@@ -637,11 +641,11 @@ fn expectation(table: &toml::Table) -> Result<Expectation, Bad> {
     match found.len() {
         1 => Ok(found.remove(0)),
         0 => Err(bad(
-            "expect",
+            StepTable::EXPECT,
             "says nothing to check: give text, absent, styled, cursor, exit_code, title, widget, element or no_element",
         )),
         _ => Err(bad(
-            "expect",
+            StepTable::EXPECT,
             "one check a table: put several in a list, expect = [{ ... }, { ... }]",
         )),
     }

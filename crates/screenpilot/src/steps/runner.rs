@@ -16,7 +16,7 @@ use super::file::{Action, Expectation, Scope, Step, StepFile};
 use super::golden::{self, Compared};
 use super::options::eventually;
 pub use super::options::RunOptions;
-use crate::ops::{execute, prepare, Caller, Context, OpError, Progress};
+use crate::ops::{self, execute, prepare, Caller, Context, OpError, Operation, Progress};
 
 /// What a step did, for the report.
 #[derive(Debug, Clone)]
@@ -215,7 +215,7 @@ impl Run<'_> {
             }
             // A desktop's screen, for the report only: a picture costs a capture.
             Some((sid, Err(_))) if pictured && self.kinds.get(sid) == Some(&Kind::Desktop) => {
-                let shot = self.op("screenshot", json!({"sid": sid})).await;
+                let shot = self.op(ops::Screenshot::NAME, json!({"sid": sid})).await;
                 let png = shot.ok().and_then(|answer| {
                     let data = answer["png"].as_str()?;
                     base64::engine::general_purpose::STANDARD.decode(data).ok()
@@ -271,7 +271,7 @@ impl Run<'_> {
                     self.outcome.recordings.push(cast);
                 }
                 let what = format!("spawn {}", params["cmd"]);
-                let answer = self.op("spawn", Value::Object(params)).await?;
+                let answer = self.op(ops::Spawn::NAME, Value::Object(params)).await?;
                 self.current = Some(sid.clone());
                 self.kinds.insert(sid, Kind::Terminal);
                 let result = until_held(&answer)?;
@@ -283,15 +283,18 @@ impl Run<'_> {
                 params.insert("sid".into(), sid.into());
                 params.insert("timeout_ms".into(), limit_ms.into());
                 params.insert("screen".into(), "none".into());
-                let what = describe("send", &params);
-                let answer = self.op("send", Value::Object(params)).await?;
+                let what = describe(ops::Send::NAME, &params);
+                let answer = self.op(ops::Send::NAME, Value::Object(params)).await?;
                 let result = until_held(&answer)?;
                 self.record(step, what, result).await;
             }
             Action::Resize { cols, rows } => {
                 let sid = self.sid(step)?;
-                self.op("resize", json!({"sid": sid, "cols": cols, "rows": rows}))
-                    .await?;
+                self.op(
+                    ops::Resize::NAME,
+                    json!({"sid": sid, "cols": cols, "rows": rows}),
+                )
+                .await?;
                 self.record(step, format!("resize {cols}x{rows}"), "ok".into())
                     .await;
             }
@@ -341,7 +344,9 @@ impl Run<'_> {
                     .or_insert_with(|| sid.clone().into());
                 let session = params["session"].as_str().unwrap_or(&sid).to_owned();
                 let what = describe("textual", &params);
-                let answer = self.op("textual_run", Value::Object(params)).await?;
+                let answer = self
+                    .op(ops::TextualRun::NAME, Value::Object(params))
+                    .await?;
                 if answer["ok"] != true {
                     return Err(format!("textual_run failed: {answer}").into());
                 }
@@ -354,7 +359,8 @@ impl Run<'_> {
                 let mut params = params.clone();
                 params.insert("sid".into(), sid.clone().into());
                 let what = describe("desktop", &params);
-                self.op("desktop_start", Value::Object(params)).await?;
+                self.op(ops::DesktopStart::NAME, Value::Object(params))
+                    .await?;
                 self.current = Some(sid.clone());
                 self.kinds.insert(sid, Kind::Desktop);
                 self.record(step, what, "ok".into()).await;
@@ -362,7 +368,7 @@ impl Run<'_> {
             Action::Computer(actions) => {
                 let sid = self.sid(step)?;
                 let answer = self
-                    .op("computer", json!({"sid": sid, "actions": actions}))
+                    .op(ops::Computer::NAME, json!({"sid": sid, "actions": actions}))
                     .await?;
                 if answer["ok"] != true {
                     return Err(format!("computer: {}", answer["error"]).into());
@@ -381,8 +387,8 @@ impl Run<'_> {
                 if params.contains_key("until") {
                     params.insert("timeout_ms".into(), limit_ms.into());
                 }
-                let what = describe("act", &params);
-                let answer = self.op("act", Value::Object(params)).await?;
+                let what = describe(ops::Act::NAME, &params);
+                let answer = self.op(ops::Act::NAME, Value::Object(params)).await?;
                 if answer["held"] == false {
                     let elements = answer["elements"].as_str().unwrap_or("");
                     return Err(format!(
@@ -398,7 +404,7 @@ impl Run<'_> {
                 let sid = self.sid(step)?;
                 let answer = self
                     .op(
-                        "run",
+                        ops::Run::NAME,
                         json!({"sid": sid, "command": command, "timeout_ms": limit_ms}),
                     )
                     .await?;
@@ -412,7 +418,7 @@ impl Run<'_> {
             }
             Action::Close => {
                 let sid = self.sid(step)?;
-                self.op("close", json!({"sid": sid})).await?;
+                self.op(ops::Close::NAME, json!({"sid": sid})).await?;
                 self.record(step, format!("close {sid}"), "ok".into()).await;
             }
             Action::Op { name, params } => {
@@ -438,7 +444,7 @@ impl Run<'_> {
         match (expectation, kind) {
             (Expectation::Title(regex), Kind::Desktop) => {
                 let answer = self
-                    .op("wait_for", json!({"sid": sid, "pattern": regex, "timeout_ms": limit.as_millis() as u64}))
+                    .op(ops::ClassicWait::<ops::WaitForParams>::NAME, json!({"sid": sid, "pattern": regex, "timeout_ms": limit.as_millis() as u64}))
                     .await?;
                 if answer["matched"] == true {
                     return Ok(());
@@ -453,7 +459,7 @@ impl Run<'_> {
             }
             (Expectation::ExitCode(code), Kind::Desktop) => {
                 let answer = self
-                    .op("wait_exit", json!({"sid": sid, "timeout_ms": limit.as_millis() as u64}))
+                    .op(ops::ClassicWait::<ops::WaitExitParams>::NAME, json!({"sid": sid, "timeout_ms": limit.as_millis() as u64}))
                     .await?;
                 if answer["exited"] == true && answer["exit_code"] == json!(code) {
                     return Ok(());
@@ -468,7 +474,7 @@ impl Run<'_> {
                 let until = if *present { "appears" } else { "gone" };
                 let answer = self
                     .op(
-                        "act",
+                        ops::Act::NAME,
                         json!({"sid": sid, "until": {until: find}, "timeout_ms": limit.as_millis() as u64}),
                     )
                     .await?;
@@ -527,7 +533,10 @@ impl Run<'_> {
         loop {
             updates.borrow_and_update();
             let answer = self
-                .op("textual_run", json!({"session": sid, "query": [selector]}))
+                .op(
+                    ops::TextualRun::NAME,
+                    json!({"session": sid, "query": [selector]}),
+                )
                 .await?;
             let widget = answer["query"][0]["widgets"][nth].clone();
             let differs: Vec<String> = state
@@ -599,7 +608,7 @@ fn describe(op: &str, params: &Map<String, Value>) -> String {
                 "timeout_ms",
                 "screen",
                 "session",
-                "record",
+                "record", // not an operation: spawn's field
                 "record_input",
                 "force",
             ]

@@ -166,7 +166,7 @@ impl DesktopInput {
                 json!({"type": "scroll", "x": x, "y": y, "scroll_x": dx, "scroll_y": dy})
             }
             DesktopInput::Key { keys } => json!({"type": "keypress", "keys": [keys]}),
-            DesktopInput::Text { text } => json!({"type": "type", "text": text}),
+            DesktopInput::Text { text } => json!({"type": "type", "text": text}), // not an operation
         }
     }
 }
@@ -181,7 +181,7 @@ pub async fn serve_viewer(
     stop: CancellationToken,
 ) {
     let desktop = feed.desktop.clone();
-    let _viewer = desktop.add_viewer("watch", access == Access::View);
+    let _viewer = desktop.add_viewer("watch", access == Access::View); // not an operation
     let (width, height) = desktop.size();
     let hello = json!({
         "type": "hello",

@@ -278,7 +278,7 @@ enum Refused {
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         match self {
-            Refused::Unauthorized => loopback_http::unauthorized("watch"),
+            Refused::Unauthorized => loopback_http::unauthorized("watch"), // not an operation
             Refused::NotUpgrade(rejection) => rejection.into_response(),
         }
     }

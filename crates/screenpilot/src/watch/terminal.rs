@@ -125,7 +125,7 @@ pub async fn serve_viewer(
     stop: CancellationToken,
 ) {
     let session = feed.session.clone();
-    let _viewer = session.add_viewer("watch", access == Access::View);
+    let _viewer = session.add_viewer("watch", access == Access::View); // not an operation
     if paint_and_listen(&mut socket, &feed, access, &stop).await == Ended::PageGone {
         // What the page sent before it went (keys typed, then the tab closed at once) still
         // reaches the program. Bounded, for a connection that is half open.

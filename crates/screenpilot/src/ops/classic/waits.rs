@@ -451,6 +451,8 @@ pub trait Waits: WaitFields + DeserializeOwned + Serialize + JsonSchema + Send +
     /// What it waits for, its regexes compiled (errors name the field).
     fn awaited(self, ctx: &Context) -> impl Future<Output = Result<Awaited, OpError>> + Send;
     fn answer(outcome: Outcome, waited: Waited) -> Self::Output;
+    /// What the MCP server says while it waits: "waiting for /^42$/ on sh".
+    fn progress(&self) -> String;
     /// The condition a step file waits for in its place (`until`), when there is one.
     fn as_until(&self) -> Option<Value> {
         None
@@ -467,6 +469,10 @@ impl<W: Waits> Operation for ClassicWait<W> {
     const READ_ONLY: bool = true;
     type Params = W;
     type Output = W::Output;
+
+    fn progress(p: &W) -> Option<String> {
+        Some(p.progress())
+    }
 
     fn journal(p: &W, held: bool) -> Vec<Journaled> {
         p.as_until()
@@ -496,6 +502,9 @@ On a detect_child_exit session the wait ends at once when the program exits (exi
 On a desktop the text is its window titles (woken when one opens or changes). \
 Example: {\"sid\": \"py\", \"pattern\": \"^>>> $\", \"timeout_ms\": 5000}.";
     type Output = Matched;
+    fn progress(&self) -> String {
+        format!("waiting for /{}/ on {}", self.pattern, self.sid)
+    }
     fn as_until(&self) -> Option<Value> {
         Some(serde_json::json!({"regex": self.pattern}))
     }
@@ -519,6 +528,10 @@ impl Waits for ExpectParams {
 When several match the same screen the earliest in the list wins, so put the most specific first. Patterns use multi-line mode (^/$ per line). \
 Desktops: patterns match window titles. Timeouts are not errors. Example: {\"sid\": \"ssh\", \"patterns\": [\"[Pp]assword:\", \"\\\\$ $\", \"denied\"], \"timeout_ms\": 10000}.";
     type Output = Expected;
+    fn progress(&self) -> String {
+        let patterns: Vec<String> = self.patterns.iter().map(|p| format!("/{p}/")).collect();
+        format!("waiting for any of {} on {}", patterns.join(", "), self.sid)
+    }
     async fn awaited(self, ctx: &Context) -> Result<Awaited, OpError> {
         if self.patterns.is_empty() {
             return Err(OpError::invalid(
@@ -547,6 +560,9 @@ impl Waits for WaitChangeParams {
 Returns {ok, sid, changed, hash, text, exited, ...}; the new hash is the next baseline. Text only: use wait_visual_change for colour/cursor moves. On a desktop the hash covers its pixels (woken by X damage). \
 Timeout: changed=false, not an error. Example: {\"sid\": \"vim\", \"hash\": \"9f2c61a0b3d4e5f6\", \"timeout_ms\": 3000}.";
     type Output = Changed;
+    fn progress(&self) -> String {
+        format!("waiting for the text of {} to change", self.sid)
+    }
     fn as_until(&self) -> Option<Value> {
         Some(serde_json::json!({"change": true}))
     }
@@ -565,6 +581,9 @@ impl Waits for WaitVisualChangeParams {
 Use after arrow keys in menus, where the highlight moves but no text changes. Desktops: any pixel change (X damage). Returns {ok, sid, changed, visual_hash, text, exited, ...}. \
 Timeout: changed=false, not an error. Example: {\"sid\": \"menu\", \"visual_hash\": \"0a1b2c3d4e5f6071\"}.";
     type Output = Changed;
+    fn progress(&self) -> String {
+        format!("waiting for the look of {} to change", self.sid)
+    }
     fn as_until(&self) -> Option<Value> {
         Some(serde_json::json!({"visual": true}))
     }
@@ -586,6 +605,12 @@ impl Waits for WaitReadyParams {
 Returns {ok, sid, reason, matched, exited, text, ...} with reason MARKER, STABLE, TIMEOUT or EXITED (EXITED only on detect_child_exit sessions). \
 Desktops: the marker matches window titles, and quiet means nothing drawn for stable_ms. Good for programs with no reliable prompt. Example: {\"sid\": \"build\", \"marker\": \"BUILD (SUCCESS|FAILED)\", \"stable_ms\": 500, \"max_wait_ms\": 60000}.";
     type Output = Readied;
+    fn progress(&self) -> String {
+        match self.marker.as_deref().filter(|m| !m.is_empty()) {
+            Some(marker) => format!("waiting for {} to be ready (/{marker}/)", self.sid),
+            None => format!("waiting for {} to be quiet", self.sid),
+        }
+    }
     async fn awaited(self, ctx: &Context) -> Result<Awaited, OpError> {
         let marker = match self.marker.filter(|m| !m.is_empty()) {
             None => None,
@@ -615,6 +640,9 @@ impl Waits for WaitExitParams {
     const DESCRIPTION: &'static str = "Wait until the session's program exits. Returns {ok, sid, exited, alive, exit_code, signal, text, ...}; exited=false on timeout (not an error). \
 On a desktop: the program given to desktop_start. Example: {\"sid\": \"tests\", \"timeout_ms\": 120000}.";
     type Output = Waited;
+    fn progress(&self) -> String {
+        format!("waiting for {} to exit", self.sid)
+    }
     fn as_until(&self) -> Option<Value> {
         Some(serde_json::json!({"exit": true}))
     }

@@ -134,6 +134,7 @@ impl StepTable {
     pub const RESIZE: &'static str = "resize";
     pub const COMPUTER: &'static str = "computer";
     pub const ACT: &'static str = "act";
+    pub const EXPECT: &'static str = "expect";
 
     /// The actions this step gives, in [`StepTable::ACTIONS`]' order, then its operation's name. A
     /// condition goes with spawn, input and computer; alone it is a wait.

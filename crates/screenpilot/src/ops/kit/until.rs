@@ -69,6 +69,15 @@ pub struct Armed {
     timeout: Duration,
 }
 
+/// What a call waiting for `until` on `sid` says it does: "waiting for /^42$/ on py".
+pub fn waiting_words(sid: &str, until: Option<&serde_json::Value>) -> Option<String> {
+    let until = until.filter(|u| !u.is_null())?;
+    Some(match until["regex"].as_str() {
+        Some(regex) => format!("waiting for /{regex}/ on {sid}"),
+        None => format!("waiting on {sid} until {until}"),
+    })
+}
+
 /// The wait limit: `timeout_ms` or the default, refused over the maximum (naming `field`).
 pub fn timeout(ms: Option<u64>, field: &str) -> Result<Duration, OpError> {
     let ms = ms.unwrap_or(DEFAULT_TIMEOUT_MS);

@@ -1,0 +1,5 @@
+pub struct Spawn;
+
+impl Operation for Spawn {
+    const NAME: &'static str = "spawn";
+}
