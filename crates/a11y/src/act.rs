@@ -34,38 +34,6 @@ pub enum Act {
     Scroll,
 }
 
-impl Act {
-    /// The names `do` takes.
-    pub const NAMES: &'static str = "click, double_click, focus, set, type, select, toggle, scroll";
-
-    pub fn parse(name: &str, text: Option<&str>) -> Result<Act> {
-        let text_of = |what: &str| {
-            text.map(str::to_owned).ok_or_else(|| {
-                A11yError::invalid(
-                    "text",
-                    format!("{what} needs text, e.g. {{\"do\": \"{what}\", \"text\": \"hello\"}}"),
-                )
-            })
-        };
-        Ok(match name {
-            "click" => Act::Click,
-            "double_click" => Act::DoubleClick,
-            "focus" => Act::Focus,
-            "set" => Act::Set(text_of("set")?),
-            "type" => Act::Type(text_of("type")?),
-            "select" => Act::Select,
-            "toggle" => Act::Toggle,
-            "scroll" => Act::Scroll,
-            other => {
-                return Err(A11yError::invalid(
-                    "do",
-                    format!("{other:?} is not an action; one of {}", Act::NAMES),
-                ))
-            }
-        })
-    }
-}
-
 /// How an act was done, or what the caller is to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Done {

@@ -25,6 +25,8 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use screenpilot_screen::settling::Settling;
+
 /// How long [`Settle::reaction`] is by default.
 pub const DEFAULT_REACTION: Duration = Duration::from_millis(300);
 
@@ -83,58 +85,42 @@ pub async fn settle(
 ) -> Settled {
     let start = Instant::now();
     let end = start + settle.limit;
-    let done = |reacted: bool, settled: bool| Settled {
-        reacted,
+    let mut rule = Settling::new(Some(before), settle.quiet, start);
+    if settle.reaction.is_zero() {
+        rule.count_without_reaction();
+    }
+    let done = |rule: &Settling<Instant>, settled: bool| Settled {
+        reacted: rule.reacted(),
         settled,
         waited: start.elapsed(),
     };
     updates.borrow_and_update();
-    let mut last = fingerprint();
-    let mut reacted = last != before;
+    rule.saw(fingerprint(), start);
     if updates.has_changed().is_err() {
-        return done(reacted, false);
+        return done(&rule, false);
     }
-    // When the screen last changed, as far as we know: before we looked, or not at all, so the start.
-    let mut changed_at = start;
-    if !reacted && !settle.reaction.is_zero() {
-        let window = start + settle.reaction.min(settle.limit);
-        while !reacted {
-            match tokio::time::timeout_at(window, updates.changed()).await {
-                Ok(Ok(())) => {
-                    updates.borrow_and_update();
-                    last = fingerprint();
-                    if last != before {
-                        reacted = true;
-                        changed_at = Instant::now();
-                    }
-                }
-                Ok(Err(_closed)) => return done(false, false),
-                // Nothing changed all that time: still, and no reaction to wait for.
-                Err(_) if window - start >= settle.quiet => return done(false, true),
-                Err(_) => break,
-            }
-        }
-    }
+    // The reaction window: past it with no reaction, the input had no visible effect.
+    let window = start + settle.reaction.min(settle.limit);
     loop {
         let now = Instant::now();
-        let quiet_until = changed_at + settle.quiet;
-        if now >= quiet_until {
-            return done(reacted, true);
-        }
-        if now >= end {
-            return done(reacted, false);
-        }
-        match tokio::time::timeout_at(quiet_until.min(end), updates.changed()).await {
+        let wake = match rule.quiet_at() {
+            Some(quiet_at) if now >= quiet_at => return done(&rule, true),
+            Some(_) if now >= end => return done(&rule, false),
+            Some(quiet_at) => quiet_at.min(end),
+            None => window,
+        };
+        match tokio::time::timeout_at(wake, updates.changed()).await {
             Ok(Ok(())) => {
                 updates.borrow_and_update();
-                let now_shown = fingerprint();
-                if now_shown != last {
-                    last = now_shown;
-                    reacted |= now_shown != before;
-                    changed_at = Instant::now();
-                }
+                rule.saw(fingerprint(), Instant::now());
             }
-            Ok(Err(_closed)) => return done(reacted, false),
+            Ok(Err(_closed)) => return done(&rule, false),
+            // The window passed with nothing changed: still all that time, and no reaction to wait
+            // for; a window shorter than the quiet time waits for the rest of it.
+            Err(_) if rule.quiet_at().is_none() && window - start >= settle.quiet => {
+                return done(&rule, true)
+            }
+            Err(_) if rule.quiet_at().is_none() => rule.count_without_reaction(),
             Err(_) => {}
         }
     }

@@ -27,6 +27,7 @@ pub mod render;
 pub mod runs;
 mod scroll_scan;
 mod sequence_state;
+pub mod settling;
 pub mod shell_marks;
 pub mod style;
 pub mod styled;

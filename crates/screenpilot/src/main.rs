@@ -16,6 +16,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return bad_arguments(&error),
     };
+    // An operation's own verb is read here too, so its bad arguments read as any other's.
+    if let Verb::Op(words) = &cli.verb {
+        if let Err(error) = cli::parse_op_verb(words) {
+            return bad_arguments(&error);
+        }
+    }
     // The guard closes what it inherited before anything opens a descriptor of its own.
     if let Verb::Daemon {
         action: Some(DaemonAction::Guard),

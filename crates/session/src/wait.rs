@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use regex::{Regex, RegexBuilder};
 use serde::Serialize;
 
+use screenpilot_screen::settling::Settling;
+
 use crate::error::{Result, SessionError};
 use crate::readiness::Input;
 use crate::session::Session;
@@ -340,14 +342,6 @@ pub async fn settle_output(session: &Session, settle: Settle) {
     }
 }
 
-/// The state of a quiet-screen wait.
-struct Quieting {
-    quiet: Quiet,
-    reacted: bool,
-    last: Option<u64>,
-    stable_until: tokio::time::Instant,
-}
-
 /// When the next reading of the program's readiness is due: a quiet spell after the last output,
 /// then at growing intervals while nothing is drawn.
 struct InputWatch {
@@ -463,11 +457,14 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
     let start = Instant::now();
     let deadline = tokio::time::Instant::now() + options.timeout;
     let mut updates = session.subscribe();
-    let mut quieting = until.quiet.map(|quiet| Quieting {
-        quiet,
-        reacted: quiet.after_change_from.is_none(),
-        last: None,
-        stable_until: tokio::time::Instant::now() + quiet.time,
+    // A quiet screen: the one react-then-quiet rule, fed every screen this wait looks at.
+    let mut quieting = until.quiet.map(|quiet| {
+        let rule = Settling::new(
+            quiet.after_change_from,
+            quiet.time,
+            tokio::time::Instant::now(),
+        );
+        (rule, quiet.visual)
     });
     let mut input_watch = until.input.then(InputWatch::new);
     // Where the last scrollback search ended (a reading of `Screen::scroll_bound`): history does not
@@ -489,22 +486,9 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
         let finished = session.finished();
         let found = session.with_screen(|screen| {
             let hash = screen.hash();
-            if let Some(q) = quieting.as_mut() {
-                let seen = if q.quiet.visual {
-                    screen.visual_hash()
-                } else {
-                    hash
-                };
-                let now = tokio::time::Instant::now();
-                if !q.reacted {
-                    if q.quiet.after_change_from != Some(seen) {
-                        q.reacted = true;
-                        q.stable_until = now + q.quiet.time;
-                    }
-                } else if q.last.is_some_and(|h| h != seen) {
-                    q.stable_until = now + q.quiet.time;
-                }
-                q.last = Some(seen);
+            if let Some((rule, visual)) = quieting.as_mut() {
+                let seen = if *visual { screen.visual_hash() } else { hash };
+                rule.saw(seen, tokio::time::Instant::now());
             }
             if !until.regexes.is_empty() {
                 // Regexes see logical lines: output wider than the terminal is joined back together.
@@ -580,10 +564,7 @@ async fn hold(session: &Session, until: &Until, options: WaitOptions) -> Outcome
         if session.is_closed() || (finished && until.end_on_exit) {
             return done(Reason::Exited, None, None);
         }
-        let stable_until = quieting
-            .as_ref()
-            .filter(|q| q.reacted)
-            .map(|q| q.stable_until);
+        let stable_until = quieting.as_ref().and_then(|(rule, _)| rule.quiet_at());
         let input_due = input_watch.as_ref().map(|w| w.due);
         tokio::select! {
             changed = updates.changed() => {

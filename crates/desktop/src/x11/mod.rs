@@ -218,11 +218,14 @@ impl X11 {
         };
         let start = Instant::now();
         let end = (start + max).min(self.deadline);
-        let mut last_change = start;
+        // The one react-then-quiet rule, with no reaction to wait for; each damage is a new frame.
+        let mut rule = screenpilot_screen::settling::Settling::new(None, quiet, start);
+        let mut frames = 0u64;
+        rule.saw(frames, start);
         let mut mapping_changed = false;
         loop {
             let now = Instant::now();
-            let quiet_until = last_change + quiet;
+            let quiet_until = rule.quiet_at().unwrap_or(start);
             if now >= quiet_until || now >= end {
                 break;
             }
@@ -231,7 +234,8 @@ impl X11 {
                     self.conn
                         .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
                     self.conn.flush()?;
-                    last_change = Instant::now();
+                    frames += 1;
+                    rule.saw(frames, Instant::now());
                 }
                 Some(Event::MappingNotify(_)) => mapping_changed = true,
                 _ => {}

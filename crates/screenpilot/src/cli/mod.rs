@@ -19,6 +19,7 @@ pub mod watch_remote;
 
 pub use args::*;
 
+pub use op_verb::parse as parse_op_verb;
 pub use plan::{plan, Plan};
 pub use present::{present, progress};
 

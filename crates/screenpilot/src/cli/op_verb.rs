@@ -9,56 +9,27 @@ use serde_json::{Map, Value};
 
 use crate::ops::{self, OpError, OperationDef};
 
-/// The operation `words` (the verb, then its arguments) asks for, with its parameters; or why not. `--help` prints the verb's help
-/// and ends the process, as clap does for the built-in verbs.
-pub fn plan(words: &[String]) -> Result<(String, Value), OpError> {
-    let Some(verb) = words.first() else {
-        return Err(OpError::invalid(
-            "verb",
-            "no verb given; see screenpilot --help",
+/// The operation `words` (the verb, then its arguments) asks for, with its parameters; or clap's
+/// error, which the CLI shows as it shows any other bad argument (`--help` is one: it prints help).
+pub fn parse(words: &[String]) -> Result<(String, Value), clap::Error> {
+    use clap::error::ErrorKind;
+    let verb = words.first().map(String::as_str).unwrap_or_default();
+    let Ok(op) = ops::find(&verb.replace('-', "_")) else {
+        let known: Vec<&str> = ops::OPERATIONS.iter().map(|op| op.name).collect();
+        return Err(clap::Error::raw(
+            ErrorKind::InvalidSubcommand,
+            format!(
+                "unrecognized subcommand '{verb}': neither a verb nor an operation (operations: {})\n",
+                known.join(", ")
+            ),
         ));
     };
-    let op = ops::find(&verb.replace('-', "_")).map_err(|_| {
-        OpError::invalid(
-            "verb",
-            format!(
-                "{verb:?} is neither a verb nor an operation; see screenpilot --help (operations: {})",
-                ops::OPERATIONS
-                    .iter()
-                    .map(|op| op.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-    })?;
     let schema = (op.params_schema)();
     let properties = schema["properties"]
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let matches = match command(op, verb, &schema).try_get_matches_from(words) {
-        Ok(matches) => matches,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{}", e.render());
-            std::process::exit(0);
-        }
-        Err(e) => {
-            // clap's words without its usage lines: "the following required arguments were not
-            // provided: --text <TEXT>".
-            let text = e.render().to_string();
-            let said: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.starts_with("Usage:"))
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            let said = said.join(" ");
-            return Err(OpError::invalid(
-                verb,
-                said.trim_start_matches("error: ").to_owned(),
-            ));
-        }
-    };
+    let matches = command(op, verb, &schema).try_get_matches_from(words)?;
     let mut params = Map::new();
     for (name, property) in &properties {
         if takes_json(property) == Kind::Flag {
@@ -73,15 +44,31 @@ pub fn plan(words: &[String]) -> Result<(String, Value), OpError> {
         let value = match takes_json(property) {
             Kind::Text => Value::String(text.clone()),
             _ => serde_json::from_str(text).map_err(|e| {
-                OpError::invalid(
-                    name,
-                    format!("--{}: {text:?} is not JSON ({e})", name.replace('_', "-")),
+                clap::Error::raw(
+                    ErrorKind::ValueValidation,
+                    format!("--{}: {text:?} is not JSON ({e})\n", name.replace('_', "-")),
                 )
             })?,
         };
         params.insert(name.clone(), value);
     }
     Ok((op.name.to_owned(), Value::Object(params)))
+}
+
+/// [`parse`]'s error as the operation error a library caller gets: clap's words without its usage
+/// lines ("the following required arguments were not provided: --text <TEXT>").
+pub fn plan(words: &[String]) -> Result<(String, Value), OpError> {
+    parse(words).map_err(|e| {
+        let text = e.render().to_string();
+        let said: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("Usage:"))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let said = said.join(" ");
+        OpError::invalid("arguments", said.trim_start_matches("error: ").to_owned())
+    })
 }
 
 #[derive(PartialEq)]
@@ -180,20 +167,22 @@ mod tests {
 
     #[test]
     fn a_missing_or_bad_flag_and_an_unknown_verb_are_named() {
-        let error = plan(&words(&["probe", "--sid", "sh"])).expect_err("text is required");
-        assert!(error.message.contains("--text"), "{error:?}");
-        let error = plan(&words(&[
-            "probe", "--sid", "sh", "--text", "a", "--times", "two",
-        ]))
-        .expect_err("not a number");
-        assert_eq!(error.field.as_deref(), Some("times"), "{error:?}");
-        let error = plan(&words(&["frobnicate"])).expect_err("no such verb");
+        let said = |list: &[&str]| plan(&words(list)).expect_err("refused").message;
+        let message = said(&["probe", "--sid", "sh"]);
         assert!(
-            error
-                .message
-                .contains("\"frobnicate\" is neither a verb nor an operation"),
-            "{error:?}"
+            message.contains("required") && message.contains("--text"),
+            "{message}"
         );
-        assert!(error.message.contains("probe"), "{error:?}");
+        let message = said(&["probe", "--sid", "sh", "--text", "a", "--times", "two"]);
+        assert!(
+            message.contains("--times: \"two\" is not JSON"),
+            "{message}"
+        );
+        let message = said(&["frobnicate"]);
+        assert!(
+            message.contains("unrecognized subcommand 'frobnicate'"),
+            "{message}"
+        );
+        assert!(message.contains("probe"), "{message}");
     }
 }

@@ -22,14 +22,8 @@ use super::kit::common::{Context, ErrorCode, OpError, Progress};
 use super::kit::display::{find_target, Target};
 use super::kit::operation::{Operation, Profile, Report, View};
 use crate::ops::kit::step_table::{Journaled, StepTable, ACT_FIELDS};
-
-/// The wait after an action, for the screen to show it (as `computer` waits).
-const REACTION: Duration = Duration::from_millis(400);
-const QUIET: Duration = Duration::from_millis(100);
-const SETTLE_LIMIT: Duration = Duration::from_millis(2000);
-/// `until`'s default limit.
-const DEFAULT_TIMEOUT_MS: u64 = 10_000;
-const MAX_TIMEOUT_MS: u64 = 3_600_000;
+use crate::ops::kit::timing::DESKTOP_SETTLE;
+use crate::ops::kit::until::{DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 
 /// Parameters of `act`.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -75,24 +69,46 @@ pub enum ActName {
 }
 
 impl ActName {
-    fn name(self) -> &'static str {
-        match self {
-            ActName::Click => "click",
-            ActName::DoubleClick => "double_click",
-            ActName::Focus => "focus",
-            ActName::Set => "set",
-            ActName::Type => "type",
-            ActName::Select => "select",
-            ActName::Toggle => "toggle",
-            ActName::Scroll => "scroll",
-            ActName::Raise => "raise",
-            ActName::Minimize => "minimize",
-            ActName::Close => "close",
-            ActName::Move => "move",
-            ActName::Resize => "resize",
-            ActName::Clipboard => "clipboard",
-            ActName::Primary => "primary",
-        }
+    /// The name `do` takes, as serde reads it.
+    fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// The element action this is, with its text (set and type need one).
+    fn on_element(self, text: Option<&str>) -> Result<A11yAct, OpError> {
+        let text = || {
+            text.map(str::to_owned).ok_or_else(|| {
+                OpError::invalid(
+                    "text",
+                    format!(
+                        "{0} needs text, e.g. {{\"do\": \"{0}\", \"text\": \"hello\"}}",
+                        self.name()
+                    ),
+                )
+            })
+        };
+        Ok(match self {
+            ActName::Click => A11yAct::Click,
+            ActName::DoubleClick => A11yAct::DoubleClick,
+            ActName::Focus => A11yAct::Focus,
+            ActName::Set => A11yAct::Set(text()?),
+            ActName::Type => A11yAct::Type(text()?),
+            ActName::Select => A11yAct::Select,
+            ActName::Toggle => A11yAct::Toggle,
+            ActName::Scroll => A11yAct::Scroll,
+            window => {
+                return Err(OpError::invalid(
+                    "do",
+                    format!(
+                        "{} acts on a window line's ref, not an element",
+                        window.name()
+                    ),
+                ))
+            }
+        })
     }
 
     /// It acts on a window (a window line's ref), not an element.
@@ -282,7 +298,12 @@ impl Operation for Act {
             });
             if condition.is_none() {
                 desktop
-                    .settle_with(before, QUIET, REACTION, SETTLE_LIMIT)
+                    .settle_with(
+                        before,
+                        DESKTOP_SETTLE.quiet,
+                        DESKTOP_SETTLE.reaction,
+                        DESKTOP_SETTLE.limit,
+                    )
                     .await;
             }
         }
@@ -478,7 +499,7 @@ async fn perform(
         .with_field("ref"));
     }
     let bus = tree.bus(desktop).await?;
-    let act = A11yAct::parse(action.name(), text)?;
+    let act = action.on_element(text)?;
     match bus.act(element, &act, "ref").await? {
         Done::Interface(how) => Ok(how),
         Done::Pointer { x, y, clicks } => {

@@ -41,7 +41,8 @@ use serde_json::{json, Value};
 use crate::ops::kit::step_table::{StepTable, ACT_FIELDS};
 
 /// Each wait's and each expectation's limit when the file says none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_TIMEOUT: Duration =
+    Duration::from_millis(crate::ops::kit::until::DEFAULT_TIMEOUT_MS);
 
 /// Something wrong with a step file: where, which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -23,7 +23,6 @@ mod on_desktop;
 mod on_terminal;
 mod parse;
 mod request;
-mod timing;
 #[cfg(test)]
 mod vendor_shapes;
 
@@ -204,7 +203,7 @@ async fn computer(
     };
     let limit_given = p.step_timeout_ms.is_some();
     let step_timeout = match p.step_timeout_ms {
-        None => crate::ops::kit::desktops::STEP_TIMEOUT,
+        None => screenpilot_desktop::DEFAULT_STEP_TIMEOUT,
         Some(ms @ 100..=600_000) => Duration::from_millis(ms),
         Some(ms) => {
             return Err(OpError::invalid(

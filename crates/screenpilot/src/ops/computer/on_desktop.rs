@@ -16,11 +16,11 @@ use screenpilot_desktop::{Desktop, DesktopError, Point};
 use super::actions::{Action, Px};
 use super::answer::{Picture, ScreenWait, Step};
 use super::keys::{keysym_of, Key};
-use super::timing::{BLIND_MAX, BLIND_QUIET, DESKTOP_SETTLE, UNTIL_STILL, WAIT_BLIND};
 use crate::ops::kit::button::Button;
 use crate::ops::kit::display::{capture, scale_for, Pixel};
 use crate::ops::kit::error::OpError;
 use crate::ops::kit::model_size::ModelSize;
+use crate::ops::kit::timing::{BLIND_MAX, BLIND_QUIET, DESKTOP_SETTLE, UNTIL_STILL, WAIT_BLIND};
 use screenpilot_desktop::settle::{settle, until_still};
 
 fn point(px: Px) -> Point {

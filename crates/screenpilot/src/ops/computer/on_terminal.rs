@@ -14,8 +14,8 @@ use screenpilot_session::{Session, SessionError};
 use super::actions::{Action, Px};
 use super::answer::{Picture, ScreenWait, Step};
 use super::keys::terminal_tokens;
-use super::timing::{TERMINAL_SETTLE, UNTIL_STILL};
 use crate::ops::kit::error::{ErrorCode, OpError};
+use crate::ops::kit::timing::{TERMINAL_SETTLE, UNTIL_STILL};
 use screenpilot_desktop::settle::{settle, until_still};
 
 fn layout(session: &Session) -> Layout {

@@ -2,10 +2,9 @@
 //! and session limit they share with terminals.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use screenpilot_desktop::process::ExitStatus;
-use screenpilot_desktop::{DesktopInfo, DEFAULT_STEP_TIMEOUT};
+use screenpilot_desktop::DesktopInfo;
 
 use super::common::Context;
 
@@ -20,9 +19,6 @@ pub(crate) async fn close(ctx: &Context, sid: &str) -> Option<Option<ExitStatus>
     let (_, status) = ctx.desktops.close(sid).await?;
     Some(status)
 }
-
-/// How long `computer` waits for one native step unless told otherwise.
-pub(crate) const STEP_TIMEOUT: Duration = DEFAULT_STEP_TIMEOUT;
 
 /// Desktops as the terminal registry sees them: they share its sid space and session limit.
 pub(crate) struct DesktopPeers(pub(crate) Arc<screenpilot_desktop::DesktopRegistry>);

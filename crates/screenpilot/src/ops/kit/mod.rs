@@ -22,6 +22,7 @@ pub(crate) mod program;
 pub(crate) mod screen;
 pub(crate) mod secrets;
 pub(crate) mod step_table;
+pub(crate) mod timing;
 pub(crate) mod trees;
 pub(crate) mod until;
 pub(crate) mod view;

@@ -15,6 +15,7 @@ use screenpilot_session::{hash_hex, Session};
 use super::button::Button;
 use super::error::{ErrorCode, OpError};
 use super::screen::SessionScreen;
+use super::timing::INPUT_SETTLE_LIMIT_MS;
 use super::view::{Report, View};
 
 /// What an input operation answers.
@@ -84,7 +85,7 @@ impl After {
         let Some(quiet) = settle_ms else {
             return Ok(After::Return);
         };
-        let limit = settle_timeout_ms.unwrap_or(5_000);
+        let limit = settle_timeout_ms.unwrap_or(INPUT_SETTLE_LIMIT_MS);
         if limit > 600_000 {
             return Err(OpError::invalid(
                 "settle_timeout_ms",

@@ -1,4 +1,5 @@
-//! How long `computer` lets a screen react and settle after input before taking its screenshot.
+//! How long input lets a screen react and settle before answering with it: `computer` before its
+//! screenshot, `act` after an action, the classic input tools with `settle_ms`. One place for them all.
 //!
 //! Desktops settle on the damage counter ([`screenpilot_desktop::settle`]): wait for the first drawing after
 //! the input (the reaction window), then until nothing has been drawn for the quiet time, never past
@@ -26,14 +27,14 @@ use std::time::Duration;
 use screenpilot_desktop::Settle;
 
 /// Terminals: the program answers a keypress within milliseconds; the screen must then be still 50 ms.
-pub(super) const TERMINAL_SETTLE: Settle = Settle {
+pub(crate) const TERMINAL_SETTLE: Settle = Settle {
     reaction: Duration::from_millis(100),
     quiet: Duration::from_millis(50),
     limit: Duration::from_millis(1000),
 };
 
 /// Desktops, after input (see the module documentation).
-pub(super) const DESKTOP_SETTLE: Settle = Settle {
+pub(crate) const DESKTOP_SETTLE: Settle = Settle {
     reaction: Duration::from_millis(400),
     quiet: Duration::from_millis(100),
     limit: Duration::from_millis(2000),
@@ -41,16 +42,19 @@ pub(super) const DESKTOP_SETTLE: Settle = Settle {
 
 /// A `wait` without a duration: until the screen has been still 400 ms (an app that is busy draws
 /// within it, see the reaction window above), but no longer than 2 s.
-pub(super) const UNTIL_STILL: Settle = Settle {
+pub(crate) const UNTIL_STILL: Settle = Settle {
     reaction: Duration::ZERO,
     quiet: Duration::from_millis(400),
     limit: Duration::from_millis(2000),
 };
+/// The classic input tools' `settle_timeout_ms` when `settle_ms` is given without it.
+pub(crate) const INPUT_SETTLE_LIMIT_MS: u64 = 5_000;
+
 /// A `wait` without a duration on a desktop whose drawing cannot be watched: a plain sleep.
-pub(super) const WAIT_BLIND: Duration = Duration::from_millis(2000);
+pub(crate) const WAIT_BLIND: Duration = Duration::from_millis(2000);
 
 /// Desktops without a damage watcher (an attached display that refused a second connection): the
 /// action connection's own stillness check, as before the watcher existed. Such answers never say
 /// `settled: true`.
-pub(super) const BLIND_QUIET: Duration = Duration::from_millis(50);
-pub(super) const BLIND_MAX: Duration = Duration::from_millis(1000);
+pub(crate) const BLIND_QUIET: Duration = Duration::from_millis(50);
+pub(crate) const BLIND_MAX: Duration = Duration::from_millis(1000);
