@@ -21,6 +21,8 @@ mod desktop_computer;
 mod desktop_tasks;
 #[path = "desktop_waits_e2e.rs"]
 mod desktop_waits;
+#[path = "docs_e2e.rs"]
+mod docs;
 #[path = "economy_e2e.rs"]
 mod economy;
 #[path = "environment_e2e.rs"]
