@@ -115,7 +115,12 @@ fn page_runs(name: &str) {
 /// Every page's blocks are run by one of the tests below, or marked with a reason.
 #[test]
 fn every_example_runs_or_says_why_not() {
-    let covered = ["README.md", "docs/desktops.md", "docs/recording.md", "docs/watch.md"];
+    let covered = [
+        "README.md",
+        "docs/desktops.md",
+        "docs/recording.md",
+        "docs/watch.md",
+    ];
     let mut unrun = Vec::new();
     for page in pages() {
         let (run_here, skipped) = blocks(&page);

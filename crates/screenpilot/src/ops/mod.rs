@@ -24,6 +24,8 @@ mod observe;
 mod probe;
 mod run;
 mod save_test;
+#[cfg(test)]
+mod semantics;
 mod send;
 mod textual;
 
