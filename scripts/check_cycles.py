@@ -33,6 +33,9 @@ Depth: `--depth CRATE/MODULE=N` (e.g. `--depth screenpilot/ops=7`) fails when th
 imports between the files under that module is more than N files long (a file importing none of them
 is on level 1). It is printed for each module named, so a layering's height can be watched as it moves.
 
+Apart: `--apart CRATE/A:B` (e.g. `--apart screenpilot/client:ops`) fails when a file under module A
+imports one under module B: the client side builds without the operations.
+
 Every strongly connected component of more than one file, and of more than one sibling module (one
 of them a directory: a loop of single files is already a file cycle), is printed with one example
 line per edge; the exit status is then 1. Otherwise it prints "no import cycles (N files, M modules
@@ -617,8 +620,17 @@ def main(argv):
     crates_dir = ROOT / "crates"
     names = []
     depths = {}
+    aparts = {}
     args = iter(argv)
     for a in args:
+        if a == "--apart":
+            given = next(args, "")
+            m = re.fullmatch(r"([\w-]+)/([\w/]+):([\w/]+)", given)
+            if not m:
+                print(f"--apart needs CRATE/A:B, e.g. screenpilot/client:ops (got {given!r})", file=sys.stderr)
+                return 2
+            aparts.setdefault(m.group(1), []).append((tuple(m.group(2).split("/")), tuple(m.group(3).split("/"))))
+            continue
         if a == "--depth":
             given = next(args, "")
             m = re.fullmatch(r"([\w-]+)/([\w/]+)=(\d+)", given)
@@ -649,6 +661,18 @@ def main(argv):
             total += len(files)
             modules += len({p[:k] for p in (sf.modules[0].path for sf in files) for k in range(1, len(p))})
             graph = {sf: edges_of(sf, count_reexports) for sf in files}
+            for upper, lower in aparts.get(crate, []):
+                under = lambda sf, m: sf.modules[0].path[: len(m) + 1] == ("crate",) + m
+                if not any(under(sf, upper) for sf in files):
+                    continue
+                measured.add((crate, upper))
+                for sf in files:
+                    if not under(sf, upper):
+                        continue
+                    for target, (n, line) in graph[sf].items():
+                        if under(target, lower):
+                            too_deep += 1
+                            print(f"{relative(sf.path)}:{n}: {'/'.join(upper)} imports {'/'.join(lower)}: {line}")
             for module, limit in depths.get(crate, []):
                 height, chain = depth_of(files, graph, ("crate",) + module)
                 where = "/".join(module)
@@ -689,7 +713,7 @@ def main(argv):
                             print(f"    {name(a)} -> {name(b)}")
                             print(f"        {relative(sf.path)}:{n}: {line}")
                 print()
-    for crate, asked in depths.items():
+    for crate, asked in list(depths.items()) + [(c, [(u, 0) for u, _ in a]) for c, a in aparts.items()]:
         for module, _ in asked:
             if (crate, module) not in measured:
                 print(f"--depth: crate {crate} has no module {'/'.join(module)}", file=sys.stderr)

@@ -41,6 +41,16 @@ class Depth(unittest.TestCase):
         self.assertIn("--depth needs CRATE/MODULE=N", out)
 
 
+class Apart(unittest.TestCase):
+    def test_a_module_that_imports_what_it_must_not_fails(self):
+        # layers: ops/a.rs names ops/b.rs.
+        status, out = check("--apart", "layers/ops/a:ops/b", "layers")
+        self.assertEqual(status, 1, out)
+        self.assertIn("ops/a imports ops/b", out)
+        status, out = check("--apart", "layers/ops/b:ops/a", "layers")
+        self.assertEqual(status, 0, out)
+
+
 class ModuleCycles(unittest.TestCase):
     def test_two_modules_importing_each_other_through_a_reexport_fail(self):
         status, out = check("reexport_loop")

@@ -34,18 +34,18 @@ pub mod daemon;
 pub mod fleet;
 pub mod guard;
 mod hang_up;
-pub mod host;
 pub mod loopback_http;
 pub mod mcp;
 pub mod metrics;
 pub mod ops;
-pub mod paths;
-pub mod protocol;
 pub mod resume;
 pub mod steps;
 pub mod watch;
 pub mod watch_state;
 pub mod whole_file;
+pub mod wire;
+
+pub use wire::{host, paths, protocol};
 
 pub use client::Client;
 pub use ops::{execute, Context, OpError, Progress, OPERATIONS};

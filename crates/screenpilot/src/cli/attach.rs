@@ -438,7 +438,7 @@ async fn start_attach(
     };
     let params = serde_json::to_value(params)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("attach: parameters: {e}")))?;
-    client.start(ops::Attach::NAME, params).await
+    client.start_stream(ops::Attach::NAME, params).await
 }
 
 async fn resize_session(

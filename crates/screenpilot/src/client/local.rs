@@ -12,10 +12,10 @@ use tokio::net::UnixStream;
 
 use super::limits::{answer_grace, ANSWER_GRACE_VAR};
 use super::wire::final_answer;
-use crate::ops::ErrorCode;
-use crate::ops::OpError;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
+use crate::wire::error::ErrorCode;
+use crate::wire::error::OpError;
 
 /// How long a client waits for a daemon it started to say it is ready.
 const DAEMON_START_LIMIT: Duration = Duration::from_secs(20);

@@ -33,10 +33,10 @@ use limits::{answer_grace, reconnect_limit, remote_answer_grace, ANSWER_GRACE_VA
 use wire::{final_answer, Feed, Read, Writer};
 
 use crate::host::Host;
-use crate::ops::ErrorCode;
-use crate::ops::OpError;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
+use crate::wire::error::ErrorCode;
+use crate::wire::error::OpError;
 
 /// Whether requests can be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,13 +177,17 @@ impl Link {
         self.host.is_some()
     }
 
-    /// Register a call and send its request (over a remote link, once the link is up).
-    async fn start(self: &Arc<Self>, op: &str, params: Value) -> Result<Call, OpError> {
+    /// Register a call and send its request (over a remote link, once the link is up). A `stream`
+    /// (paints to a person's terminal) ends with the link; everything else can be asked for again.
+    async fn start(
+        self: &Arc<Self>,
+        op: &str,
+        params: Value,
+        stream: bool,
+    ) -> Result<Call, OpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        // Streams to a person's terminal end with the link; everything else can be asked for again.
-        let streams = op == <crate::ops::Attach as crate::ops::Operation>::NAME;
-        let key = (self.remote() && !streams && !matches!(op, "cancel" | "status" | "shutdown"))
+        let key = (self.remote() && !stream && !matches!(op, "cancel" | "status" | "shutdown"))
             .then(|| format!("{}-{id}", self.key_prefix));
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(
@@ -382,7 +386,13 @@ impl Client {
 
     /// Send a request; its answers arrive on the returned call.
     pub async fn start(&self, op: &str, params: Value) -> Result<Call, OpError> {
-        self.link.start(op, params).await
+        self.link.start(op, params, false).await
+    }
+
+    /// Send a request whose answers are a stream to a person's terminal (`attach`): over a link
+    /// that drops, it ends rather than being asked for again.
+    pub async fn start_stream(&self, op: &str, params: Value) -> Result<Call, OpError> {
+        self.link.start(op, params, true).await
     }
 
     /// Send a request and wait for its final answer.
@@ -633,7 +643,7 @@ async fn watchdog(
         }
         let limit = grace.min(STATUS_CHECK_LIMIT);
         let alive = tokio::time::timeout(limit, async {
-            let mut check = strong.start("status", json!({})).await.ok()?;
+            let mut check = strong.start("status", json!({}), false).await.ok()?;
             check.next().await.ok()
         })
         .await;

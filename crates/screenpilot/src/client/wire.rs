@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite};
 
-use crate::ops::{ErrorCode, OpError};
 use crate::protocol::{Response, MAX_ANSWER_BYTES};
+use crate::wire::error::{ErrorCode, OpError};
 
 /// The most of the link command's stderr kept for messages.
 const TAIL_BYTES: usize = 2048;

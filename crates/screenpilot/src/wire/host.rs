@@ -12,7 +12,7 @@
 
 use std::process::Stdio;
 
-use crate::ops::{ErrorCode, OpError};
+use crate::wire::error::{ErrorCode, OpError};
 
 /// The `ssh` command and the options every link gets before the host: no prompts (a password or
 /// a host-key question would hang a program with no terminal), a bounded connect, and a link that

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ops::OpError;
+use crate::wire::error::OpError;
 
 /// The longest request line accepted, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
