@@ -119,6 +119,29 @@ impl Bus {
         Ok(Bus { conn, events, pump })
     }
 
+    /// The processes with a connection on the accessibility bus: programs that speak
+    /// accessibility, whether or not their windows are in the tree yet (one just started registers
+    /// them a moment after its window shows).
+    pub async fn connected_pids(&self) -> Result<std::collections::HashSet<u32>> {
+        let dbus = zbus::fdo::DBusProxy::new(&self.conn)
+            .await
+            .map_err(|e| from_zbus(e, "the accessibility bus"))?;
+        let names = dbus
+            .list_names()
+            .await
+            .map_err(|e| from_zbus(e.into(), "the accessibility bus's names"))?;
+        let mut pids = std::collections::HashSet::new();
+        for name in names.iter().filter(|n| n.as_str().starts_with(':')) {
+            if let Ok(pid) = dbus
+                .get_connection_unix_process_id(name.inner().clone())
+                .await
+            {
+                pids.insert(pid);
+            }
+        }
+        Ok(pids)
+    }
+
     /// A counter that grows with every event of the tree (a state, children, a name, a window,
     /// the focus, an application coming or going).
     pub fn events(&self) -> watch::Receiver<u64> {

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,12 +118,69 @@ pub async fn take(
         }
         None => {
             let (tops, trees) = tokio::join!(top_levels(desktop), bus.trees(screen));
-            snapshot::compose(&tops?, &trees?, &mut lock(&tree.refs), budget)
+            let (tops, mut trees) = (tops?, trees?);
+            // A program that speaks accessibility but has not put its window in the tree yet (it
+            // just started: Qt does so a moment after the window shows) is waited for, woken by the
+            // bus's events, rather than read as a window without a tree.
+            let deadline = tokio::time::Instant::now() + REGISTER_LIMIT;
+            let mut events = bus.events();
+            while !unregistered(&tops, &trees, &bus).await.is_empty() {
+                tokio::select! {
+                    _ = events.changed() => {}
+                    _ = tokio::time::sleep_until(deadline) => break,
+                }
+                trees = bus.trees(screen).await?;
+            }
+            snapshot::compose(&tops, &trees, &mut lock(&tree.refs), budget)
         }
     };
     let shot = Arc::new(shot);
     *lock(&tree.last) = Some(shot.clone());
     Ok(shot)
+}
+
+/// How long a snapshot waits for a program on the accessibility bus to put its window in the tree.
+const REGISTER_LIMIT: Duration = Duration::from_secs(3);
+
+/// The shown windows whose program is on the accessibility bus but has no window in the tree read
+/// (none when no such window: a program without accessibility, xterm, costs nothing).
+async fn unregistered(tops: &[TopLevel], trees: &a11y::Trees, bus: &Bus) -> Vec<u32> {
+    let read: std::collections::HashSet<u32> =
+        trees.windows.iter().filter_map(|w| w.app.pid).collect();
+    let missing: Vec<u32> = tops
+        .iter()
+        .filter(|t| t.shown)
+        .filter_map(|t| t.pid)
+        .filter(|pid| !read.contains(pid))
+        // Only a program that just started: one that never puts its window in the tree (a browser
+        // keeping its page to itself) is not waited for again at every snapshot.
+        .filter(|pid| age_of(*pid).is_some_and(|age| age < REGISTER_LIMIT))
+        .collect();
+    if missing.is_empty() {
+        return missing;
+    }
+    let speaking = bus.connected_pids().await.unwrap_or_default();
+    missing
+        .into_iter()
+        .filter(|pid| speaking.contains(pid))
+        .collect()
+}
+
+/// How long ago process `pid` started, from /proc.
+fn age_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces), from the state on: start time is the 20th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let started: f64 = rest.split(' ').nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks > 0.0).then(|| Duration::from_secs_f64((uptime - started / ticks).max(0.0)))
 }
 
 /// The element a ref (`e12`) or a `ROLE "NAME"` names, in `desktop`'s latest snapshot; `field` is
@@ -361,6 +420,13 @@ impl Condition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_age_is_read_from_proc() {
+        let age = age_of(std::process::id()).expect("this process's age");
+        assert!(age < Duration::from_secs(24 * 3600), "{age:?}");
+        assert_eq!(age_of(u32::MAX), None, "no such process");
+    }
 
     #[test]
     fn role_and_name_read_as_snapshot_prints_them() {
