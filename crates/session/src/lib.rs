@@ -7,6 +7,7 @@ pub mod process;
 pub mod readiness;
 pub mod record;
 pub mod registry;
+pub mod running;
 pub mod session;
 pub mod shell;
 pub mod spec;

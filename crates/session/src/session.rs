@@ -50,6 +50,9 @@ pub struct SessionInfo {
     /// The asciicast file being recorded, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<String>,
+    /// What it runs now: its processes and the ports they listen on (read by `list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<crate::running::Running>,
 }
 
 /// Someone watching a session.
@@ -384,6 +387,7 @@ impl Session {
             recording: self
                 .recording()
                 .map(|path| path.to_string_lossy().into_owned()),
+            running: None,
         }
     }
 

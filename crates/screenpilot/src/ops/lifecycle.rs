@@ -333,13 +333,14 @@ impl Report for Sessions {
             .iter()
             .map(|entry| match entry {
                 SessionEntry::Terminal(s) => format!(
-                    "{} {} {} {}x{} {}",
+                    "{} {} {} {}x{} {}{}",
                     s.sid,
                     s.kind,
                     short_state(s.alive, (s.exit_code, s.signal)),
                     s.cols,
                     s.rows,
-                    s.cmd.join(" ")
+                    s.cmd.join(" "),
+                    left_running(s.running.as_ref())
                 ),
                 SessionEntry::Desktop(d) => format!(
                     "{} desktop {} {}x{} {} {}",
@@ -384,7 +385,12 @@ impl Report for Sessions {
                     (s.exit_code, s.signal),
                     format!("{}x{}", s.cols, s.rows),
                     &s.cmd,
-                    format!("{}{}", watchers(&s.viewers), recording_note(s)),
+                    format!(
+                        "{}{}{}",
+                        watchers(&s.viewers),
+                        recording_note(s),
+                        left_running(s.running.as_ref())
+                    ),
                 ),
                 SessionEntry::Desktop(d) => (
                     &d.sid,
@@ -468,24 +474,59 @@ impl Operation for List {
     const IN_STEP_FILES: bool = false;
     const PROFILES: &'static [Profile] = Profile::EVERY;
     const DESCRIPTION: &'static str =
-        "Sessions: sid, kind, state (running, exit N), size, command.";
+        "Sessions: sid, kind, state (exit N), size, command, its processes and ports.";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("List sessions. Returns {ok, sessions: [{sid, kind, pid, cmd, cwd, cols, rows, started, alive, exit_code, signal, title, idle_secs, viewers: [{how: attach|watch, read_only, secs}], recording (a file, while recording)}]}. Desktop sessions (kind desktop) show display, width, height, attached, program_pid instead of cwd, cols, rows. Exited sessions stay listed until closed. Example: {}.");
     const READ_ONLY: bool = true;
     type Params = ListParams;
     type Output = Sessions;
 
     async fn run(ctx: &Context, _: ListParams, _: &Progress) -> Result<Sessions, OpError> {
-        let mut sessions: Vec<SessionEntry> = ctx
-            .registry
-            .list()
-            .into_iter()
-            .map(SessionEntry::Terminal)
+        let mut terminals = ctx.registry.list();
+        // What each live session runs now: its processes and the ports they listen on.
+        let leaders: Vec<i32> = terminals
+            .iter()
+            .filter(|s| s.alive)
+            .map(|s| s.pid)
             .collect();
+        let mut running = screenpilot_session::running::of_sessions(&leaders);
+        for info in &mut terminals {
+            info.running = running.remove(&info.pid).filter(|_| info.alive);
+        }
+        let mut sessions: Vec<SessionEntry> =
+            terminals.into_iter().map(SessionEntry::Terminal).collect();
         sessions.extend(ctx.desktops.list().into_iter().map(SessionEntry::Desktop));
         Ok(Sessions {
             sessions,
             unreachable: Vec::new(),
         })
+    }
+}
+
+/// What a session runs beside its program, for its line in `list`: ` +2 processes, listening
+/// 127.0.0.1:8000/tcp (pid 4242)`; nothing when only its program runs and listens on nothing.
+fn left_running(running: Option<&screenpilot_session::running::Running>) -> String {
+    let Some(running) = running else {
+        return String::new();
+    };
+    let mut said = Vec::new();
+    let others = running.processes.len().saturating_sub(1) + running.more;
+    if others > 0 {
+        said.push(format!(
+            "+{others} process{}",
+            if others == 1 { "" } else { "es" }
+        ));
+    }
+    if !running.listening.is_empty() {
+        let ports: Vec<String> = running
+            .listening
+            .iter()
+            .map(|l| format!("{}:{}/{} (pid {})", l.address, l.port, l.proto, l.pid))
+            .collect();
+        said.push(format!("listening {}", ports.join(", ")));
+    }
+    match said.is_empty() {
+        true => String::new(),
+        false => format!(" [{}]", said.join("; ")),
     }
 }
 

@@ -171,3 +171,56 @@ async fn a_reader_is_shown_what_changed_since_it_last_looked() {
     assert!(second.get("text").is_none(), "{second}");
     here.end().await;
 }
+
+/// `list` shows what a session left running: a dev server started in the background, its pid and
+/// the port it listens on; `close` ends it, and the port is free again.
+#[tokio::test]
+async fn list_shows_a_background_servers_port_and_close_frees_it() {
+    let here = Here::new();
+    here.ok(
+        "spawn",
+        json!({"sid": "web", "argv": ["bash", "--norc", "--noprofile"], "until": {"input": true}}),
+    )
+    .await;
+    let answer = here
+        .ok(
+            "send",
+            json!({"sid": "web", "text": "python3 -m http.server 0 --bind 127.0.0.1 &\r",
+                "until": {"regex": "port \\d+"}, "timeout_ms": 20000}),
+        )
+        .await;
+    let port: u16 = answer["until"]["match"]
+        .as_str()
+        .and_then(|m| m.strip_prefix("port "))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {answer}"));
+    let listed = here.ok("list", json!({})).await;
+    let web = &listed["sessions"][0]["running"];
+    let server = web["listening"]
+        .as_array()
+        .and_then(|l| l.iter().find(|l| l["port"] == port))
+        .unwrap_or_else(|| panic!("port {port} not listed: {listed}"));
+    assert_eq!(
+        (server["proto"].clone(), server["address"].clone()),
+        (json!("tcp"), json!("127.0.0.1"))
+    );
+    let pid = server["pid"].clone();
+    let processes = web["processes"].as_array().cloned().unwrap_or_default();
+    assert!(
+        processes.iter().any(|p| p["pid"] == pid
+            && p["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("http.server"))),
+        "the server's process is listed: {listed}"
+    );
+    assert!(
+        processes[0]["command"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("bash")),
+        "the program first: {listed}"
+    );
+    here.ok("close", json!({"sid": "web"})).await;
+    let refused = std::net::TcpStream::connect(("127.0.0.1", port));
+    assert!(refused.is_err(), "port {port} still served after close");
+    here.end().await;
+}
