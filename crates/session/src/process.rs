@@ -401,6 +401,7 @@ pub(crate) struct Stat {
     /// `R` running, `S` sleeping, `Z` zombie, ...
     pub state: char,
     pub zombie: bool,
+    pub ppid: i32,
     pub pgrp: i32,
     pub session: i32,
     pub start_time: u64,
@@ -422,10 +423,25 @@ fn parse_stat(text: &str) -> Option<Stat> {
     Some(Stat {
         state,
         zombie: matches!(state, 'Z' | 'X' | 'x'),
+        ppid: fields.get(1)?.parse().ok()?,
         pgrp: fields.get(2)?.parse().ok()?,
         session: fields.get(3)?.parse().ok()?,
         start_time: fields.get(19)?.parse().ok()?,
     })
+}
+
+/// How long ago process `pid` started.
+pub fn started_ago(pid: i32) -> Option<Duration> {
+    let ticks_then = stat(pid)?.start_time as f64;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (per_second > 0.0).then(|| Duration::from_secs_f64((uptime - ticks_then / per_second).max(0.0)))
 }
 
 /// When process `pid` started (clock ticks since boot), zombie or not.
@@ -436,6 +452,13 @@ pub(crate) fn proc_start_time(pid: i32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_age_is_read_from_proc() {
+        let age = started_ago(std::process::id() as i32).expect("this process's age");
+        assert!(age < Duration::from_secs(24 * 3600), "{age:?}");
+        assert_eq!(started_ago(i32::MAX), None, "no such process");
+    }
 
     #[test]
     fn stat_fields_are_counted_after_a_name_with_spaces_and_parentheses() {

@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::process::stat;
+
 /// The most processes listed per session (a fork bomb's session lists this many and says so).
 const MAX_LISTED: usize = 64;
 
@@ -63,11 +65,14 @@ pub fn of_sessions(leaders: &[i32]) -> HashMap<i32, Running> {
             continue;
         };
         // Gone meanwhile: not running.
-        let Some((ppid, session)) = stat_of(pid) else {
+        let Some(stat) = stat(pid) else {
             continue;
         };
-        if leaders.contains(&session) {
-            members.entry(session).or_default().push((pid, ppid));
+        if leaders.contains(&stat.session) {
+            members
+                .entry(stat.session)
+                .or_default()
+                .push((pid, stat.ppid));
         }
     }
     let sockets = listening_sockets();
@@ -101,14 +106,6 @@ pub fn of_sessions(leaders: &[i32]) -> HashMap<i32, Running> {
         found.insert(leader, running);
     }
     found
-}
-
-/// A process's parent and session id, from `/proc/PID/stat`.
-fn stat_of(pid: i32) -> Option<(i32, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command (which may hold spaces and parentheses): state, ppid, pgrp, session.
-    let rest: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
-    Some((rest.get(1)?.parse().ok()?, rest.get(3)?.parse().ok()?))
 }
 
 fn command_of(pid: i32) -> String {
@@ -224,7 +221,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
         let port = listener.local_addr().expect("its address").port();
         let me = std::process::id() as i32;
-        let (_, session) = stat_of(me).expect("this process's stat");
+        let session = stat(me).expect("this process's stat").session;
         let running = of_sessions(&[session])
             .remove(&session)
             .expect("this session");

@@ -15,6 +15,7 @@ use screenpilot_a11y::{
 };
 use screenpilot_desktop::scale::Scale;
 use screenpilot_desktop::Desktop;
+use screenpilot_session::process::started_ago;
 
 use super::error::{ErrorCode, OpError};
 use super::model_size::ModelSizes;
@@ -154,7 +155,7 @@ async fn unregistered(tops: &[TopLevel], trees: &a11y::Trees, bus: &Bus) -> Vec<
         .filter(|pid| !read.contains(pid))
         // Only a program that just started: one that never puts its window in the tree (a browser
         // keeping its page to itself) is not waited for again at every snapshot.
-        .filter(|pid| age_of(*pid).is_some_and(|age| age < REGISTER_LIMIT))
+        .filter(|pid| started_ago(*pid as i32).is_some_and(|age| age < REGISTER_LIMIT))
         .collect();
     if missing.is_empty() {
         return missing;
@@ -164,23 +165,6 @@ async fn unregistered(tops: &[TopLevel], trees: &a11y::Trees, bus: &Bus) -> Vec<
         .into_iter()
         .filter(|pid| speaking.contains(pid))
         .collect()
-}
-
-/// How long ago process `pid` started, from /proc.
-fn age_of(pid: u32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command (which may hold spaces), from the state on: start time is the 20th.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let started: f64 = rest.split(' ').nth(19)?.parse().ok()?;
-    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
-        .ok()?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf reads a constant of the system.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (ticks > 0.0).then(|| Duration::from_secs_f64((uptime - started / ticks).max(0.0)))
 }
 
 /// The element a ref (`e12`) or a `ROLE "NAME"` names, in `desktop`'s latest snapshot; `field` is
@@ -420,13 +404,6 @@ impl Condition {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_process_age_is_read_from_proc() {
-        let age = age_of(std::process::id()).expect("this process's age");
-        assert!(age < Duration::from_secs(24 * 3600), "{age:?}");
-        assert_eq!(age_of(u32::MAX), None, "no such process");
-    }
 
     #[test]
     fn role_and_name_read_as_snapshot_prints_them() {
