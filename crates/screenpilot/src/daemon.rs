@@ -147,6 +147,16 @@ pub async fn run(
     })?;
 
     let ctx = Context::new(Registry::new(limits));
+    // The sessions a killed daemon took with it: the first caller is told, and `list` shows them.
+    ctx.registry.set_lost(
+        guard::take_lost(&paths)
+            .into_iter()
+            .map(|mut lost| {
+                lost.cmd.truncate(200);
+                lost
+            })
+            .collect(),
+    );
     crate::watch::install(&ctx);
     // Opt-in metrics for fleets; a bad address stops the daemon before it takes any request.
     let metrics = match std::env::var(metrics::METRICS_VAR) {
@@ -345,7 +355,14 @@ async fn execute_guarded(
     let name = op.clone();
     let task = tokio::spawn(async move {
         let _running = running;
-        ops::execute(&ctx, &op, params, &progress).await
+        let mut outcome = ops::execute(&ctx, &op, params, &progress).await;
+        // The first answer tells its caller what a killed daemon before this one took with it.
+        if let Ok(Value::Object(answer)) = &mut outcome {
+            if let Some(notice) = ctx.registry.take_lost_notice() {
+                answer.insert("notice".into(), notice.into());
+            }
+        }
+        outcome
     });
     let _guard = AbortOnDrop(task.abort_handle());
     match task.await {

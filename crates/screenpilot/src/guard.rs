@@ -25,7 +25,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use screenpilot_session::leftovers::{self, Records};
+use screenpilot_session::leftovers::{self, Lost, Records};
 use screenpilot_session::process::{spawn_helper, ExitInfo};
 use tokio::sync::watch;
 
@@ -147,6 +147,14 @@ pub async fn end_leftovers(paths: &Paths, grace: Duration, said: &str) -> Result
         leftovers::end_leftovers(&records, grace),
         screenpilot_desktop::end_abandoned(grace)
     );
+    if !sessions.lost.is_empty() {
+        // For the next daemon to tell its first caller, and `list`, which sessions were lost.
+        let mut lost = read_lost(paths);
+        lost.extend(sessions.lost.iter().cloned());
+        if let Ok(text) = serde_json::to_vec(&lost) {
+            let _ = crate::whole_file::write_whole(&lost_file(paths), &text, Some(0o600), true);
+        }
+    }
     if sessions.processes > 0 || desktops.processes > 0 || desktops.dirs > 0 {
         let _ = writeln!(
             std::io::stderr(),
@@ -162,6 +170,26 @@ pub async fn end_leftovers(paths: &Paths, grace: Duration, said: &str) -> Result
         );
     }
     Ok(records)
+}
+
+/// Where the sessions lost with a killed daemon are kept until the next daemon reads them.
+fn lost_file(paths: &Paths) -> std::path::PathBuf {
+    paths.dir.join("lost.json")
+}
+
+fn read_lost(paths: &Paths) -> Vec<Lost> {
+    std::fs::read(lost_file(paths))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// The sessions lost with the daemon before this one, taken (the file goes): the starting daemon
+/// keeps them to tell its first caller and to show in `list`.
+pub fn take_lost(paths: &Paths) -> Vec<Lost> {
+    let lost = read_lost(paths);
+    let _ = std::fs::remove_file(lost_file(paths));
+    lost
 }
 
 /// Close every descriptor above stderr. The daemon's are close-on-exec; this holds should one ever

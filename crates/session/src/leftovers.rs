@@ -40,28 +40,52 @@ pub struct SessionRecord {
     pub start_time: u64,
     /// /proc/sys/kernel/random/boot_id at the time.
     pub boot_id: String,
+    /// What a person knew the session as: its sid and command (absent in a record of an older
+    /// daemon).
+    pub named: Option<Lost>,
+}
+
+/// A session a killed daemon took with it, as its next daemon reports it.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Lost {
+    pub sid: String,
+    pub cmd: String,
 }
 
 impl SessionRecord {
     /// The record of a leader we started; `None` when /proc cannot tell.
-    pub fn of(leader: i32) -> Option<SessionRecord> {
+    pub fn of(leader: i32, named: Lost) -> Option<SessionRecord> {
         Some(SessionRecord {
             leader,
             start_time: crate::process::start_time(leader)?,
             boot_id: boot_id()?,
+            named: Some(named),
         })
     }
 
-    fn line(&self) -> String {
-        format!("{} {} {}\n", self.leader, self.start_time, self.boot_id)
+    /// The record's file: `LEADER START BOOT`, then its name as a JSON line.
+    fn text(&self) -> String {
+        let named = self
+            .named
+            .as_ref()
+            .and_then(|n| serde_json::to_string(n).ok())
+            .unwrap_or_default();
+        format!(
+            "{} {} {}\n{named}\n",
+            self.leader, self.start_time, self.boot_id
+        )
     }
 
     fn parse(text: &str) -> Option<SessionRecord> {
-        let mut fields = text.split_whitespace();
+        let mut lines = text.lines();
+        let mut fields = lines.next()?.split_whitespace();
         let record = SessionRecord {
             leader: fields.next()?.parse().ok().filter(|pid| *pid > 1)?,
             start_time: fields.next()?.parse().ok()?,
             boot_id: fields.next()?.to_owned(),
+            named: lines.next().and_then(|l| serde_json::from_str(l).ok()),
         };
         fields.next().is_none().then_some(record)
     }
@@ -92,9 +116,9 @@ impl Records {
 
     /// Record a session that just started. Best effort: without a record, a kill -9 of the daemon
     /// may leave it running, as before records existed.
-    pub fn add(&self, leader: i32) {
-        if let Some(record) = SessionRecord::of(leader) {
-            let _ = std::fs::write(self.file(leader), record.line());
+    pub fn add(&self, leader: i32, named: Lost) {
+        if let Some(record) = SessionRecord::of(leader, named) {
+            let _ = std::fs::write(self.file(leader), record.text());
         }
     }
 
@@ -136,6 +160,8 @@ pub struct Ended {
     pub processes: usize,
     /// Processes still running after the KILL step's limit.
     pub survivors: usize,
+    /// The sessions of this boot the records named: lost with the daemon that ran them.
+    pub lost: Vec<Lost>,
 }
 
 /// End the sessions a killed daemon left (see the module doc for what counts as ours): HUP, then TERM,
@@ -154,6 +180,7 @@ pub async fn end_leftovers(records: &Records, grace: Duration) -> Ended {
             records.remove(record.leader);
             continue;
         }
+        ended.lost.extend(record.named.clone());
         all.spawn(end_one(record, grace));
     }
     // Each record goes once its processes are gone: a daemon killed during this sweep leaves the
@@ -264,8 +291,16 @@ mod tests {
 
     #[test]
     fn records_read_back_and_garbage_is_refused() {
-        let us = SessionRecord::of(std::process::id() as i32).expect("/proc is readable");
-        assert_eq!(SessionRecord::parse(&us.line()), Some(us.clone()));
+        let named = Lost {
+            sid: "py".into(),
+            cmd: "python3 -q".into(),
+        };
+        let us = SessionRecord::of(std::process::id() as i32, named).expect("/proc is readable");
+        assert_eq!(SessionRecord::parse(&us.text()), Some(us.clone()));
+        // An older daemon's record, without the name, still reads.
+        let old = format!("{} {} {}\n", us.leader, us.start_time, us.boot_id);
+        let read = SessionRecord::parse(&old).expect("an older record");
+        assert_eq!((read.leader, read.named), (us.leader, None));
         for bad in [
             "",
             "12",

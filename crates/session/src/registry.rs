@@ -34,6 +34,8 @@ pub struct Registry {
     records: std::sync::OnceLock<Records>,
     /// Counts sessions added and removed, for those who show the list live (the watch page).
     changes: tokio::sync::watch::Sender<u64>,
+    /// The sessions a killed daemon before this one took with it, and whether a caller was told.
+    lost: Mutex<(Vec<crate::leftovers::Lost>, bool)>,
 }
 
 impl Registry {
@@ -46,7 +48,40 @@ impl Registry {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             records: std::sync::OnceLock::new(),
             changes: tokio::sync::watch::channel(0).0,
+            lost: Mutex::new((Vec::new(), false)),
         })
+    }
+
+    /// The sessions a killed daemon before this one took with it (the daemon says so at start).
+    pub fn set_lost(&self, lost: Vec<crate::leftovers::Lost>) {
+        *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = (lost, false);
+    }
+
+    /// The sessions lost with the daemon before this one; `list` shows them for this daemon's life.
+    pub fn lost(&self) -> Vec<crate::leftovers::Lost> {
+        self.lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone()
+    }
+
+    /// Once: the words that tell the first caller which sessions were lost.
+    pub fn take_lost_notice(&self) -> Option<String> {
+        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+        if lost.0.is_empty() || lost.1 {
+            return None;
+        }
+        lost.1 = true;
+        let named: Vec<String> = lost
+            .0
+            .iter()
+            .map(|l| format!("{} ({})", l.sid, l.cmd))
+            .collect();
+        Some(format!(
+            "the daemon before this one was killed, and its sessions ended with it: {}; `list` shows them",
+            named.join(", ")
+        ))
     }
 
     /// Record every session started from now on in `records` until it is closed. Set once.
@@ -138,9 +173,14 @@ impl Registry {
                 }
             },
         };
+        let command = shell_words::join(&spec.argv);
         let session = Session::start(sid.clone(), spec, self.limits.clone())?;
         if let Some(records) = self.records.get() {
-            records.add(session.pid);
+            let named = crate::leftovers::Lost {
+                sid: sid.to_string(),
+                cmd: command,
+            };
+            records.add(session.pid, named);
         }
         sessions.insert(sid, session.clone());
         self.changes.send_modify(|n| *n += 1);

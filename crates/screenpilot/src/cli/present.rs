@@ -49,6 +49,9 @@ pub fn present(verb: &Verb, op: &str, result: &Value, as_json: bool) -> Result<i
             write_image(&path, &mut result)?;
         }
     }
+    if let Some(notice) = result.get("notice").and_then(Value::as_str) {
+        let _ = writeln!(std::io::stderr().lock(), "screenpilot: {notice}");
+    }
     let mut out = std::io::stdout().lock();
     if let Verb::Call { .. } = verb {
         let _ = writeln!(out, "{result}");

@@ -24,6 +24,11 @@ pub fn tool_result(op: Option<&OperationDef>, outcome: Result<Value, OpError>) -
 }
 
 fn success(op: Option<&OperationDef>, mut result: Map<String, Value>) -> CallToolResult {
+    // What the daemon tells the first caller after a restart, for the model to read first (it is
+    // no field of any output schema).
+    let notice = result
+        .remove("notice")
+        .and_then(|n| n.as_str().map(str::to_owned));
     let view = op.and_then(|op| (op.read)(&Value::Object(result.clone())).ok());
     let image = match result.get_mut("png") {
         Some(png @ Value::String(_)) => match std::mem::replace(png, PNG_PLACEHOLDER.into()) {
@@ -39,6 +44,10 @@ fn success(op: Option<&OperationDef>, mut result: Map<String, Value>) -> CallToo
             },
         ) => screen_text(view),
         _ => Value::Object(result.clone()).to_string(),
+    };
+    let text = match notice {
+        Some(notice) => format!("[notice] {notice}\n{text}"),
+        None => text,
     };
     let mut content = vec![ContentBlock::text(text)];
     content.extend(image);
@@ -88,6 +97,22 @@ mod tests {
             "visual_hash": "cd34", "modes": screenpilot_screen::InputModes::default(),
             "cols": 80, "rows": 24, "text": text
         })
+    }
+
+    /// What the daemon tells its first caller after a restart is read first, and is no field of
+    /// the structured answer (which its output schema describes).
+    #[test]
+    fn a_notice_is_read_first_and_kept_out_of_the_structured_answer() {
+        let answer =
+            json!({"ok": true, "sessions": [], "notice": "the daemon before this one was killed"});
+        let result = tool_result(ops::find("list").ok(), Ok(answer));
+        let text = texts(&result).join("\n");
+        assert!(
+            text.starts_with("[notice] the daemon before this one was killed\n"),
+            "{text}"
+        );
+        let structured = result.structured_content.expect("structured");
+        assert!(structured.get("notice").is_none(), "{structured}");
     }
 
     #[test]

@@ -307,6 +307,9 @@ pub struct Sessions {
     /// With several hosts: those that did not answer, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreachable: Vec<Unreachable>,
+    /// Sessions that ended with a killed daemon before this one (kept for this daemon's life).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<screenpilot_session::leftovers::Lost>,
 }
 
 /// A host `list` could not reach.
@@ -319,9 +322,14 @@ pub struct Unreachable {
 impl Sessions {
     /// Lines saying which hosts did not answer.
     fn unreachable_lines(&self) -> impl Iterator<Item = String> + '_ {
+        let lost = self
+            .lost
+            .iter()
+            .map(|l| format!("{} lost (ended with a killed daemon) {}", l.sid, l.cmd));
         self.unreachable
             .iter()
             .map(|u| format!("host {} unreachable: {}", u.host, u.error))
+            .chain(lost)
     }
 }
 
@@ -498,6 +506,7 @@ impl Operation for List {
         Ok(Sessions {
             sessions,
             unreachable: Vec::new(),
+            lost: ctx.registry.lost(),
         })
     }
 }
