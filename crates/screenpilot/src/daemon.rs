@@ -191,6 +191,7 @@ pub async fn run(
         resumable: Resumable::default(),
         instance: instance_name(),
         metrics,
+        build: crate::wire::build::Build::this_daemon(),
     });
 
     let _ = writeln!(
@@ -258,6 +259,8 @@ struct DaemonState {
     instance: String,
     /// Where the metrics page is served (`SCREENPILOT_METRICS`), if it is.
     metrics: Option<std::net::SocketAddr>,
+    /// Which screenpilot this is, read at start (a binary installed over ours later is another).
+    build: crate::wire::build::Build,
 }
 
 /// One operation counted in [`DaemonState::running`] for as long as it lives: it counts from before
@@ -287,7 +290,9 @@ fn status(ctx: &Context, state: &DaemonState) -> Value {
     json!({
         "ok": true,
         "pid": std::process::id(),
-        "version": env!("CARGO_PKG_VERSION"),
+        "version": state.build.version,
+        "protocol": state.build.protocol,
+        "build": state.build.build,
         "socket": state.paths.socket,
         "guard_pid": state.guard_pid,
         "uptime_secs": state.started.elapsed().as_secs(),
@@ -337,6 +342,13 @@ fn status_when(params: &Value) -> Result<Option<(usize, Duration)>, OpError> {
     Ok(Some((until, Duration::from_millis(timeout_ms))))
 }
 
+/// A test plays an older daemon: operations it asks this one to answer as unknown
+/// ([`crate::wire::build::FORGET_VAR`]).
+fn forgotten(op: &str) -> bool {
+    std::env::var(crate::wire::build::FORGET_VAR)
+        .is_ok_and(|ops| ops.split(',').any(|o| o.trim() == op))
+}
+
 /// Run an operation in its own task so that a panic in it becomes an error answer instead of a
 /// request that is never answered. Aborting the caller aborts the operation too.
 async fn execute_guarded(
@@ -355,7 +367,13 @@ async fn execute_guarded(
     let name = op.clone();
     let task = tokio::spawn(async move {
         let _running = running;
-        let mut outcome = ops::execute(&ctx, &op, params, &progress).await;
+        let mut outcome = match forgotten(&op) {
+            true => Err(OpError::new(
+                ErrorCode::UnknownOperation,
+                format!("op: unknown operation {op:?}"),
+            )),
+            false => ops::execute(&ctx, &op, params, &progress).await,
+        };
         // The first answer tells its caller what a killed daemon before this one took with it.
         if let Ok(Value::Object(answer)) = &mut outcome {
             if let Some(notice) = ctx.registry.take_lost_notice() {

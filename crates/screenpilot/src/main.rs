@@ -279,7 +279,10 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
     let id = call.id();
     tokio::select! {
         result = call.finish(on_progress) => {
-            let mut result = result?;
+            let mut result = match result {
+                Ok(result) => result,
+                Err(error) => return Err(client.explain(error).await),
+            };
             fleet.label(host, &mut result);
             cli::present(&cli.verb, &plan.op, &result, cli.json)
         }
@@ -339,23 +342,46 @@ async fn remote_daemon(
                 Some((n, ms)) => json!({"until_running": n, "timeout_ms": ms}),
                 None => json!({}),
             };
-            let status = client.call("status", params).await?;
+            let status = with_builds(client.call("status", params).await?);
             if as_json {
                 println!("{status}");
             } else {
                 println!(
-                    "running on host {}: pid {}, {} session(s), {} request(s) running, up {} s, socket {}",
+                    "running on host {}: pid {}, screenpilot {}, {} session(s), {} request(s) running, up {} s, socket {}{}",
                     host.name,
                     status["pid"],
+                    status["version"].as_str().unwrap_or("?"),
                     status["sessions"],
                     status["requests_running"],
                     status["uptime_secs"],
-                    status["socket"].as_str().unwrap_or("?")
+                    status["socket"].as_str().unwrap_or("?"),
+                    other_build(&status)
                 );
             }
             Ok(i32::from(status["reached"] == false))
         }
     }
+}
+
+/// A daemon's `status` with this client's build beside it (`client`), and how the daemon's differs
+/// (`other_build`), when it does.
+fn with_builds(mut status: serde_json::Value) -> serde_json::Value {
+    use screenpilot::wire::build::Build;
+    let this = Build::this();
+    let differs = this.differs(&Build::of_status(&status));
+    status["client"] = json!(this);
+    if let Some(differs) = differs {
+        status["other_build"] = json!(differs);
+    }
+    status
+}
+
+/// The words of `with_builds` for a person: a second line when the daemon is another build.
+fn other_build(status: &serde_json::Value) -> String {
+    status["other_build"]
+        .as_str()
+        .map(|why| format!("\n{why}"))
+        .unwrap_or_default()
 }
 
 /// The daemon verbs: run in the foreground, start in the background, stop, status.
@@ -401,16 +427,18 @@ async fn run_daemon(
                     Some((n, ms)) => json!({"until_running": n, "timeout_ms": ms}),
                     None => json!({}),
                 };
-                let status = client.call("status", params).await?;
+                let status = with_builds(client.call("status", params).await?);
                 report(
                     status.clone(),
                     format!(
-                        "running: pid {}, {} session(s), {} request(s) running, up {} s, socket {}",
+                        "running: pid {}, screenpilot {}, {} session(s), {} request(s) running, up {} s, socket {}{}",
                         status["pid"],
+                        status["version"].as_str().unwrap_or("?"),
                         status["sessions"],
                         status["requests_running"],
                         status["uptime_secs"],
-                        paths.socket.display()
+                        paths.socket.display(),
+                        other_build(&status)
                     ),
                 );
                 // With --until-running: 1 when the count was not reached in time.

@@ -530,6 +530,49 @@ fn the_next_daemon_says_which_sessions_a_killed_one_took() {
     assert_eq!(lost, ["first", "py"], "{listed}");
 }
 
+/// A daemon of another version says so: `daemon status` shows both builds, and an operation it does
+/// not know is explained as the older daemon's, not left as a bare "unknown operation". Played
+/// by this build with the test-only switches (announce 0.0.9; forget `run`).
+#[test]
+fn a_daemon_of_another_version_is_named_as_such() {
+    let d = Daemon::with_env(&[
+        ("SCREENPILOT_TEST_ANNOUNCE_VERSION", "0.0.9"),
+        ("SCREENPILOT_TEST_FORGET_OPS", "run"),
+    ]);
+    d.spawn_bash("sh");
+    let status = d.sp_json(&["daemon", "status"]);
+    assert_eq!(status["version"], "0.0.9", "{status}");
+    assert_eq!(
+        status["client"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{status}"
+    );
+    let differs = status["other_build"].as_str().unwrap_or_default();
+    assert!(
+        differs.starts_with("the daemon runs screenpilot 0.0.9 (this client is ")
+            && differs.contains("`screenpilot daemon stop`"),
+        "{status}"
+    );
+    let shown = String::from_utf8_lossy(&d.sp(&["daemon", "status"]).stdout).into_owned();
+    assert!(
+        shown.contains("screenpilot 0.0.9") && shown.contains("\nthe daemon runs"),
+        "{shown}"
+    );
+    let e = d.sp_error(&["run", "sh", "--", "echo", "hi"]);
+    let message = e["message"].as_str().unwrap_or_default();
+    assert_eq!(e["code"], "unknown_operation", "{e}");
+    assert!(
+        message.contains("unknown operation \"run\"")
+            && message.contains("the daemon runs screenpilot 0.0.9"),
+        "{e}"
+    );
+    // The same build says nothing of builds.
+    let same = Daemon::new();
+    same.spawn_bash("sh");
+    let status = same.sp_json(&["daemon", "status"]);
+    assert!(status.get("other_build").is_none(), "{status}");
+}
+
 #[test]
 fn resize_changes_what_the_program_sees() {
     let d = Daemon::new();

@@ -14,6 +14,7 @@ use super::limits::{answer_grace, ANSWER_GRACE_VAR};
 use super::wire::final_answer;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
+use crate::wire::build::Build;
 use crate::wire::error::ErrorCode;
 use crate::wire::error::OpError;
 
@@ -60,6 +61,35 @@ pub async fn connect_or_start(paths: &Paths) -> Result<UnixStream, OpError> {
 /// most of what a short command costs. Progress lines go to `on_progress`. `None` when no daemon
 /// answers (the caller then starts one through [`Client::connect_or_start`]).
 pub fn call_blocking(
+    paths: &Paths,
+    op: &str,
+    params: Value,
+    on_progress: impl FnMut(&Value),
+) -> Option<Result<Value, OpError>> {
+    let answer = call_blocking_once(paths, op, params, on_progress)?;
+    // An error of a daemon of another build is said as such (see `Client::explain`).
+    Some(answer.map_err(|error| {
+        if !matches!(
+            error.code,
+            ErrorCode::UnknownOperation | ErrorCode::BadResponse
+        ) {
+            return error;
+        }
+        let status = call_blocking_once(paths, "status", json!({}), |_| {});
+        let differs = status
+            .and_then(Result::ok)
+            .and_then(|status| Build::this().differs(&Build::of_status(&status)));
+        match differs {
+            Some(why) => OpError {
+                message: format!("{}; {why}", error.message),
+                ..error
+            },
+            None => error,
+        }
+    }))
+}
+
+fn call_blocking_once(
     paths: &Paths,
     op: &str,
     params: Value,

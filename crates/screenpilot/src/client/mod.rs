@@ -35,6 +35,7 @@ use wire::{final_answer, Feed, Read, Writer};
 use crate::host::Host;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
+use crate::wire::build::Build;
 use crate::wire::error::ErrorCode;
 use crate::wire::error::OpError;
 
@@ -398,6 +399,28 @@ impl Client {
     /// Send a request and wait for its final answer.
     pub async fn call(&self, op: &str, params: Value) -> Result<Value, OpError> {
         self.start(op, params).await?.finish(|_| {}).await
+    }
+
+    /// `error` said plainly when it comes from a daemon of another build than this client: an
+    /// older daemon does not know a newer operation (`unknown_operation`), a newer one answers
+    /// what this client cannot read (`bad_response`). Other errors are as they are.
+    pub async fn explain(&self, error: OpError) -> OpError {
+        if !matches!(
+            error.code,
+            ErrorCode::UnknownOperation | ErrorCode::BadResponse
+        ) {
+            return error;
+        }
+        let Ok(status) = self.call("status", json!({})).await else {
+            return error;
+        };
+        match Build::this().differs(&Build::of_status(&status)) {
+            Some(why) => OpError {
+                message: format!("{}; {why}", error.message),
+                ..error
+            },
+            None => error,
+        }
     }
 
     /// Resolves when the connection is gone for good (the daemon shut down, or a remote link could

@@ -318,7 +318,7 @@ impl Shared {
                     }
                     guard.id = None;
                     return match (answer.result, answer.error) {
-                        (_, Some(error)) => Err(error),
+                        (_, Some(error)) => Err(client.explain(error).await),
                         (result, None) => Ok(result.unwrap_or(Value::Null)),
                     };
                 }

@@ -3,6 +3,7 @@
 //! ([`paths`]) and how a host is named ([`host`]). The client side (`client/`) builds on this alone;
 //! nothing here knows an operation.
 
+pub mod build;
 pub mod error;
 pub mod host;
 pub mod paths;
