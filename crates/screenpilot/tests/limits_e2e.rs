@@ -133,14 +133,23 @@ fn send(conn: &mut UnixStream, request: Value) {
 /// Unread answers in our receive buffer do not hide it: poll reports POLLHUP regardless.
 fn hung_up_within(conn: &UnixStream, limit: Duration) -> bool {
     use std::os::fd::AsRawFd;
-    let mut pfd = libc::pollfd {
-        fd: conn.as_raw_fd(),
-        events: 0,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    let n = unsafe { libc::poll(&mut pfd, 1, limit.as_millis() as i32) };
-    n == 1 && pfd.revents & libc::POLLHUP != 0
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: conn.as_raw_fd(),
+            events: 0,
+            revents: 0,
+        };
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // SAFETY: one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut pfd, 1, left.as_millis() as i32) };
+        // A signal of another test's (a SIGCHLD handler tokio installed for the whole process)
+        // interrupts the wait: wait on for what is left.
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return n == 1 && pfd.revents & libc::POLLHUP != 0;
+    }
 }
 
 #[test]

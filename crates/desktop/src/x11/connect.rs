@@ -56,16 +56,17 @@ fn parse_cookie(bytes: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// Connect to local display `number` with a cookie: the socket file, else the abstract socket.
+/// Connect to local display `number` with a cookie: the abstract socket, else the socket file, in
+/// the order libxcb tries them. The abstract socket is this network namespace's own, so it is the
+/// server this namespace started; the file in the shared /tmp can be another namespace's (a sandbox
+/// with a display of the same number), whose cookie is not ours.
 pub(crate) fn connect_local(number: u32, cookie: &[u8]) -> Result<RustConnection> {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixStream};
     let path = format!("/tmp/.X11-unix/X{number}");
-    let stream = UnixStream::connect(&path).or_else(|first| {
-        SocketAddr::from_abstract_name(path.as_bytes())
-            .and_then(|addr| UnixStream::connect_addr(&addr))
-            .map_err(|_| first)
-    });
+    let stream = SocketAddr::from_abstract_name(path.as_bytes())
+        .and_then(|addr| UnixStream::connect_addr(&addr))
+        .or_else(|_| UnixStream::connect(&path));
     let stream = stream.map_err(|e| {
         DesktopError::Connection(format!("cannot connect to display :{number}: {e}"))
     })?;

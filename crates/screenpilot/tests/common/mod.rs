@@ -345,12 +345,23 @@ pub fn wait_for_process_exit(pid: i32, timeout: Duration) -> bool {
         if fd < 0 {
             return true; // no such process: already gone
         }
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
+        let deadline = std::time::Instant::now() + timeout;
+        let ready = loop {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let ready = libc::poll(&mut poll, 1, left.as_millis() as i32);
+            // Another test's SIGCHLD handler (tokio's, process-wide) interrupts the wait: go on.
+            if ready < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+                continue;
+            }
+            break ready;
         };
-        let ready = libc::poll(&mut poll, 1, timeout.as_millis() as i32);
         libc::close(fd);
         ready == 1
     }
