@@ -623,21 +623,20 @@ def main(argv):
     aparts = {}
     args = iter(argv)
     for a in args:
-        if a == "--apart":
+        # --apart CRATE/A:B and --depth CRATE/MODULE=N: a crate, a module path, and what follows.
+        forms = {
+            "--apart": (r"([\w-]+)/([\w/]+):([\w/]+)", "CRATE/A:B, e.g. screenpilot/client:ops", aparts),
+            "--depth": (r"([\w-]+)/([\w/]+)=(\d+)", "CRATE/MODULE=N, e.g. screenpilot/ops=7", depths),
+        }
+        if a in forms:
+            pattern, example, into = forms[a]
             given = next(args, "")
-            m = re.fullmatch(r"([\w-]+)/([\w/]+):([\w/]+)", given)
+            m = re.fullmatch(pattern, given)
             if not m:
-                print(f"--apart needs CRATE/A:B, e.g. screenpilot/client:ops (got {given!r})", file=sys.stderr)
+                print(f"{a} needs {example} (got {given!r})", file=sys.stderr)
                 return 2
-            aparts.setdefault(m.group(1), []).append((tuple(m.group(2).split("/")), tuple(m.group(3).split("/"))))
-            continue
-        if a == "--depth":
-            given = next(args, "")
-            m = re.fullmatch(r"([\w-]+)/([\w/]+)=(\d+)", given)
-            if not m:
-                print(f"--depth needs CRATE/MODULE=N, e.g. screenpilot/ops=7 (got {given!r})", file=sys.stderr)
-                return 2
-            depths.setdefault(m.group(1), []).append((tuple(m.group(2).split("/")), int(m.group(3))))
+            rest = int(m.group(3)) if a == "--depth" else tuple(m.group(3).split("/"))
+            into.setdefault(m.group(1), []).append((tuple(m.group(2).split("/")), rest))
             continue
         if a == "--crates-dir":
             given = next(args, None)

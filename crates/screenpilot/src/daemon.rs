@@ -148,15 +148,7 @@ pub async fn run(
 
     let ctx = Context::new(Registry::new(limits));
     // The sessions a killed daemon took with it: the first caller is told, and `list` shows them.
-    ctx.registry.set_lost(
-        guard::take_lost(&paths)
-            .into_iter()
-            .map(|mut lost| {
-                lost.cmd.truncate(200);
-                lost
-            })
-            .collect(),
-    );
+    ctx.registry.set_lost(guard::take_lost(&paths));
     crate::watch::install(&ctx);
     // Opt-in metrics for fleets; a bad address stops the daemon before it takes any request.
     let metrics = match std::env::var(metrics::METRICS_VAR) {
@@ -343,10 +335,14 @@ fn status_when(params: &Value) -> Result<Option<(usize, Duration)>, OpError> {
 }
 
 /// A test plays an older daemon: operations it asks this one to answer as unknown
-/// ([`crate::wire::build::FORGET_VAR`]).
+/// ([`crate::wire::build::FORGET_VAR`]), read once.
 fn forgotten(op: &str) -> bool {
-    std::env::var(crate::wire::build::FORGET_VAR)
-        .is_ok_and(|ops| ops.split(',').any(|o| o.trim() == op))
+    static FORGOTTEN: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        std::env::var(crate::wire::build::FORGET_VAR)
+            .map(|ops| ops.split(',').map(|o| o.trim().to_owned()).collect())
+            .unwrap_or_default()
+    });
+    FORGOTTEN.iter().any(|o| o == op)
 }
 
 /// Run an operation in its own task so that a panic in it becomes an error answer instead of a

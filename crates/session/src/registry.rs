@@ -173,7 +173,11 @@ impl Registry {
                 }
             },
         };
-        let command = shell_words::join(&spec.argv);
+        // What the session is known as, should a killed daemon take it along: its command, cut.
+        let mut command = shell_words::join(&spec.argv);
+        if let Some((cut, _)) = command.char_indices().nth(200) {
+            command.truncate(cut);
+        }
         let session = Session::start(sid.clone(), spec, self.limits.clone())?;
         if let Some(records) = self.records.get() {
             let named = crate::leftovers::Lost {

@@ -14,7 +14,7 @@ use super::limits::{answer_grace, ANSWER_GRACE_VAR};
 use super::wire::final_answer;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
-use crate::wire::build::Build;
+use crate::wire::build;
 use crate::wire::error::ErrorCode;
 use crate::wire::error::OpError;
 
@@ -69,22 +69,12 @@ pub fn call_blocking(
     let answer = call_blocking_once(paths, op, params, on_progress)?;
     // An error of a daemon of another build is said as such (see `Client::explain`).
     Some(answer.map_err(|error| {
-        if !matches!(
-            error.code,
-            ErrorCode::UnknownOperation | ErrorCode::BadResponse
-        ) {
+        if !build::may_be_another_build(&error) {
             return error;
         }
-        let status = call_blocking_once(paths, "status", json!({}), |_| {});
-        let differs = status
-            .and_then(Result::ok)
-            .and_then(|status| Build::this().differs(&Build::of_status(&status)));
-        match differs {
-            Some(why) => OpError {
-                message: format!("{}; {why}", error.message),
-                ..error
-            },
-            None => error,
+        match call_blocking_once(paths, "status", json!({}), |_| {}) {
+            Some(Ok(status)) => build::explain(error, &status),
+            _ => error,
         }
     }))
 }

@@ -35,7 +35,7 @@ use wire::{final_answer, Feed, Read, Writer};
 use crate::host::Host;
 use crate::paths::Paths;
 use crate::protocol::{Request, Response};
-use crate::wire::build::Build;
+use crate::wire::build;
 use crate::wire::error::ErrorCode;
 use crate::wire::error::OpError;
 
@@ -405,21 +405,12 @@ impl Client {
     /// older daemon does not know a newer operation (`unknown_operation`), a newer one answers
     /// what this client cannot read (`bad_response`). Other errors are as they are.
     pub async fn explain(&self, error: OpError) -> OpError {
-        if !matches!(
-            error.code,
-            ErrorCode::UnknownOperation | ErrorCode::BadResponse
-        ) {
+        if !build::may_be_another_build(&error) {
             return error;
         }
-        let Ok(status) = self.call("status", json!({})).await else {
-            return error;
-        };
-        match Build::this().differs(&Build::of_status(&status)) {
-            Some(why) => OpError {
-                message: format!("{}; {why}", error.message),
-                ..error
-            },
-            None => error,
+        match self.call("status", json!({})).await {
+            Ok(status) => build::explain(error, &status),
+            Err(_) => error,
         }
     }
 

@@ -320,8 +320,8 @@ pub struct Unreachable {
 }
 
 impl Sessions {
-    /// Lines saying which hosts did not answer.
-    fn unreachable_lines(&self) -> impl Iterator<Item = String> + '_ {
+    /// Lines after the sessions: the hosts that did not answer, and the sessions a killed daemon took.
+    fn footer_lines(&self) -> impl Iterator<Item = String> + '_ {
         let lost = self
             .lost
             .iter()
@@ -365,7 +365,7 @@ impl Report for Sessions {
         if lines.is_empty() {
             lines.push("no sessions".to_owned());
         }
-        lines.extend(self.unreachable_lines());
+        lines.extend(self.footer_lines());
         View {
             screen: Some(lines.join("\n")),
             ..View::default()
@@ -375,7 +375,7 @@ impl Report for Sessions {
     fn human(&self) -> String {
         if self.sessions.is_empty() {
             return std::iter::once("no sessions".to_owned())
-                .chain(self.unreachable_lines())
+                .chain(self.footer_lines())
                 .collect::<Vec<_>>()
                 .join("\n");
         }
@@ -427,7 +427,7 @@ impl Report for Sessions {
                 cmd.join(" ")
             ));
         }
-        for line in self.unreachable_lines() {
+        for line in self.footer_lines() {
             out.push('\n');
             out.push_str(&line);
         }

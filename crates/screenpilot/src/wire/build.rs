@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error::{ErrorCode, OpError};
+
 /// The protocol's version: raised when a request or an answer changes in a way an older side cannot
 /// read.
 pub const PROTOCOL: u32 = 1;
@@ -85,6 +87,27 @@ impl Build {
         Some(format!(
             "the daemon runs {what}{protocol}: `screenpilot daemon stop` ends it and its sessions, and the next command starts this build's"
         ))
+    }
+}
+
+/// Whether `error` may be a daemon of another build speaking: an older daemon does not know a
+/// newer operation (`unknown_operation`), a newer one answers what this client cannot read
+/// (`bad_response`).
+pub fn may_be_another_build(error: &OpError) -> bool {
+    matches!(
+        error.code,
+        ErrorCode::UnknownOperation | ErrorCode::BadResponse
+    )
+}
+
+/// `error` with how the daemon whose `status` this is differs from this client, when it does.
+pub fn explain(error: OpError, status: &Value) -> OpError {
+    match Build::this().differs(&Build::of_status(status)) {
+        Some(why) => OpError {
+            message: format!("{}; {why}", error.message),
+            ..error
+        },
+        None => error,
     }
 }
 

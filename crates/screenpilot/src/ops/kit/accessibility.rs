@@ -3,7 +3,6 @@
 //! against. Also the conditions of waits on elements.
 
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use regex::Regex;
