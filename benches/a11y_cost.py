@@ -69,7 +69,7 @@ class Daemon:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     def close(self):
-        subprocess.run([self.binary, "daemon", "stop"], env=self.env, capture_output=True)
+        subprocess.run([self.binary, "daemon", "stop", "--end-sessions"], env=self.env, capture_output=True)
 
 
 def measure(daemon: Daemon, sid: str, rounds: int) -> dict:

@@ -475,7 +475,7 @@ class ScreenpilotMcp(McpDriver):
 
     def stop(self):
         super().stop()
-        subprocess.run([self.binary, "daemon", "stop"], env=self.env, capture_output=True, timeout=30)
+        subprocess.run([self.binary, "daemon", "stop", "--end-sessions"], env=self.env, capture_output=True, timeout=30)
         shutil.rmtree(self.spdir, ignore_errors=True)
 
 
@@ -507,7 +507,7 @@ class ScreenpilotCli(Driver):
         return self.ledger.add(compact({"command": command}), out.stdout.decode(errors="replace"))
 
     def stop(self):
-        subprocess.run([self.binary, "daemon", "stop"], env=self.env, capture_output=True, timeout=30)
+        subprocess.run([self.binary, "daemon", "stop", "--end-sessions"], env=self.env, capture_output=True, timeout=30)
         shutil.rmtree(self.spdir, ignore_errors=True)
 
 

@@ -60,7 +60,7 @@ def main() -> None:
             read_until(master, b"detached", 10)
         finally:
             os.waitpid(pid, 0)
-            sp("daemon", "stop")
+            sp("daemon", "stop", "--end-sessions")
     samples.sort()
     print(
         f"attach key-to-echo on the person's terminal, {len(samples)} samples {args.gap_ms:g} ms apart: "

@@ -109,7 +109,7 @@ def main():
     try:
         sp_waits, sp_reads = bench_screenpilot(args.binary, args.iterations, env)
     finally:
-        subprocess.run([args.binary, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run([args.binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True)
     tmux10_waits, tmux_reads = bench_tmux(args.iterations, 0.01)
     tmux50_waits, _ = bench_tmux(args.iterations, 0.05)
     pexpect_waits = bench_pexpect(args.iterations)

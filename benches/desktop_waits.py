@@ -79,7 +79,7 @@ def main() -> int:
             poller.join()
     finally:
         sp("close", "b", capture_output=True)
-        sp("daemon", "stop", capture_output=True)
+        sp("daemon", "stop", "--end-sessions", capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
 
     def row(name: str, xs: list[float]) -> str:

@@ -60,7 +60,7 @@ def measure_screenpilot(binary, sessions, cols, rows):
         history = run("snapshot", "s0", "--scrollback", str(HISTORY + 100)).stdout.splitlines()
         return before, after, len(history)
     finally:
-        subprocess.run([binary, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run([binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -20,7 +20,7 @@ SDK 2.x validates too (read in 2.3.0: `validate_tool_result`), but checks each s
 compiled validator per tool, so its per-call cost is what the "reused validator" column below shows.
 
 What it does: a private daemon (SCREENPILOT_DIR a fresh temp dir, SCREENPILOT_MAX_SESSIONS=32 so ten
-sessions fit, stopped with `screenpilot daemon stop` at the end), then for each profile (the default one,
+sessions fit, stopped with `screenpilot daemon stop --end-sessions` at the end), then for each profile (the default one,
 and `--tools classic,textual,desktop`, which serves every tool) `screenpilot mcp` over stdio three times:
 1. through the SDK 1.30 ClientSession, validating as it does by default;
 2. through the same session with validation skipped (the tool's cached schema set to None, which is what
@@ -802,7 +802,7 @@ def main():
                         c.update(profile=profile, label=label)
                         out["constructs"].append(c)
     finally:
-        subprocess.run([binary, "daemon", "stop"], env=env, capture_output=True, timeout=30)
+        subprocess.run([binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True, timeout=30)
         log.close()
         shutil.rmtree(spdir, ignore_errors=True)
 

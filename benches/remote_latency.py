@@ -88,7 +88,7 @@ class Lab:
         return subprocess.run([*self.ssh, self.addr, command], capture_output=True, text=True, check=True)
 
     def close(self):
-        subprocess.run([self.binary, "daemon", "stop"], env={**os.environ, "SCREENPILOT_DIR": self.daemon_dir},
+        subprocess.run([self.binary, "daemon", "stop", "--end-sessions"], env={**os.environ, "SCREENPILOT_DIR": self.daemon_dir},
                        capture_output=True)
         subprocess.run(["tmux", "-S", self.tmux_socket, "kill-server"], capture_output=True)
         subprocess.run([*self.ssh, "-O", "exit", self.addr], capture_output=True)

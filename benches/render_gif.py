@@ -120,7 +120,7 @@ def record_vim(sp: Driver, work: Path) -> Path:
         sp("keys", "vim", "C-u", "--settle-ms", "20")
     sp("type", "vim", "--settle-ms", "20", "--", ":q!")
     sp("keys", "vim", "Enter", "--until-exit")
-    sp("daemon", "stop")
+    sp("daemon", "stop", "--end-sessions")
     return cast
 
 
@@ -225,7 +225,7 @@ def main() -> None:
                 shutil.copy(work / name, args.keep / name)
             print(f"\nkept in {args.keep}")
     finally:
-        subprocess.run([str(args.binary), "daemon", "stop"], env=dict(os.environ, SCREENPILOT_DIR=str(work / "sp")),
+        subprocess.run([str(args.binary), "daemon", "stop", "--end-sessions"], env=dict(os.environ, SCREENPILOT_DIR=str(work / "sp")),
                        capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
 

@@ -27,7 +27,7 @@ for _ in range(runs):
         assert answer["until"]["held"] == "regex", answer
         if mode == "settle":
             settles.append(answer["until"].get("settle_ms", 0.0))
-sp("daemon", "stop")
+sp("daemon", "stop", "--end-sessions")
 for mode, times in walls.items():
     print(f"{mode:10} step wall median {statistics.median(times):6.1f} ms  (min {min(times):.1f}, max {max(times):.1f}, {runs} steps)")
 print(f"settle_ms reported: median {statistics.median(settles):.1f} ms, max {max(settles):.1f} ms")

@@ -182,7 +182,7 @@ def main():
             "calls on an open session, next to one-shot calls": sessions,
         }
     finally:
-        subprocess.run([args.binary, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run([args.binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=2))
 

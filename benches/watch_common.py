@@ -184,7 +184,7 @@ class Screenpilot:
         return subprocess.run([SCREENPILOT, *args], env=self.env, capture_output=True, text=True, check=True)
 
     def close(self) -> None:
-        subprocess.run([SCREENPILOT, "daemon", "stop"], env=self.env, capture_output=True)
+        subprocess.run([SCREENPILOT, "daemon", "stop", "--end-sessions"], env=self.env, capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -93,7 +93,7 @@ def main() -> None:
             page.screenshot(out, clip={"x": 0, "y": 0, "width": width, "height": int(bottom) + 16})
         print(out)
     finally:
-        subprocess.run([SCREENPILOT, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run([SCREENPILOT, "daemon", "stop", "--end-sessions"], env=env, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
 
 

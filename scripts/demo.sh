@@ -23,7 +23,7 @@ sp=target/release/screenpilot
 # A private daemon for the demo, stopped at the end.
 export SCREENPILOT_DIR=$(mktemp -d)
 work=$(mktemp -d)
-trap '$sp daemon stop >/dev/null 2>&1 || true; rm -rf "$SCREENPILOT_DIR" "$work"' EXIT
+trap '$sp daemon stop --end-sessions >/dev/null 2>&1 || true; rm -rf "$SCREENPILOT_DIR" "$work"' EXIT
 
 echo "== spawn vim in a 90x24 terminal"
 $sp spawn --sid demo --size 90x24 --cwd "$work" -- vim -u NONE -N -c 'syntax on' -c 'set number' notes.py

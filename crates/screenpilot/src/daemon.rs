@@ -147,6 +147,19 @@ pub async fn run(
     })?;
 
     let ctx = Context::new(Registry::new(limits));
+    // Each terminal session gets a holder of its own, so it outlives this daemon; those a daemon
+    // before this one left are taken over before the first request is answered.
+    ctx.registry
+        .use_holders(screenpilot_session::held::HoldConfig {
+            command: ["/proc/self/exe", "daemon", "hold"]
+                .map(str::to_owned)
+                .to_vec(),
+            dir: paths.dir.join("holders"),
+        });
+    let adopted = ctx.registry.adopt_held().await;
+    if adopted > 0 {
+        eprintln!("screenpilot daemon: took over {adopted} session(s) a daemon before this one left running");
+    }
     // The sessions a killed daemon took with it: the first caller is told, and `list` shows them.
     ctx.registry.set_lost(guard::take_lost(&paths));
     crate::watch::install(&ctx);
@@ -184,6 +197,7 @@ pub async fn run(
         instance: instance_name(),
         metrics,
         build: crate::wire::build::Build::this_daemon(),
+        keep_sessions: std::sync::atomic::AtomicBool::new(false),
     });
 
     let _ = writeln!(
@@ -213,8 +227,15 @@ pub async fn run(
                 Err(_) => {}
             },
             _ = stop_rx.changed() => break,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
+            // A service manager restarting the daemon, or a ^C: the sessions stay for the next one.
+            _ = terminate.recv() => {
+                state.keep_sessions.store(true, std::sync::atomic::Ordering::Release);
+                break;
+            }
+            _ = interrupt.recv() => {
+                state.keep_sessions.store(true, std::sync::atomic::Ordering::Release);
+                break;
+            }
         }
     }
     // Stop taking connections first, so the next client starts a fresh daemon instead of talking to
@@ -222,7 +243,10 @@ pub async fn run(
     drop(listener);
     let _ = std::fs::remove_file(&paths.socket);
     expiry.abort();
-    tokio::join!(registry.close_all(), ctx.desktops.close_all());
+    let keep = state
+        .keep_sessions
+        .load(std::sync::atomic::Ordering::Acquire);
+    tokio::join!(registry.close_all(keep), ctx.desktops.close_all());
     if let Some(watch) = guard_watch {
         watch.abort();
     }
@@ -253,6 +277,9 @@ struct DaemonState {
     metrics: Option<std::net::SocketAddr>,
     /// Which screenpilot this is, read at start (a binary installed over ours later is another).
     build: crate::wire::build::Build,
+    /// Stopping leaves held sessions running for the next daemon (`shutdown` with
+    /// `sessions: "keep"`, SIGTERM, SIGINT).
+    keep_sessions: std::sync::atomic::AtomicBool,
 }
 
 /// One operation counted in [`DaemonState::running`] for as long as it lives: it counts from before
@@ -294,6 +321,47 @@ fn status(ctx: &Context, state: &DaemonState) -> Value {
         "instance": state.instance,
         "metrics": state.metrics.map(|addr| format!("http://{addr}/metrics")),
     })
+}
+
+/// What `shutdown` does with the sessions (`sessions`: "keep" leaves them to their holders for the
+/// next daemon, "end" ends them): true to keep. Without `sessions`, it is refused while any session
+/// runs, naming them: nothing a user has running ends by surprise.
+fn shutdown_sessions(params: &Value, ctx: &Context) -> Result<bool, OpError> {
+    match params.get("sessions").and_then(Value::as_str) {
+        Some("keep") => return Ok(true),
+        Some("end") => return Ok(false),
+        Some(other) => {
+            return Err(OpError::invalid(
+                "sessions",
+                format!("sessions: {other:?} is neither \"keep\" nor \"end\""),
+            ))
+        }
+        None => {}
+    }
+    let mut running: Vec<String> = ctx
+        .registry
+        .list()
+        .into_iter()
+        .filter(|s| s.alive)
+        .map(|s| format!("{} ({})", s.sid, shell_words::join(&s.cmd)))
+        .collect();
+    running.extend(
+        ctx.desktops
+            .list()
+            .into_iter()
+            .map(|d| format!("{} (a desktop)", d.sid)),
+    );
+    if running.is_empty() {
+        return Ok(false);
+    }
+    Err(OpError::invalid(
+        "sessions",
+        format!(
+            "{} session(s) still run: {}. `daemon stop --keep-sessions` leaves terminal sessions running for the next daemon (desktops end); `daemon stop --end-sessions` ends them all",
+            running.len(),
+            running.join(", ")
+        ),
+    ))
 }
 
 /// A name for this daemon's life: its pid and the time it started, in nanoseconds.
@@ -672,10 +740,16 @@ fn handle(request: Request, ctx: &Context, state: &Arc<DaemonState>, tx: &Outbox
                 });
             }
         },
-        "shutdown" => {
-            tx.send(Response::done(id, Ok(json!({"ok": true}))));
-            state.stop.send_replace(true);
-        }
+        "shutdown" => match shutdown_sessions(&params, ctx) {
+            Err(error) => tx.send(Response::done(id, Err(error))),
+            Ok(keep) => {
+                state
+                    .keep_sessions
+                    .store(keep, std::sync::atomic::Ordering::Release);
+                tx.send(Response::done(id, Ok(json!({"ok": true, "kept": keep}))));
+                state.stop.send_replace(true);
+            }
+        },
         _ => {
             let key = id.to_string();
             let ctx = ctx.clone();

@@ -22,6 +22,17 @@ fn main() -> ExitCode {
             return bad_arguments(&error);
         }
     }
+    // A holder, like the guard, closes what it inherited before anything opens a descriptor.
+    if let Verb::Daemon {
+        action: Some(DaemonAction::Hold),
+        ..
+    } = &cli.verb
+    {
+        return match screenpilot_session::held::hold() {
+            Ok(status) => ExitCode::from(status),
+            Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), cli.json),
+        };
+    }
     // The guard closes what it inherited before anything opens a descriptor of its own.
     if let Verb::Daemon {
         action: Some(DaemonAction::Guard),
@@ -143,7 +154,14 @@ fn here_only(verb: &Verb) -> Option<&'static str> {
         Verb::Render(_) => Some("render (it draws a file here)"),
         Verb::DialStdio { .. } => Some("dial-stdio (it is the far end of a link)"),
         Verb::Daemon {
-            action: None | Some(DaemonAction::Run | DaemonAction::Start | DaemonAction::Guard),
+            action:
+                None
+                | Some(
+                    DaemonAction::Run
+                    | DaemonAction::Start
+                    | DaemonAction::Guard
+                    | DaemonAction::Hold,
+                ),
             ..
         } => Some("daemon run and daemon start (a host's daemon starts with its first link)"),
         _ => None,
@@ -229,13 +247,20 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
         action,
         until_running,
         timeout_ms,
+        keep_sessions,
+        end_sessions,
     } = &cli.verb
     {
         let until = until_running.map(|n| (n, *timeout_ms));
+        let shutdown = match (keep_sessions, end_sessions) {
+            (true, _) => json!({"sessions": "keep"}),
+            (_, true) => json!({"sessions": "end"}),
+            _ => json!({}),
+        };
         if !fleet.is_local() {
-            return remote_daemon(*action, until, &fleet, cli.json).await;
+            return remote_daemon(*action, until, shutdown, &fleet, cli.json).await;
         }
-        return run_daemon(*action, until, &paths, cli.json).await;
+        return run_daemon(*action, until, shutdown, &paths, cli.json).await;
     }
     if let Verb::DialStdio { watch } = &cli.verb {
         screenpilot::bridge::check_not_a_terminal()?;
@@ -309,6 +334,7 @@ const CANCEL_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 async fn remote_daemon(
     action: Option<DaemonAction>,
     until_running: Option<(usize, u64)>,
+    shutdown: serde_json::Value,
     fleet: &Fleet,
     as_json: bool,
 ) -> Result<i32, OpError> {
@@ -322,7 +348,7 @@ async fn remote_daemon(
     let client = fleet.client(0, false).await?;
     match action {
         Some(DaemonAction::Stop) => {
-            match client.call("shutdown", json!({})).await {
+            match client.call("shutdown", shutdown.clone()).await {
                 Ok(_) => {}
                 Err(e) if matches!(e.code, ErrorCode::DaemonGone | ErrorCode::LinkLost) => {}
                 Err(e) => return Err(e),
@@ -384,10 +410,29 @@ fn other_build(status: &serde_json::Value) -> String {
         .unwrap_or_default()
 }
 
+/// The daemon `daemon stop` stops: the running one; or, to end the sessions a killed daemon left
+/// with their holders, one started to take them over.
+async fn stop_target(
+    paths: &Paths,
+    shutdown: &serde_json::Value,
+) -> Result<Option<std::sync::Arc<Client>>, OpError> {
+    if let Some(client) = Client::connect_existing(paths).await? {
+        return Ok(Some(client));
+    }
+    let held = std::fs::read_dir(paths.dir.join("holders"))
+        .map(|mut entries| entries.next().is_some())
+        .unwrap_or(false);
+    if held && shutdown["sessions"] == "end" {
+        return Ok(Some(Client::connect_or_start(paths).await?));
+    }
+    Ok(None)
+}
+
 /// The daemon verbs: run in the foreground, start in the background, stop, status.
 async fn run_daemon(
     action: Option<DaemonAction>,
     until_running: Option<(usize, u64)>,
+    shutdown: serde_json::Value,
     paths: &Paths,
     as_json: bool,
 ) -> Result<i32, OpError> {
@@ -452,9 +497,9 @@ async fn run_daemon(
                 Ok(1)
             }
         },
-        DaemonAction::Stop => match Client::connect_existing(paths).await? {
+        DaemonAction::Stop => match stop_target(paths, &shutdown).await? {
             Some(client) => {
-                match client.call("shutdown", json!({})).await {
+                match client.call("shutdown", shutdown.clone()).await {
                     Ok(_) => {}
                     // It may exit before its answer is written: gone is what we asked for.
                     Err(e) if e.code == ErrorCode::DaemonGone => {}
@@ -471,6 +516,8 @@ async fn run_daemon(
                 Ok(0)
             }
         },
-        DaemonAction::Guard => unreachable!("main runs the guard before any runtime starts"),
+        DaemonAction::Guard | DaemonAction::Hold => {
+            unreachable!("main runs the guard and holders before any runtime starts")
+        }
     }
 }

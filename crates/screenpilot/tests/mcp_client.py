@@ -672,7 +672,7 @@ def main() -> int:
         summary["traceback"] = "".join(traceback.format_exception(leaf))
     finally:
         if own_dir:
-            subprocess.run([args.binary, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+            subprocess.run([args.binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(summary, indent=2))
     return 0 if summary["ok"] else 1

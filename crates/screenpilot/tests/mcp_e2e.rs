@@ -36,7 +36,7 @@ impl DaemonDir {
 impl Drop for DaemonDir {
     fn drop(&mut self) {
         let stopped = Command::new(BINARY)
-            .args(["daemon", "stop"])
+            .args(["daemon", "stop", "--end-sessions"])
             .env("SCREENPILOT_DIR", &self.path)
             .output();
         if let Err(e) = stopped {

@@ -328,7 +328,7 @@ fn a_daemon_that_stops_leaves_no_guard() {
     let guard = guard_pid(&daemon);
     assert!(running(guard), "the guard {guard} does not run");
     let _cleanup = KillOnDrop(stubborn.iter().copied().chain([guard]).collect());
-    daemon.sp_json(&["daemon", "stop"]);
+    daemon.sp_json(&["daemon", "stop", "--end-sessions"]);
     for pid in stubborn.iter().chain([&guard]) {
         assert!(
             wait_for_process_exit(*pid, Duration::from_secs(30)),

@@ -227,7 +227,7 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         if let Some(installed) = &self.installed {
             let _ = Command::new(installed)
-                .args(["daemon", "stop"])
+                .args(["daemon", "stop", "--end-sessions"])
                 .env("SCREENPILOT_DIR", self.path.join("daemon"))
                 .output();
         }

@@ -81,7 +81,7 @@ async fn main() {
             .expect("timestamp");
         latencies_us.push((seen.saturating_sub(written)) as f64 / 1000.0);
     }
-    registry.close_all().await;
+    registry.close_all(false).await;
     latencies_us.sort_by(|a, b| a.total_cmp(b));
     println!(
         "in-process wait_for latency over {iterations} runs, {sessions} live session(s): median {:.0} us, p95 {:.0} us, p99 {:.0} us, max {:.0} us",

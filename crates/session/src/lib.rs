@@ -2,6 +2,7 @@
 //! recording and limits. The daemon owns one [`Registry`]; everything else is reached through it.
 
 pub mod error;
+pub mod held;
 pub mod leftovers;
 pub mod process;
 pub mod readiness;

@@ -273,8 +273,13 @@ pub fn start_time(pid: i32) -> Option<u64> {
 }
 
 /// The pty's controlling side, made non-blocking and registered with the async runtime.
-fn async_pty(pty: pty_process::blocking::Pty) -> std::io::Result<pty_process::Pty> {
-    let fd = OwnedFd::from(pty);
+pub(crate) fn async_pty(pty: pty_process::blocking::Pty) -> std::io::Result<pty_process::Pty> {
+    async_master(OwnedFd::from(pty))
+}
+
+/// A pty's controlling side `fd` (a holder's, say), made non-blocking and registered with the async
+/// runtime.
+pub(crate) fn async_master(fd: OwnedFd) -> std::io::Result<pty_process::Pty> {
     let flags = rustix::fs::fcntl_getfl(&fd)?;
     rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
     // SAFETY: `fd` is the open controlling side of a pty, now non-blocking, as from_fd requires.
@@ -346,7 +351,7 @@ fn signal_all(pids: &[i32], signal: Signal) {
 
 /// Wait until every process in `pids` has terminated, or `limit` passes. Woken by pidfds becoming
 /// readable, not by polling. Returns true when all are gone.
-async fn wait_gone(pids: &[i32], limit: Duration) -> bool {
+pub(crate) async fn wait_gone(pids: &[i32], limit: Duration) -> bool {
     let waits = pids.iter().filter_map(|pid| {
         let fd: OwnedFd =
             rustix::process::pidfd_open(Pid::from_raw(*pid)?, rustix::process::PidfdFlags::empty())

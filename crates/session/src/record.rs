@@ -142,6 +142,28 @@ impl Recorder {
         })
     }
 
+    /// Go on writing an existing recording at `path` (a session a daemon before this one recorded):
+    /// new events are appended to it.
+    pub fn resume(path: &Path, input: bool) -> Result<Recorder> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| SessionError::Io(format!("record: {}: {e}", path.display())))?;
+        Ok(Recorder {
+            out: BufWriter::new(file),
+            path: path.to_owned(),
+            start: Instant::now(),
+            last_us: 0,
+            input,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Whether input is recorded too.
+    pub fn records_input(&self) -> bool {
+        self.input
+    }
+
     /// The file being written.
     pub fn path(&self) -> &Path {
         &self.path

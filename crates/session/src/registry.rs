@@ -36,6 +36,10 @@ pub struct Registry {
     changes: tokio::sync::watch::Sender<u64>,
     /// The sessions a killed daemon before this one took with it, and whether a caller was told.
     lost: Mutex<(Vec<crate::leftovers::Lost>, bool)>,
+    /// Where sessions' holders start and listen, when sessions are to outlive this process.
+    hold: std::sync::OnceLock<crate::held::HoldConfig>,
+    /// Holders this process found and could not take over, and whether a caller was told.
+    refused: Mutex<(Vec<String>, bool)>,
 }
 
 impl Registry {
@@ -49,6 +53,8 @@ impl Registry {
             records: std::sync::OnceLock::new(),
             changes: tokio::sync::watch::channel(0).0,
             lost: Mutex::new((Vec::new(), false)),
+            hold: std::sync::OnceLock::new(),
+            refused: Mutex::new((Vec::new(), false)),
         })
     }
 
@@ -66,22 +72,78 @@ impl Registry {
             .clone()
     }
 
-    /// Once: the words that tell the first caller which sessions were lost.
+    /// Once: the words that tell the first caller which sessions were lost, and which holders could
+    /// not be taken over.
     pub fn take_lost_notice(&self) -> Option<String> {
-        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
-        if lost.0.is_empty() || lost.1 {
-            return None;
+        let mut said = Vec::new();
+        {
+            let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+            if !lost.0.is_empty() && !lost.1 {
+                lost.1 = true;
+                let named: Vec<String> = lost
+                    .0
+                    .iter()
+                    .map(|l| format!("{} ({})", l.sid, l.cmd))
+                    .collect();
+                said.push(format!(
+                    "the daemon before this one was killed, and its sessions ended with it: {}; `list` shows them",
+                    named.join(", ")
+                ));
+            }
         }
-        lost.1 = true;
-        let named: Vec<String> = lost
-            .0
-            .iter()
-            .map(|l| format!("{} ({})", l.sid, l.cmd))
-            .collect();
-        Some(format!(
-            "the daemon before this one was killed, and its sessions ended with it: {}; `list` shows them",
-            named.join(", ")
-        ))
+        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        if !refused.0.is_empty() && !refused.1 {
+            refused.1 = true;
+            said.push(format!(
+                "sessions left by the daemon before this one that it could not take over: {}",
+                refused.0.join("; ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join(". "))
+    }
+
+    /// Start every session from now on with a holder of its own ([`crate::held`]), so that it
+    /// outlives this process. Set once, before any session starts.
+    pub fn use_holders(&self, config: crate::held::HoldConfig) {
+        let _ = self.hold.set(config);
+    }
+
+    /// Take over the sessions whose holders a process before this one left (see
+    /// [`Registry::use_holders`]); those that cannot be taken are left running, and named to the
+    /// first caller ([`Registry::take_lost_notice`]). Returns how many were taken over.
+    pub async fn adopt_held(&self) -> usize {
+        let Some(config) = self.hold.get().cloned() else {
+            return 0;
+        };
+        let found = tokio::task::spawn_blocking(move || crate::held::find(&config))
+            .await
+            .unwrap_or_default();
+        let mut taken = 0;
+        let mut refused = Vec::new();
+        for held in found {
+            let adopted = held.and_then(|held| Session::adopt(held, self.limits.clone()));
+            match adopted {
+                Ok(session) => {
+                    let mut sessions = self.sessions();
+                    if sessions.contains_key(&session.sid) {
+                        refused.push(format!(
+                            "a second session named '{}' (pid {})",
+                            session.sid, session.pid
+                        ));
+                        continue;
+                    }
+                    sessions.insert(session.sid.clone(), session);
+                    taken += 1;
+                }
+                Err(why) => {
+                    eprintln!("screenpilot daemon: {why}");
+                    refused.push(why);
+                }
+            }
+        }
+        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = (refused, false);
+        self.changes.send_modify(|n| *n += 1);
+        taken
     }
 
     /// Record every session started from now on in `records` until it is closed. Set once.
@@ -157,6 +219,7 @@ impl Registry {
             if ended {
                 if let Some(old) = sessions.remove(sid) {
                     self.forget_record(&old);
+                    tokio::spawn(async move { old.release().await });
                 }
             }
         }
@@ -178,8 +241,9 @@ impl Registry {
         if let Some((cut, _)) = command.char_indices().nth(200) {
             command.truncate(cut);
         }
-        let session = Session::start(sid.clone(), spec, self.limits.clone())?;
-        if let Some(records) = self.records.get() {
+        let session = Session::start(sid.clone(), spec, self.limits.clone(), self.hold.get())?;
+        // A held session outlives this process: nothing of it is a leftover to end.
+        if let Some(records) = self.records.get().filter(|_| !session.is_held()) {
             let named = crate::leftovers::Lost {
                 sid: sid.to_string(),
                 cmd: command,
@@ -225,8 +289,9 @@ impl Registry {
     }
 
     /// Close every session (daemon shutdown), all at once: each may spend its grace periods waiting for
-    /// programs that ignore HUP and TERM, and those waits overlap instead of adding up.
-    pub async fn close_all(&self) {
+    /// programs that ignore HUP and TERM, and those waits overlap instead of adding up. With `keep`,
+    /// held sessions are left to their holders, running, for the next daemon.
+    pub async fn close_all(&self, keep: bool) {
         let all = {
             let mut sessions = self.sessions();
             self.shutting_down.store(true, Ordering::Release);
@@ -234,7 +299,7 @@ impl Registry {
         };
         self.changes.send_modify(|n| *n += 1);
         let mut closing = tokio::task::JoinSet::new();
-        for session in all.into_values() {
+        for session in all.into_values().filter(|s| !(keep && s.is_held())) {
             closing.spawn(async move {
                 session.close().await;
                 session

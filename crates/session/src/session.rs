@@ -170,6 +170,9 @@ pub struct Session {
     marks_expected: bool,
     /// The pty as the kernel describes it: what the program in front waits for.
     terminal: Option<crate::readiness::Terminal>,
+    /// The holder that keeps the pty and the program when this daemon is gone ([`crate::held`]);
+    /// `None` for a session this process holds itself.
+    held: Option<crate::held::Link>,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -207,51 +210,219 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// What a session is made of, before its pump starts.
+struct Parts {
+    sid: SessionId,
+    pid: i32,
+    argv: Vec<String>,
+    cwd: PathBuf,
+    started: SystemTime,
+    detect_child_exit: bool,
+    screen: Screen,
+    shell: Shell,
+    marks_expected: bool,
+    recorder: Option<Recorder>,
+    held: Option<crate::held::Link>,
+}
+
+/// The `'static` name of a kind read back from a holder: the few kinds there are, or a leaked copy.
+fn leak_kind(kind: &str) -> &'static str {
+    match kind {
+        "terminal" => "terminal",
+        "textual" => "textual",
+        other => Box::leak(other.to_owned().into_boxed_str()),
+    }
+}
+
 impl Session {
-    /// Start the program and the pump that watches it.
-    pub fn start(sid: SessionId, spec: SpawnSpec, limits: Arc<Limits>) -> Result<Arc<Session>> {
+    /// Start the program and the pump that watches it: on a pty of this process, or, given `hold`,
+    /// of a holder of its own that outlives this process ([`crate::held`]).
+    pub fn start(
+        sid: SessionId,
+        spec: SpawnSpec,
+        limits: Arc<Limits>,
+        hold: Option<&crate::held::HoldConfig>,
+    ) -> Result<Arc<Session>> {
         let recorder = match &spec.record {
             Some(target) => Some(Recorder::create(target, spec.size, &spec.argv)?),
             None => None,
         };
         let token = crate::shell::new_token();
-        let spawned = process::spawn(&spec, token)?;
-        let marks_expected = crate::shell::marks_expected(&spec);
         let shell = Shell::for_spec(&spec, token);
-        let terminal = {
-            use std::os::fd::AsFd;
-            crate::readiness::Terminal::new(spawned.pty.as_fd(), spawned.pid).ok()
+        let marks_expected = crate::shell::marks_expected(&spec);
+        let (pty, pid, exit, held) = match hold {
+            None => {
+                let spawned = process::spawn(&spec, token)?;
+                (spawned.pty, spawned.pid, spawned.exit, None)
+            }
+            Some(config) => {
+                let notes = crate::held::Notes {
+                    sid: sid.to_string(),
+                    argv: spec.argv.clone(),
+                    cwd: spec.cwd.clone(),
+                    kind: None,
+                    signed: shell.token(),
+                    marks_expected,
+                    detect_child_exit: spec.detect_child_exit,
+                    recording: spec.record.as_ref().map(|r| (r.path.clone(), r.input)),
+                };
+                let held = crate::held::start(config, &spec, token, &notes, &limits)?;
+                let (link, exit, master, hello, _) = crate::held::Link::open(held)
+                    .map_err(|e| SessionError::Io(format!("the session's holder: {e}")))?;
+                let pty = process::async_master(master)
+                    .map_err(|e| SessionError::Io(format!("the session's pty: {e}")))?;
+                (pty, hello.pid, exit, Some(link))
+            }
         };
-        let (reader, writer) = spawned.pty.into_split();
-        let session = Arc::new(Session {
+        let parts = Parts {
             sid,
-            pid: spawned.pid,
+            pid,
             argv: spec.argv,
             cwd: spec.cwd,
             started: SystemTime::now(),
             detect_child_exit: spec.detect_child_exit,
-            screen: Mutex::new(Screen::new(spec.size, limits.scrollback_lines)),
+            screen: Screen::new(spec.size, limits.scrollback_lines),
+            shell,
+            marks_expected,
+            recorder,
+            held,
+        };
+        Ok(Session::assemble(parts, pty, exit, limits))
+    }
+
+    /// Take over a session a daemon before this one left with its holder: its screen is rebuilt from
+    /// what the holder kept, and it goes on as it was (its recording too).
+    pub fn adopt(
+        held: crate::held::Held,
+        limits: Arc<Limits>,
+    ) -> std::result::Result<Arc<Session>, String> {
+        let (link, exit, master, hello, replay) =
+            crate::held::Link::open(held).map_err(|e| format!("the holder's link: {e}"))?;
+        let notes: crate::held::Notes =
+            serde_json::from_value(hello.notes.clone()).map_err(|e| {
+                format!(
+                    "holder {}: what it kept of the session does not read: {e}",
+                    hello.holder
+                )
+            })?;
+        let sid =
+            SessionId::parse(&notes.sid).map_err(|e| format!("holder {}: {e}", hello.holder))?;
+        let size = {
+            use std::os::fd::AsFd;
+            crate::held::pty_size(master.as_fd()).unwrap_or(Size::new(80, 24))
+        };
+        let pty =
+            process::async_master(master).map_err(|e| format!("session '{sid}': its pty: {e}"))?;
+        let mut screen = Screen::new(size, limits.scrollback_lines);
+        // Queries in the replay were answered when they were new.
+        let _ = screen.feed(&replay);
+        let mut shell = Shell::signed(notes.signed);
+        shell.absorb(&replay, size);
+        let recorder = notes.recording.as_ref().and_then(|(path, input)| {
+            crate::record::Recorder::resume(path, *input)
+                .map_err(|e| {
+                    eprintln!("screenpilot daemon: session '{sid}' no longer records: {e}")
+                })
+                .ok()
+        });
+        let parts = Parts {
+            sid,
+            pid: hello.pid,
+            argv: notes.argv.clone(),
+            cwd: notes.cwd.clone(),
+            started: SystemTime::UNIX_EPOCH + Duration::from_secs(hello.started),
+            detect_child_exit: notes.detect_child_exit,
+            screen,
+            shell,
+            marks_expected: notes.marks_expected,
+            recorder,
+            held: Some(link),
+        };
+        let session = Session::assemble(parts, pty, exit, limits);
+        if let Some(kind) = notes.kind.as_deref() {
+            session.set_kind(leak_kind(kind));
+        }
+        Ok(session)
+    }
+
+    fn assemble(
+        parts: Parts,
+        pty: pty_process::Pty,
+        exit: watch::Receiver<Option<ExitInfo>>,
+        limits: Arc<Limits>,
+    ) -> Arc<Session> {
+        let terminal = {
+            use std::os::fd::AsFd;
+            crate::readiness::Terminal::new(pty.as_fd(), parts.pid).ok()
+        };
+        let (reader, writer) = pty.into_split();
+        let session = Arc::new(Session {
+            sid: parts.sid,
+            pid: parts.pid,
+            argv: parts.argv,
+            cwd: parts.cwd,
+            started: parts.started,
+            detect_child_exit: parts.detect_child_exit,
+            screen: Mutex::new(parts.screen),
             writer: tokio::sync::Mutex::new(writer),
             updates: watch::Sender::new(0),
-            exit: spawned.exit.clone(),
+            exit: exit.clone(),
             finished: watch::Sender::new(false),
             last_used: Mutex::new(Instant::now()),
-            recorder: Mutex::new(recorder),
+            recorder: Mutex::new(parts.recorder),
             pump: Mutex::new(None),
             closed: std::sync::atomic::AtomicBool::new(false),
             kind: std::sync::OnceLock::new(),
             waiters: std::sync::atomic::AtomicUsize::new(0),
             limits,
             viewers: Mutex::new(Vec::new()),
-            shell: Mutex::new(shell),
+            shell: Mutex::new(parts.shell),
             views: Mutex::new(Views::default()),
-            marks_expected,
+            marks_expected: parts.marks_expected,
             terminal,
+            held: parts.held,
             _return_memory: ReturnMemory,
         });
-        let handle = tokio::spawn(pump(session.clone(), reader, spawned.exit));
+        let handle = tokio::spawn(pump(session.clone(), reader, exit));
         *lock(&session.pump) = Some(handle);
-        Ok(session)
+        session
+    }
+
+    /// What a holder keeps for the next daemon: what the session is now.
+    fn notes(&self) -> crate::held::Notes {
+        let recording = lock(&self.recorder)
+            .as_ref()
+            .map(|r| (r.path().to_owned(), r.records_input()));
+        crate::held::Notes {
+            sid: self.sid.to_string(),
+            argv: self.argv.clone(),
+            cwd: self.cwd.clone(),
+            kind: self.kind.get().map(|k| (*k).to_owned()),
+            signed: lock(&self.shell).token(),
+            marks_expected: self.marks_expected,
+            detect_child_exit: self.detect_child_exit,
+            recording,
+        }
+    }
+
+    /// Tell the holder, if any, what the session is now.
+    fn tell_holder(&self) {
+        if let Some(link) = &self.held {
+            link.notes(&self.notes());
+        }
+    }
+
+    /// Whether a holder keeps this session's program, so it outlives this process.
+    pub fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The session is over for good (closed, or its sid taken by a new one): its holder, if any,
+    /// ends what is left of it and exits.
+    pub async fn release(&self) {
+        if let Some(link) = &self.held {
+            link.end().await;
+        }
     }
 
     /// Apply program output to the screen and answer any terminal queries in it.
@@ -261,7 +432,11 @@ impl Session {
             if let Some(recorder) = lock(&self.recorder).as_mut() {
                 recorder.output(bytes);
             }
-            (screen.feed(bytes), screen.size())
+            let replies = screen.feed(bytes);
+            if let Some(link) = &self.held {
+                link.output(bytes, &screen);
+            }
+            (replies, screen.size())
         };
         lock(&self.shell).absorb(bytes, size);
         self.answer(&replies).await;
@@ -354,7 +529,9 @@ impl Session {
 
     /// Label the session for `list` (once; e.g. "textual" for a Textual app on the pty).
     pub fn set_kind(&self, kind: &'static str) {
-        let _ = self.kind.set(kind);
+        if self.kind.set(kind).is_ok() {
+            self.tell_holder();
+        }
     }
 
     pub fn kind(&self) -> &'static str {
@@ -496,6 +673,9 @@ impl Session {
             if let Some(recorder) = lock(&self.recorder).as_mut() {
                 recorder.resize(size);
             }
+            if let Some(link) = &self.held {
+                link.checkpoint(&screen);
+            }
         }
         self.updates.send_modify(|g| *g += 1);
         Ok(())
@@ -538,12 +718,15 @@ impl Session {
         let mut recorder = Recorder::begin(file, target, screen.size(), &self.argv)?;
         recorder.output(&record::opening(&screen));
         *slot = Some(recorder);
+        drop((slot, screen));
+        self.tell_holder();
         Ok(())
     }
 
     /// Stop recording and close the file; the program keeps running. The file recorded, if any.
     pub fn stop_recording(&self) -> Option<PathBuf> {
         let recorder = lock(&self.recorder).take()?;
+        self.tell_holder();
         Some(recorder.path().to_owned())
     }
 
@@ -669,6 +852,7 @@ impl Session {
             pump.abort();
         }
         self.announce_end();
+        self.release().await;
     }
 }
 

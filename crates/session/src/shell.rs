@@ -102,6 +102,11 @@ impl Shell {
         Shell::signed(integrated(spec).then_some(token))
     }
 
+    /// The token its marks are signed with, when they are.
+    pub fn token(&self) -> Option<u64> {
+        self.token
+    }
+
     pub fn state(&self) -> ShellState {
         self.state
     }

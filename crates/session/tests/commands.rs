@@ -85,7 +85,7 @@ async fn a_command_is_its_own_output_and_exit_status() {
     assert_eq!(done.exit_code, Some(2));
     assert!(done.lines[0].contains("No such file"), "{:?}", done.lines);
     assert_eq!(session.last_exit(), Some(2));
-    registry.close_all().await;
+    registry.close_all(false).await;
 }
 
 #[tokio::test]
@@ -111,7 +111,7 @@ async fn the_integration_keeps_a_prompt_that_shows_the_status() {
         "{}",
         session.read(Default::default()).text
     );
-    registry.close_all().await;
+    registry.close_all(false).await;
 }
 
 #[tokio::test]
@@ -128,5 +128,5 @@ async fn a_shell_of_its_own_prompt_command_gives_no_marks() {
     wait_until(&session, &until, LONG).await;
     // PS0 is still ours; without PROMPT_COMMAND there is no end mark, and no prompt mark.
     assert_eq!(session.shell_state(), ShellState::Unmarked);
-    registry.close_all().await;
+    registry.close_all(false).await;
 }

@@ -52,7 +52,7 @@ async fn the_session_limit_refuses_and_harms_nothing() {
     assert!(matches!(err, SessionError::Limit(_)), "{err}");
     assert!(err.to_string().contains("2 sessions are running"), "{err}");
     assert!(a.alive() && b.alive());
-    registry.close_all().await;
+    registry.close_all(false).await;
 }
 
 #[tokio::test]
@@ -134,7 +134,7 @@ async fn a_regex_finds_output_wider_than_the_terminal() {
     // The screen itself still has one line per row.
     let text = session.read(Default::default()).text;
     assert!(text.lines().next().is_some_and(|l| l.len() == 80), "{text}");
-    registry.close_all().await;
+    registry.close_all(false).await;
 }
 
 #[tokio::test]
@@ -163,7 +163,7 @@ async fn close_all_ends_stubborn_sessions_together_not_one_after_another() {
         leaders.push(session.pid);
     }
     let start = std::time::Instant::now();
-    registry.close_all().await;
+    registry.close_all(false).await;
     let took = start.elapsed();
     // Each session needs both grace periods before KILL: together that is about two graces, one after
     // another at least eight. The bound sits just under eight so a loaded machine has 3.5x headroom.
@@ -181,7 +181,7 @@ async fn close_all_ends_stubborn_sessions_together_not_one_after_another() {
 async fn no_session_starts_once_shutdown_has_begun() {
     let registry = Registry::new(Limits::default());
     let before = registry.spawn(spec(&["cat"])).unwrap();
-    registry.close_all().await;
+    registry.close_all(false).await;
     assert!(before.is_closed());
     let err = registry.spawn(spec(&["cat"])).unwrap_err();
     assert!(err.to_string().contains("shutting down"), "{err}");
@@ -218,7 +218,7 @@ async fn an_exact_base_environment_is_all_the_program_gets_and_its_path_finds_th
         text.contains("BASE=1 EXTRA=2 TERM=xterm-256color HOME=unset COLUMNS=unset TMUX=unset"),
         "{text}"
     );
-    registry.close_all().await;
+    registry.close_all(false).await;
 }
 
 #[tokio::test]

@@ -272,7 +272,7 @@ def binary(run, npm_cli):
     found, _ = shot("on PATH")
     assert not found["isError"], text_of(found["result"])
     assert len(images_of(found["result"])) == 1, found["result"]["content"][:1]
-    run.screenpilot("daemon", "stop")
+    run.screenpilot("daemon", "stop", "--end-sessions")
     run.env["PATH"] = f"{node_bin}:{system}"
 
     # From npm: the pi package installed with its dependency, offline, from tarballs: the launcher
@@ -529,7 +529,7 @@ def main():
             scenarios = {"seed": seed, "terminal": terminal, "display": display, "failures": failures, "cancel": cancel}
             summary = scenarios[scenario](run)
     finally:
-        subprocess.run([screenpilot, "daemon", "stop"], env=run.env, capture_output=True)
+        subprocess.run([screenpilot, "daemon", "stop", "--end-sessions"], env=run.env, capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
     print(json.dumps({"ok": True, "scenario": scenario, **summary}))
 

@@ -164,6 +164,12 @@ pub enum Verb {
             requires = "until_running"
         )]
         timeout_ms: u64,
+        /// stop: leave the sessions running, for the next daemon to take over (screens and all).
+        #[arg(long, conflicts_with = "end_sessions")]
+        keep_sessions: bool,
+        /// stop: end every session (without either flag, stop refuses while sessions run, naming them).
+        #[arg(long)]
+        end_sessions: bool,
     },
     /// Connect stdin and stdout to this host's daemon (starting it if needed), for a client on
     /// another host: ssh HOST screenpilot dial-stdio, docker exec -i BOX screenpilot dial-stdio.
@@ -319,6 +325,9 @@ pub enum DaemonAction {
     /// The daemon's guard, which the daemon starts itself (see `guard.rs`).
     #[value(hide = true)]
     Guard,
+    /// A session's holder, which the daemon starts itself (see screenpilot_session::held).
+    #[value(hide = true)]
+    Hold,
 }
 
 /// After input, wait until a condition holds and print the screen: one call per step. Any of them

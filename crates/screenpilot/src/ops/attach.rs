@@ -389,7 +389,7 @@ mod tests {
             shown.lines().any(|line| line.trim_end() == "300000"),
             "{shown}"
         );
-        registry.close_all().await;
+        registry.close_all(false).await;
     }
 
     /// A person who leaves is no longer counted by the time the attachment answers.
@@ -423,6 +423,6 @@ mod tests {
         assert_eq!(answer["detached"], true, "{answer}");
         assert!(session.viewers().is_empty());
         assert!(session.alive());
-        registry.close_all().await;
+        registry.close_all(false).await;
     }
 }

@@ -29,7 +29,7 @@ impl Here {
 
     /// End every session it started.
     async fn end(self) {
-        self.ctx.registry.close_all().await;
+        self.ctx.registry.close_all(false).await;
     }
 
     async fn ok(&self, op: &str, params: Value) -> Value {

@@ -142,7 +142,7 @@ pub async fn run_file(file: &StepFile, options: &RunOptions) -> FileOutcome {
     }
     run.outcome.elapsed = started.elapsed();
     let ctx = run.ctx.clone();
-    tokio::join!(ctx.registry.close_all(), ctx.desktops.close_all());
+    tokio::join!(ctx.registry.close_all(false), ctx.desktops.close_all());
     let _ = std::fs::remove_dir_all(&scratch);
     run.outcome
 }

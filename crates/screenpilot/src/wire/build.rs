@@ -85,7 +85,7 @@ impl Build {
             String::new()
         };
         Some(format!(
-            "the daemon runs {what}{protocol}: `screenpilot daemon stop` ends it and its sessions, and the next command starts this build's"
+            "the daemon runs {what}{protocol}: `screenpilot daemon stop --keep-sessions` ends it, and the next command starts this build's, which takes its terminal sessions over"
         ))
     }
 }

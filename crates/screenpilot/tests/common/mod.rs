@@ -227,7 +227,7 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         // Stop the daemon (it closes its sessions) before the directory goes; ignore "not running".
         let _ = self
-            .command(&["daemon", "stop"])
+            .command(&["daemon", "stop", "--end-sessions"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();

@@ -17,6 +17,8 @@ mod sessions;
 mod stopped_daemon;
 #[path = "../styled_e2e.rs"]
 mod styled;
+#[path = "../survival_e2e.rs"]
+mod survival;
 #[path = "../textual_e2e/main.rs"]
 mod textual;
 #[path = "../waits_e2e.rs"]

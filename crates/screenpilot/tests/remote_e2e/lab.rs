@@ -343,7 +343,7 @@ impl Drop for Lab {
     fn drop(&mut self) {
         for (k, host) in self.hosts.iter_mut().enumerate() {
             let _ = Command::new(binary())
-                .args(["daemon", "stop"])
+                .args(["daemon", "stop", "--end-sessions"])
                 .env("SCREENPILOT_DIR", &host.daemon_dir)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -356,7 +356,7 @@ impl Drop for Lab {
             let _ = k;
         }
         let _ = Command::new(binary())
-            .args(["daemon", "stop"])
+            .args(["daemon", "stop", "--end-sessions"])
             .env("SCREENPILOT_DIR", self.dir.path().join("local"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
