@@ -422,6 +422,16 @@ fn make_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// The daemon's side of a holder, once met: what the session sends it, in order.
+/// A holder met and linked: the link, the program's end as the holder reports it, the pty's master,
+/// its greeting and what it kept of the screen.
+pub struct Opened {
+    pub link: Link,
+    pub exit: watch::Receiver<Option<ExitInfo>>,
+    pub master: OwnedFd,
+    pub hello: Hello,
+    pub replay: Vec<u8>,
+}
+
 /// A frame for the holder, and who waits to hear it was written.
 type Outgoing = (Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>);
 
@@ -438,15 +448,7 @@ pub struct Link {
 impl Link {
     /// Talk to the holder of `held`. Returns the link and the program's end as the holder reports
     /// it (also when the holder itself ends: then once the program is gone, status unknown).
-    pub fn open(
-        held: Held,
-    ) -> std::io::Result<(
-        Link,
-        watch::Receiver<Option<ExitInfo>>,
-        OwnedFd,
-        Hello,
-        Vec<u8>,
-    )> {
+    pub fn open(held: Held) -> std::io::Result<Opened> {
         let Held {
             hello,
             master,
@@ -501,7 +503,13 @@ impl Link {
             since_checkpoint: AtomicUsize::new(replay.len()),
             behind: AtomicBool::new(false),
         };
-        Ok((link, exit, master, hello, replay))
+        Ok(Opened {
+            link,
+            exit,
+            master,
+            hello,
+            replay,
+        })
     }
 
     fn send(&self, frame: Vec<u8>) {

@@ -267,7 +267,13 @@ impl Session {
                     recording: spec.record.as_ref().map(|r| (r.path.clone(), r.input)),
                 };
                 let held = crate::held::start(config, &spec, token, &notes, &limits)?;
-                let (link, exit, master, hello, _) = crate::held::Link::open(held)
+                let crate::held::Opened {
+                    link,
+                    exit,
+                    master,
+                    hello,
+                    ..
+                } = crate::held::Link::open(held)
                     .map_err(|e| SessionError::Io(format!("the session's holder: {e}")))?;
                 let pty = process::async_master(master)
                     .map_err(|e| SessionError::Io(format!("the session's pty: {e}")))?;
@@ -296,8 +302,13 @@ impl Session {
         held: crate::held::Held,
         limits: Arc<Limits>,
     ) -> std::result::Result<Arc<Session>, String> {
-        let (link, exit, master, hello, replay) =
-            crate::held::Link::open(held).map_err(|e| format!("the holder's link: {e}"))?;
+        let crate::held::Opened {
+            link,
+            exit,
+            master,
+            hello,
+            replay,
+        } = crate::held::Link::open(held).map_err(|e| format!("the holder's link: {e}"))?;
         let notes: crate::held::Notes =
             serde_json::from_value(hello.notes.clone()).map_err(|e| {
                 format!(
