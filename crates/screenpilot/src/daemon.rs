@@ -149,13 +149,16 @@ pub async fn run(
     let ctx = Context::new(Registry::new(limits));
     // Each terminal session gets a holder of its own, so it outlives this daemon; those a daemon
     // before this one left are taken over before the first request is answered.
-    ctx.registry
-        .use_holders(screenpilot_session::held::HoldConfig {
-            command: ["/proc/self/exe", "daemon", "hold"]
-                .map(str::to_owned)
-                .to_vec(),
-            dir: paths.dir.join("holders"),
-        });
+    // SCREENPILOT_HOLDERS=off: sessions end with their daemon, as before holders (and to measure them).
+    if std::env::var("SCREENPILOT_HOLDERS").as_deref() != Ok("off") {
+        ctx.registry
+            .use_holders(screenpilot_session::held::HoldConfig {
+                command: ["/proc/self/exe", "daemon", "hold"]
+                    .map(str::to_owned)
+                    .to_vec(),
+                dir: paths.dir.join("holders"),
+            });
+    }
     let adopted = ctx.registry.adopt_held().await;
     if adopted > 0 {
         eprintln!("screenpilot daemon: took over {adopted} session(s) a daemon before this one left running");

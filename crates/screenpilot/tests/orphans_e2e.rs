@@ -1,4 +1,5 @@
-//! A daemon killed with SIGKILL cannot end its sessions: programs that ignore the hang-up would keep
+//! Sessions without holders (`SCREENPILOT_HOLDERS=off`; with them, sessions outlive the daemon:
+//! survival_e2e) end with their daemon. A daemon killed with SIGKILL cannot end them: programs that ignore the hang-up would keep
 //! running (reparented to init) and its desktops' private directories would stay. Its guard process
 //! ends them at once; should the guard have been killed too, the next daemon on the same directory
 //! ends them before it answers anything. Either touches nothing that is not provably its own. Real
@@ -97,7 +98,11 @@ fn the_next_daemon_ends_what_a_killed_one_left_and_nothing_else() {
         .tempdir()
         .expect("runtime dir");
     let runtime_path = runtime.path().to_str().expect("utf-8 path").to_owned();
-    let daemon = Daemon::with_env(&[("XDG_RUNTIME_DIR", &runtime_path)]);
+    // Sessions without holders (SCREENPILOT_HOLDERS=off) end with their daemon: what is tested here.
+    let daemon = Daemon::with_env(&[
+        ("XDG_RUNTIME_DIR", &runtime_path),
+        ("SCREENPILOT_HOLDERS", "off"),
+    ]);
 
     let (stubborn, leaderless) = stubborn_sessions(&daemon, 1000);
 
@@ -240,7 +245,11 @@ fn a_killed_daemons_guard_ends_its_sessions_without_a_next_daemon() {
         .tempdir()
         .expect("runtime dir");
     let runtime_path = runtime.path().to_str().expect("utf-8 path").to_owned();
-    let daemon = Daemon::with_env(&[("XDG_RUNTIME_DIR", &runtime_path)]);
+    // Sessions without holders (SCREENPILOT_HOLDERS=off) end with their daemon: what is tested here.
+    let daemon = Daemon::with_env(&[
+        ("XDG_RUNTIME_DIR", &runtime_path),
+        ("SCREENPILOT_HOLDERS", "off"),
+    ]);
     let (stubborn, leaderless) = stubborn_sessions(&daemon, 600);
     // A desktop whose program ignores HUP and TERM; it says its pids once they are there.
     let pids_file = daemon.path().join("desktop-pids");
@@ -312,7 +321,7 @@ fn a_killed_daemons_guard_ends_its_sessions_without_a_next_daemon() {
 
 #[test]
 fn a_daemon_that_stops_leaves_no_guard() {
-    let daemon = Daemon::new();
+    let daemon = Daemon::with_env(&[("SCREENPILOT_HOLDERS", "off")]);
     daemon.sp_json(&[
         "spawn",
         "--sid",
