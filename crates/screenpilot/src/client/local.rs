@@ -136,7 +136,7 @@ fn call_blocking_once(
             if reader.read_line(&mut answer).map_err(gone)? == 0 {
                 return Err(OpError::new(
                     ErrorCode::DaemonGone,
-                    super::interrupted("the screenpilot daemon"),
+                    crate::wire::error::interrupted("the screenpilot daemon"),
                 ));
             }
             let response: Response = serde_json::from_str(&answer).map_err(|e| {

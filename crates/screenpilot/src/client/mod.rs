@@ -102,11 +102,6 @@ pub struct Call {
     link: Arc<Link>,
 }
 
-/// What a request the daemon ended under says: `daemon` names the daemon.
-pub(crate) fn interrupted(daemon: &str) -> String {
-    format!("{daemon} ended before answering: this request was interrupted. Its terminal sessions live on with their holders, and the next call starts a daemon that takes them over: run the request again")
-}
-
 impl Call {
     /// The next progress line, or the final answer (then the call is over).
     pub async fn next(&mut self) -> Result<Response, OpError> {
@@ -116,7 +111,10 @@ impl Call {
                 Some(why) => OpError::new(ErrorCode::DaemonUnavailable, why),
                 None => OpError::new(
                     ErrorCode::DaemonGone,
-                    interrupted(&format!("the screenpilot daemon ({})", self.link.place)),
+                    crate::wire::error::interrupted(&format!(
+                        "the screenpilot daemon ({})",
+                        self.link.place
+                    )),
                 ),
             }),
         }

@@ -183,3 +183,8 @@ impl OpError {
         self
     }
 }
+
+/// What a request the daemon ended under says: `daemon` names the daemon.
+pub fn interrupted(daemon: &str) -> String {
+    format!("{daemon} ended before answering: this request was interrupted. Its terminal sessions live on with their holders, and the next call starts a daemon that takes them over: run the request again")
+}
