@@ -203,6 +203,10 @@ pub async fn run(
         keep_sessions: std::sync::atomic::AtomicBool::new(false),
     });
 
+    // Which build serves here, for clients to compare without a request (see `hand_over_to_this_build`).
+    if let Ok(text) = serde_json::to_vec(&state.build) {
+        let _ = std::fs::write(crate::wire::build::build_file(&paths), text);
+    }
     let _ = writeln!(
         announce,
         "screenpilot daemon ready on {}",
@@ -321,6 +325,8 @@ fn status(ctx: &Context, state: &DaemonState) -> Value {
         "sessions": ctx.registry.list().len() + ctx.desktops.list().len(),
         "max_sessions": ctx.registry.limits().max_sessions,
         "requests_running": *state.running.borrow(),
+        // Sessions outlive this daemon: a client of another build may have it hand them over.
+        "holders": ctx.registry.holds(),
         "instance": state.instance,
         "metrics": state.metrics.map(|addr| format!("http://{addr}/metrics")),
     })

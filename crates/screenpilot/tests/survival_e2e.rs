@@ -428,3 +428,121 @@ fn fake_holder(path: &Path, mode: &str, foreign: bool) -> std::process::Child {
     let _ = std::io::stdout().flush();
     child
 }
+
+/// An upgrade: the daemon here is another build (a copy of the binary: another executable, which
+/// also announces 0.0.9). A call of this build while it serves a request leaves it be and says so;
+/// once it is idle, the next call has it hand its sessions over to this build's daemon.
+#[test]
+fn an_idle_daemon_of_another_build_hands_its_sessions_to_this_one() {
+    let d = Daemon::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let old = elsewhere.path().join("screenpilot");
+    std::fs::copy(common::binary(), &old).unwrap();
+    let old_cli = |args: &[&str]| {
+        let mut command = Command::new(&old);
+        command
+            .args(args)
+            .env("SCREENPILOT_DIR", d.path())
+            .env("SCREENPILOT_TEST_ANNOUNCE_VERSION", "0.0.9")
+            .current_dir(d.path())
+            .stdin(Stdio::null());
+        command
+    };
+    let spawned = old_cli(&[
+        "spawn", "--sid", "sh", "--env", "PS1=$ ", "--until", PROMPT, "--", "bash", "--norc",
+    ])
+    .output()
+    .unwrap();
+    assert!(spawned.status.success());
+    assert!(old_cli(&["line", "sh", "kept=yes-$((40+2))"])
+        .status()
+        .unwrap()
+        .success());
+    // `daemon status` only looks: it never has a daemon hand over (`daemon_pid` starts one).
+    let status_pid = || d.sp_json(&["daemon", "status"])["pid"].as_i64().unwrap() as i32;
+    let old_daemon = status_pid();
+
+    let busy = Background(Some(
+        old_cli(&[
+            "wait",
+            "sh",
+            "--regex",
+            "never shown",
+            "--timeout-ms",
+            "600000",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    ));
+    d.sp_json(&[
+        "daemon",
+        "status",
+        "--until-running",
+        "1",
+        "--timeout-ms",
+        LONG,
+    ]);
+    let out = d.sp(&["list"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("screenpilot 0.0.9") && said.contains("serves 1 request(s) now, so it stays"),
+        "{said}"
+    );
+    assert_eq!(status_pid(), old_daemon);
+
+    drop(busy);
+    d.sp_json(&[
+        "daemon",
+        "status",
+        "--until-running",
+        "0",
+        "--timeout-ms",
+        LONG,
+    ]);
+    let out = d.sp(&["--json", "line", "sh", "echo $kept", "--until", "^yes-42$"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("its sessions go over to this build's daemon"),
+        "{said}"
+    );
+    assert!(wait_for_process_exit(
+        old_daemon,
+        Duration::from_millis(LONG_MS)
+    ));
+    let status = d.sp_json(&["daemon", "status"]);
+    assert_eq!(status["version"], env!("CARGO_PKG_VERSION"), "{status}");
+    assert!(status.get("other_build").is_none(), "{status}");
+}
+
+/// `close` ends what left the session too: a process that called setsid after a double fork is not
+/// in the session's process group, but its holder is the subreaper of all of it.
+#[test]
+fn close_ends_what_left_the_session() {
+    let d = Daemon::new();
+    d.spawn_bash("sh");
+    d.line(
+        "sh",
+        r#"(python3 -c 'import os,time; os.setsid(); print("escaped", os.getpid(), flush=True); time.sleep(1000)' &)"#,
+    );
+    // Printed after the next prompt, by then drawn: `$ escaped PID`.
+    let shown = d.wait_regex("sh", r"escaped \d+$");
+    let escaped: i32 = shown["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split("escaped ").nth(1)?.parse().ok())
+        .expect("the escaped pid");
+    let bash = pid_of(&d, "sh");
+    assert!(
+        !processes_in_session(bash).contains(&escaped),
+        "it left the session"
+    );
+    d.sp_json(&["close", "sh"]);
+    assert!(
+        wait_for_process_exit(escaped, Duration::from_millis(LONG_MS)),
+        "the process that left the session outlived close"
+    );
+}

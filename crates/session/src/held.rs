@@ -799,5 +799,25 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
     // Closed by its daemon (which ended the processes already: this finds nothing) or alone for the
     // idle limit: what is left of the session ends as a closed one does.
     process::end_session(pid, grace).await;
+    // What left the session (setsid, a daemon's double fork) is still ours: as subreaper we are the
+    // ancestor of all of it.
+    let escaped = process::descendants(std::process::id() as i32);
+    if !escaped.is_empty() {
+        let named: Vec<String> = escaped
+            .iter()
+            .map(|pid| {
+                let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let command = String::from_utf8_lossy(&command).replace('\0', " ");
+                format!("{pid} {}", command.trim_end())
+            })
+            .collect();
+        eprintln!(
+            "screenpilot holder {}: ended {} process(es) that had left the session: {}",
+            std::process::id(),
+            escaped.len(),
+            named.join(", ")
+        );
+        process::end_all(&escaped, grace).await;
+    }
     Ok(0)
 }

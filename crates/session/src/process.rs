@@ -341,6 +341,47 @@ pub fn session_members(leader: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Every live process descended from `ancestor` (by parent pid), in no order.
+pub fn descendants(ancestor: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: std::collections::HashMap<i32, i32> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| stat(pid).filter(|s| !s.zombie).map(|s| (pid, s.ppid)))
+        .collect();
+    parents
+        .keys()
+        .copied()
+        .filter(|&pid| {
+            let mut at = pid;
+            // Bounded: a chain is never longer than the processes there are.
+            for _ in 0..parents.len() {
+                match parents.get(&at) {
+                    Some(&parent) if parent == ancestor => return true,
+                    Some(&parent) if parent > 1 => at = parent,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// End `pids` (TERM, then KILL what is left after `grace`).
+pub async fn end_all(pids: &[i32], grace: Duration) {
+    for (signal, limit) in [
+        (Signal::TERM, grace),
+        (Signal::KILL, Duration::from_secs(5)),
+    ] {
+        signal_all(pids, signal);
+        signal_all(pids, Signal::CONT);
+        if wait_gone(pids, limit).await {
+            return;
+        }
+    }
+}
+
 fn signal_all(pids: &[i32], signal: Signal) {
     for pid in pids {
         if let Some(pid) = Pid::from_raw(*pid) {

@@ -108,6 +108,11 @@ impl Registry {
         let _ = self.hold.set(config);
     }
 
+    /// Whether sessions started here get holders ([`Registry::use_holders`]).
+    pub fn holds(&self) -> bool {
+        self.hold.get().is_some()
+    }
+
     /// Take over the sessions whose holders a process before this one left (see
     /// [`Registry::use_holders`]); those that cannot be taken are left running, and named to the
     /// first caller ([`Registry::take_lost_notice`]). Returns how many were taken over.

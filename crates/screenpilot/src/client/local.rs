@@ -21,8 +21,75 @@ use crate::wire::error::OpError;
 /// How long a client waits for a daemon it started to say it is ready.
 const DAEMON_START_LIMIT: Duration = Duration::from_secs(20);
 
+/// When the daemon here is another build of screenpilot (another executable: an upgrade installed
+/// since it started) that keeps its sessions with holders and serves no request now, it hands them
+/// over: it is stopped keeping them, and this build's daemon, started by the next connection, takes
+/// them. One serving requests stays, and the caller is told. `SCREENPILOT_HANDOVER=never` turns it
+/// off. Costs one small file read when the builds are the same.
+pub fn hand_over_to_this_build(paths: &Paths) {
+    let Ok(text) = std::fs::read(build::build_file(paths)) else {
+        return;
+    };
+    let Ok(theirs) = serde_json::from_slice::<build::Build>(&text) else {
+        return;
+    };
+    let ours = build::Build::this();
+    if theirs.build == ours.build || std::env::var("SCREENPILOT_HANDOVER").as_deref() == Ok("never")
+    {
+        return;
+    }
+    let Some(Ok(status)) = call_blocking_once(paths, "status", json!({}), |_| {}) else {
+        return;
+    };
+    let daemon = build::Build::of_status(&status);
+    if daemon.build == ours.build {
+        return;
+    }
+    let what = ours.differs(&daemon).unwrap_or_default();
+    // An older daemon without holders ends its sessions when it stops: never hand those over.
+    if status["holders"] != true {
+        return;
+    }
+    let running = status["requests_running"].as_u64().unwrap_or(u64::MAX);
+    if running > 0 {
+        eprintln!(
+            "screenpilot: {what}; it serves {running} request(s) now, so it stays until they end"
+        );
+        return;
+    }
+    let pid = status["pid"]
+        .as_i64()
+        .and_then(|pid| i32::try_from(pid).ok());
+    let pidfd = pid
+        .and_then(rustix::process::Pid::from_raw)
+        .and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
+    let stopped = call_blocking_once(paths, "shutdown", json!({"sessions": "keep"}), |_| {});
+    if !matches!(stopped, Some(Ok(_))) {
+        return;
+    }
+    // Gone, so its socket and lock are free for this build's daemon (it keeps no session to end).
+    if let Some(pidfd) = pidfd {
+        use std::os::fd::AsRawFd;
+        let mut fd = libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a signal's EINTR just polls again.
+        while unsafe { libc::poll(&mut fd, 1, 30_000) } < 0
+            && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {}
+    }
+    eprintln!(
+        "screenpilot: the daemon was another build; its sessions go over to this build's daemon"
+    );
+}
+
 /// A connection to this machine's daemon, starting it if none answers.
 pub async fn connect_or_start(paths: &Paths) -> Result<UnixStream, OpError> {
+    hand_over_to_this_build(paths);
     if let Some(stream) = connect(paths).await? {
         return Ok(stream);
     }
@@ -66,6 +133,7 @@ pub fn call_blocking(
     params: Value,
     on_progress: impl FnMut(&Value),
 ) -> Option<Result<Value, OpError>> {
+    hand_over_to_this_build(paths);
     let answer = call_blocking_once(paths, op, params, on_progress)?;
     // An error of a daemon of another build is said as such (see `Client::explain`).
     Some(answer.map_err(|error| {

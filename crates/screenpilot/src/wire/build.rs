@@ -17,6 +17,12 @@ pub const PROTOCOL: u32 = 1;
 pub const ANNOUNCE_VAR: &str = "SCREENPILOT_TEST_ANNOUNCE_VERSION";
 pub const FORGET_VAR: &str = "SCREENPILOT_TEST_FORGET_OPS";
 
+/// Where a daemon says which build it is (its [`Build`] as JSON), for clients to compare without a
+/// request.
+pub fn build_file(paths: &super::paths::Paths) -> std::path::PathBuf {
+    paths.dir.join("daemon.build")
+}
+
 /// A process's build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Build {
