@@ -5,12 +5,13 @@
   python3 benches/holders.py [--binary target/release/screenpilot] [--repeat 30] [--sessions 50]
 
 Per mode: spawn time (bash to its prompt), wait latency (a line typed until its output shows), flood
-(`seq 1 200000` until its last line), memory per session (the daemon's and the holders' RSS over 20 idle
+(`seq 1 200000` until its last line), memory per session (the daemon's and the holders' PSS over 20 idle
 bash sessions, less a daemon with none), and, with holders, the restart: `kill -9` of a daemon holding N
 sessions, then the time until `list` answers from the next daemon with all N.
 """
 import argparse
 import os
+import select
 import signal
 import statistics
 import subprocess
@@ -25,11 +26,12 @@ def run(binary, env, *args, check=True):
     return out.stdout
 
 
-def rss_kb(pid):
+def pss_kb(pid):
+    """Proportional set size: pages shared with other processes (the binary's) count in part."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith("Pss:"):
                     return int(line.split()[1])
     except OSError:
         pass
@@ -65,7 +67,7 @@ def measure(binary, holders, repeat, sessions):
         env["SCREENPILOT_HOLDERS"] = "off"
     result = {}
     run(binary, env, "daemon", "start")
-    base = sum(rss_kb(p) for p in ours(directory))
+    base = sum(pss_kb(p) for p in ours(directory))
     spawns = []
     for n in range(repeat):
         t = time.perf_counter()
@@ -81,7 +83,7 @@ def measure(binary, holders, repeat, sessions):
         waits.append(time.perf_counter() - t)
     result["wait_ms"] = statistics.median(waits) * 1000
     floods = []
-    for n in range(max(3, repeat // 10)):
+    for n in range(max(5, repeat // 3)):
         t = time.perf_counter()
         run(binary, env, "line", "w", f"seq 1 200000; echo flood-{n}", "--until", f"^flood-{n}$", "--until-timeout-ms", "120000", "--no-screen")
         floods.append(time.perf_counter() - t)
@@ -89,16 +91,18 @@ def measure(binary, holders, repeat, sessions):
     run(binary, env, "close", "w")
     for n in range(20):
         spawn(binary, env, f"m{n}")
-    total = sum(rss_kb(p) for p in ours(directory))
+    total = sum(pss_kb(p) for p in ours(directory))
     result["kb_per_session"] = (total - base) / 20
     run(binary, env, "daemon", "stop", "--end-sessions")
     if holders:
         for n in range(sessions):
             spawn(binary, env, f"r{n}")
         daemon = int(run(binary, env, "--json", "daemon", "status").split('"pid":')[1].split(",")[0])
+        # Gone when its pidfd says so: the whole process, every thread, its socket closed.
+        pidfd = os.pidfd_open(daemon)
         os.kill(daemon, signal.SIGKILL)
-        while os.path.exists(f"/proc/{daemon}") and open(f"/proc/{daemon}/stat").read().split(")")[1].split()[0] != "Z":
-            time.sleep(0.001)
+        select.select([pidfd], [], [], 30)
+        os.close(pidfd)
         t = time.perf_counter()
         listed = run(binary, env, "--json", "list")
         result["restart_ms"] = (time.perf_counter() - t) * 1000

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Memory per session with a full history, screenpilot's daemon against a tmux server, side by side in
 one run on the same machine: N sessions each run `seq 1 200000` with a 10,000-line history, and the
-resident memory each server gained is divided by N. Run at 80 and 200 columns.
+resident memory each server gained (screenpilot: its daemon and the sessions' holders; PSS, so pages
+shared between processes count in part) is divided by N. Run at 80 and 200 columns.
 
 Run: python3 benches/memory_vs_tmux.py [--sessions 20] [--binary target/release/screenpilot]
      (after `cargo build --release`; needs tmux on PATH)
@@ -27,12 +28,31 @@ PROGRAM = f"seq 1 200000; echo {DONE}; exec sleep 3600"
 
 
 def rss_kib(pid):
-    """Resident memory of one process, from the kernel's own accounting."""
+    """Proportional resident memory of one process (pages shared with others count in part), from
+    the kernel's own accounting."""
     with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
-            if line.startswith("Rss:"):
+            if line.startswith("Pss:"):
                 return int(line.split()[1])
-    raise RuntimeError(f"no Rss for pid {pid}")
+    raise RuntimeError(f"no Pss for pid {pid}")
+
+
+def holders_kib(directory):
+    """What the sessions' holders of the daemon of `directory` hold (each session has one)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            if argv[1:3] == [b"daemon", b"hold"] and f"SCREENPILOT_DIR={directory}".encode() in environ:
+                total += rss_kib(int(entry))
+        except (OSError, RuntimeError):
+            continue
+    return total
 
 
 def measure_screenpilot(binary, sessions, cols, rows):
@@ -51,12 +71,12 @@ def measure_screenpilot(binary, sessions, cols, rows):
         # session's one-off costs (threads, buffers).
         run("spawn", "--sid", "idle", "--size", f"{cols}x{rows}", "--", "sh", "-c", "exec sleep 3600")
         run("wait", "idle", "--ready", "--stable-ms", "200", "--timeout-ms", "5000")
-        before = rss_kib(pid)
+        before = rss_kib(pid) + holders_kib(tmp)
         for i in range(sessions):
             run("spawn", "--sid", f"s{i}", "--size", f"{cols}x{rows}", "--", "sh", "-c", PROGRAM)
         for i in range(sessions):
             run("wait", f"s{i}", "--regex", DONE, "--timeout-ms", "120000")
-        after = rss_kib(pid)
+        after = rss_kib(pid) + holders_kib(tmp)
         history = run("snapshot", "s0", "--scrollback", str(HISTORY + 100)).stdout.splitlines()
         return before, after, len(history)
     finally:

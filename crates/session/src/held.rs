@@ -49,7 +49,7 @@ pub const PROTOCOL: u32 = 1;
 pub const TEST_PROTOCOL_VAR: &str = "SCREENPILOT_TEST_HOLDER_PROTOCOL";
 
 /// Output copied to a holder between checkpoints.
-pub const CHECKPOINT_BYTES: usize = 4 << 20;
+pub const CHECKPOINT_BYTES: usize = 256 << 10;
 
 /// Output queued for a holder and not yet written: past it, copies are dropped and a checkpoint
 /// follows (a holder that stopped reading never slows its session).
@@ -58,6 +58,12 @@ const QUEUE_LIMIT: usize = 8 << 20;
 /// The most a holder keeps: a checkpoint and the output after it, trimmed from the front beyond this
 /// (only a daemon that stopped sending checkpoints gets there).
 const REPLAY_LIMIT: usize = 2 * CHECKPOINT_BYTES + (16 << 20);
+
+/// The most frames a daemon writes to a holder at once, in bytes.
+const BATCH_BYTES: usize = 256 << 10;
+
+/// A holder's read buffer, and the most a daemon's batch buffer keeps between batches.
+const READ_BUFFER: usize = 16 << 10;
 
 /// The largest frame either side accepts.
 const MAX_FRAME: usize = 64 << 20;
@@ -485,11 +491,29 @@ impl Link {
         let queued = Arc::new(AtomicUsize::new(0));
         let written = queued.clone();
         tokio::spawn(async move {
-            while let Some((frame, sent_tx)) = queue.recv().await {
-                let len = frame.len();
-                let sent = writer.write_all(&frame).await;
-                written.fetch_sub(len, Ordering::AcqRel);
-                if let Some(sent_tx) = sent_tx {
+            // What queued while the last write ran goes out in one write: in a flood the holder
+            // wakes once per batch, not once per chunk.
+            let mut batch = Vec::new();
+            let mut told = Vec::new();
+            while let Some(first) = queue.recv().await {
+                let mut next = Some(first);
+                while let Some((frame, sent_tx)) = next {
+                    batch.extend_from_slice(&frame);
+                    told.extend(sent_tx);
+                    next = if batch.len() < BATCH_BYTES {
+                        queue.try_recv().ok()
+                    } else {
+                        None
+                    };
+                }
+                let sent = writer.write_all(&batch).await;
+                written.fetch_sub(batch.len(), Ordering::AcqRel);
+                batch.clear();
+                // A flood's batch is not kept for the quiet hours after it.
+                if batch.capacity() > READ_BUFFER {
+                    batch = Vec::new();
+                }
+                for sent_tx in told.drain(..) {
                     let _ = sent_tx.send(());
                 }
                 if sent.is_err() {
@@ -640,7 +664,8 @@ impl Holder {
     async fn greet(&mut self, stream: tokio::net::UnixStream) -> std::io::Result<Daemon> {
         stream.writable().await?;
         send_fd(stream.as_fd(), kind::MASTER, self.master.as_fd())?;
-        let (mut reader, mut writer) = stream.into_split();
+        let (reader, mut writer) = stream.into_split();
+        let mut reader = tokio::io::BufReader::with_capacity(READ_BUFFER, reader);
         let hello = serde_json::to_vec(&self.hello).map_err(|e| bad(e.to_string()))?;
         writer.write_all(&frame(kind::HELLO, &hello)).await?;
         writer.write_all(&frame(kind::REPLAY, &self.replay)).await?;
