@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+from holders import ours  # the daemon's and its holders' pids
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 HISTORY = 10_000
@@ -37,24 +39,6 @@ def rss_kib(pid):
     raise RuntimeError(f"no Pss for pid {pid}")
 
 
-def holders_kib(directory):
-    """What the sessions' holders of the daemon of `directory` hold (each session has one)."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            if argv[1:3] == [b"daemon", b"hold"] and f"SCREENPILOT_DIR={directory}".encode() in environ:
-                total += rss_kib(int(entry))
-        except (OSError, RuntimeError):
-            continue
-    return total
-
-
 def measure_screenpilot(binary, sessions, cols, rows):
     tmp = tempfile.mkdtemp(prefix="sp-mem-")
     env = dict(os.environ)
@@ -66,17 +50,16 @@ def measure_screenpilot(binary, sessions, cols, rows):
     run = lambda *a: subprocess.run([binary, *a], env=env, capture_output=True, text=True, check=True)
     try:
         run("daemon", "start")
-        pid = json.loads(run("daemon", "status", "--json").stdout)["pid"]
         # One idle session first, so the figure counts what a session's history adds, not the first
         # session's one-off costs (threads, buffers).
         run("spawn", "--sid", "idle", "--size", f"{cols}x{rows}", "--", "sh", "-c", "exec sleep 3600")
         run("wait", "idle", "--ready", "--stable-ms", "200", "--timeout-ms", "5000")
-        before = rss_kib(pid) + holders_kib(tmp)
+        before = sum(rss_kib(p) for p in ours(tmp))
         for i in range(sessions):
             run("spawn", "--sid", f"s{i}", "--size", f"{cols}x{rows}", "--", "sh", "-c", PROGRAM)
         for i in range(sessions):
             run("wait", f"s{i}", "--regex", DONE, "--timeout-ms", "120000")
-        after = rss_kib(pid) + holders_kib(tmp)
+        after = sum(rss_kib(p) for p in ours(tmp))
         history = run("snapshot", "s0", "--scrollback", str(HISTORY + 100)).stdout.splitlines()
         return before, after, len(history)
     finally:

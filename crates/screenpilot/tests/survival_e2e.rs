@@ -27,6 +27,19 @@ fn kill_daemon(d: &Daemon) -> i32 {
     pid
 }
 
+/// Returns once exactly `n` requests run in the daemon (a client's wait has reached it, say).
+fn until_running(d: &Daemon, n: usize) {
+    let n = n.to_string();
+    d.sp_json(&[
+        "daemon",
+        "status",
+        "--until-running",
+        &n,
+        "--timeout-ms",
+        LONG,
+    ]);
+}
+
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     unsafe { libc::kill(pid, 0) == 0 }
@@ -142,17 +155,9 @@ fn five_sessions_survive_a_killed_daemon_and_go_on_where_they_were() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("start the wait");
-    let pending = Background(Some(pending));
-    d.sp_json(&[
-        "daemon",
-        "status",
-        "--until-running",
-        "1",
-        "--timeout-ms",
-        LONG,
-    ]);
+    let mut pending = Background(Some(pending));
+    until_running(&d, 1);
     let old = kill_daemon(&d);
-    let mut pending = pending;
     let mut pending = pending.0.take().unwrap();
     let mut said = String::new();
     pending
@@ -476,14 +481,7 @@ fn an_idle_daemon_of_another_build_hands_its_sessions_to_this_one() {
         .spawn()
         .unwrap(),
     ));
-    d.sp_json(&[
-        "daemon",
-        "status",
-        "--until-running",
-        "1",
-        "--timeout-ms",
-        LONG,
-    ]);
+    until_running(&d, 1);
     let out = d.sp(&["list"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -493,14 +491,7 @@ fn an_idle_daemon_of_another_build_hands_its_sessions_to_this_one() {
     assert_eq!(status_pid(), old_daemon);
 
     drop(busy);
-    d.sp_json(&[
-        "daemon",
-        "status",
-        "--until-running",
-        "0",
-        "--timeout-ms",
-        LONG,
-    ]);
+    until_running(&d, 0);
     let out = d.sp(&["--json", "line", "sh", "echo $kept", "--until", "^yes-42$"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");

@@ -846,3 +846,49 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
     }
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_draws_the_screen_and_its_history_again() {
+        let size = Size::new(20, 5);
+        let mut source = Screen::new(size, 1000);
+        for n in 1..=40 {
+            source.feed(format!("line {n}\r\n").as_bytes());
+        }
+        source.feed(b"\x1b[1;31mred\x1b[0m prompt");
+        let mut rebuilt = Screen::new(size, 1000);
+        rebuilt.feed(&checkpoint(&source));
+        assert_eq!(rebuilt.text(), source.text());
+        assert_eq!(rebuilt.cursor(), source.cursor());
+        assert_eq!(rebuilt.scrollback_text(1000), source.scrollback_text(1000));
+        assert_eq!(rebuilt.visual_hash(), source.visual_hash());
+
+        // On the alternate screen: that screen, and the program's later output lands alike.
+        source.feed(b"\x1b[?1049h\x1b[Hfull screen");
+        let mut rebuilt = Screen::new(size, 1000);
+        rebuilt.feed(&checkpoint(&source));
+        assert!(rebuilt.alt_screen());
+        assert_eq!(rebuilt.text(), source.text());
+        source.feed(b"\r\nnext");
+        rebuilt.feed(b"\r\nnext");
+        assert_eq!(rebuilt.text(), source.text());
+    }
+
+    #[test]
+    fn a_frame_too_large_or_cut_short_does_not_read() {
+        let whole = frame(kind::OUTPUT, b"abc");
+        let (k, payload) = read_frame_blocking(&mut &whole[..]).expect("a whole frame reads");
+        assert_eq!((k, payload.as_slice()), (kind::OUTPUT, &b"abc"[..]));
+        assert!(read_frame_blocking(&mut &whole[..6]).is_err(), "cut short");
+        let mut huge = vec![kind::HELLO];
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        let error = read_frame_blocking(&mut &huge[..]).unwrap_err();
+        assert!(
+            error.to_string().contains("a frame of 4294967295 bytes"),
+            "{error}"
+        );
+    }
+}
