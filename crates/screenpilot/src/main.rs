@@ -12,6 +12,17 @@ use screenpilot::ops::ErrorCode;
 use screenpilot::{daemon, Client, OpError, Paths};
 
 fn main() -> ExitCode {
+    // A session's holder, started by the daemon as `daemon hold`: first of all, before the CLI's
+    // parser (its whole tree of verbs) takes memory a holder would keep for its session's life; like
+    // the guard, it closes what it inherited before anything opens a descriptor.
+    let mut args = std::env::args_os().skip(1);
+    if (args.next(), args.next(), args.next()) == (Some("daemon".into()), Some("hold".into()), None)
+    {
+        return match screenpilot_session::held::hold() {
+            Ok(status) => ExitCode::from(status),
+            Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), false),
+        };
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return bad_arguments(&error),
@@ -21,17 +32,6 @@ fn main() -> ExitCode {
         if let Err(error) = cli::parse_op_verb(words) {
             return bad_arguments(&error);
         }
-    }
-    // A holder, like the guard, closes what it inherited before anything opens a descriptor.
-    if let Verb::Daemon {
-        action: Some(DaemonAction::Hold),
-        ..
-    } = &cli.verb
-    {
-        return match screenpilot_session::held::hold() {
-            Ok(status) => ExitCode::from(status),
-            Err(message) => fail(&OpError::new(ErrorCode::DaemonConfig, message), cli.json),
-        };
     }
     // The guard closes what it inherited before anything opens a descriptor of its own.
     if let Verb::Daemon {
@@ -516,8 +516,10 @@ async fn run_daemon(
                 Ok(0)
             }
         },
-        DaemonAction::Guard | DaemonAction::Hold => {
-            unreachable!("main runs the guard and holders before any runtime starts")
-        }
+        DaemonAction::Guard => unreachable!("main runs the guard before any runtime starts"),
+        DaemonAction::Hold => Err(OpError::new(
+            ErrorCode::DaemonConfig,
+            "daemon hold: a daemon starts the holders of its sessions itself, as `daemon hold` with nothing after",
+        )),
     }
 }

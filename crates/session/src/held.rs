@@ -633,8 +633,10 @@ pub fn hold() -> std::result::Result<u8, String> {
     }
     let spec: HoldSpec =
         serde_json::from_slice(&payload).map_err(|e| format!("daemon hold: the spec: {e}"))?;
+    // One thread and few events at a time: a holder waits far more than it works.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_io_events_per_tick(64)
         .build()
         .map_err(|e| format!("daemon hold: cannot start the async runtime: {e}"))?;
     runtime.block_on(run_holder(link, spec))
@@ -728,8 +730,13 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
         .map_err(|e| format!("daemon hold: {e}"))?;
     let mut link =
         tokio::net::UnixStream::from_std(link).map_err(|e| format!("daemon hold: {e}"))?;
-    let spawned = match process::spawn(&spawn_spec, spec.token) {
-        Ok(spawned) => spawned,
+    // As subreaper the holder reaps the session's program and whatever it orphans; its SIGCHLD
+    // handler is in before the program can end.
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    let mut children = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
+        .map_err(|e| format!("daemon hold: {e}"))?;
+    let (pid, master) = match process::start_on_pty(&spawn_spec, spec.token) {
+        Ok((pid, pty)) => (pid, OwnedFd::from(pty)),
         Err(e) => {
             let message = match e {
                 SessionError::Spawn { message, .. } => message,
@@ -742,9 +749,6 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
             return Ok(1);
         }
     };
-    let pid = spawned.pid;
-    let mut exit = spawned.exit;
-    let master: OwnedFd = spawned.pty.into();
     let socket = spec.dir.join(std::process::id().to_string());
     let _ = std::fs::remove_file(&socket);
     let listener = tokio::net::UnixListener::bind(&socket)
@@ -803,12 +807,14 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
                 Some(_) => {}
                 None => break,
             },
-            changed = exit.changed(), if holder.hello.exit.is_none() => {
-                if changed.is_err() {
+            // Orphans of the session are reaped as they end; the program's end is told.
+            _ = children.recv() => {
+                let ended = process::reap_any().into_iter().find(|(reaped, _)| *reaped == pid);
+                let Some((_, info)) = ended.filter(|_| holder.hello.exit.is_none()) else {
                     continue;
-                }
-                holder.hello.exit = *exit.borrow();
-                if let (Some(d), Some(info)) = (daemon.as_mut(), holder.hello.exit) {
+                };
+                holder.hello.exit = Some(info);
+                if let Some(d) = daemon.as_mut() {
                     let payload = serde_json::to_vec(&info).unwrap_or_default();
                     if d.writer.write_all(&frame(kind::EXIT, &payload)).await.is_err() {
                         daemon = None;

@@ -152,6 +152,27 @@ pub struct Spawned {
 /// Start the program of `spec` on a new pty, as the leader of a new session and process group.
 /// `token` signs the shell marks of an interactive bash ([`crate::shell::bash_integration`]).
 pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
+    let reaper = reaper();
+    let mut waiting = reaper.waiting.lock().map_err(|_| SessionError::Spawn {
+        field: "cmd",
+        message: "internal error: reaper lock poisoned".into(),
+    })?;
+    // Not reaped while we hold the lock: even a program that exits at once is still in /proc.
+    let (pid, pty) = start_on_pty(spec, token)?;
+    note_start_time(pid);
+    let (sender, exit) = watch::channel(None);
+    waiting.insert(pid, sender);
+    drop(waiting);
+    let pty = async_pty(pty).map_err(|e| SessionError::Spawn {
+        field: "cmd",
+        message: format!("cannot watch the pseudo-terminal: {e}"),
+    })?;
+    Ok(Spawned { pid, pty, exit })
+}
+
+/// Start the program of `spec` on a new pty, as [`spawn`] does, but leave its reaping to the caller
+/// (a holder reaps what it starts itself). Its pid and the pty's master.
+pub fn start_on_pty(spec: &SpawnSpec, token: u64) -> Result<(i32, pty_process::blocking::Pty)> {
     let io_err = |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn {
         field: "cmd",
         message: format!("{what}: {e}"),
@@ -163,7 +184,6 @@ pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
         pty_process::blocking::open().map_err(|e| io_err("cannot open a pseudo-terminal", &e))?;
     pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
         .map_err(|e| io_err("cannot size the pseudo-terminal", &e))?;
-    let pty = async_pty(pty).map_err(|e| io_err("cannot watch the pseudo-terminal", &e))?;
     let program = &spec.argv[0];
     let mut command = pty_process::blocking::Command::new(program)
         .args(&spec.argv[1..])
@@ -189,23 +209,30 @@ pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
     for (key, value) in &spec.env {
         command = command.env(key, value);
     }
-    let reaper = reaper();
-    let mut waiting = reaper
-        .waiting
-        .lock()
-        .map_err(|_| io_err("internal error", &"reaper lock poisoned"))?;
     let child = command
         .spawn(pts)
         .map_err(|e| spawn_error(program, spec, &e))?;
     let pid = child.id() as i32;
-    // The reaper waits for it by pid; std's handle does nothing when dropped.
+    // The caller waits for it by pid; std's handle does nothing when dropped.
     drop(child);
-    // Not reaped while we hold the lock: even a program that exits at once is still in /proc.
-    note_start_time(pid);
-    let (sender, exit) = watch::channel(None);
-    waiting.insert(pid, sender);
-    drop(waiting);
-    Ok(Spawned { pid, pty, exit })
+    Ok((pid, pty))
+}
+
+/// Reap every child of this process that has ended, returning each pid with how it ended. Only for
+/// a process all of whose children are its own to reap (a holder).
+pub fn reap_any() -> Vec<(i32, ExitInfo)> {
+    let mut reaped = Vec::new();
+    // `wait`: any child (rustix's `waitpid(None)` is only those of our process group).
+    while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
+        reaped.push((
+            pid.as_raw_nonzero().get(),
+            ExitInfo {
+                exit_code: status.exit_status(),
+                signal: status.terminating_signal(),
+            },
+        ));
+    }
+    reaped
 }
 
 /// A helper process started with [`spawn_helper`].
