@@ -153,6 +153,7 @@ fn five_sessions_survive_a_killed_daemon_and_go_on_where_they_were() {
     ]);
     let pending = pending
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("start the wait");
     let mut pending = Background(Some(pending));
@@ -442,7 +443,14 @@ fn an_idle_daemon_of_another_build_hands_its_sessions_to_this_one() {
     let d = Daemon::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let old = elsewhere.path().join("screenpilot");
-    std::fs::copy(common::binary(), &old).unwrap();
+    // Copied by cp, not by this process: a write descriptor of ours could be inherited by a child
+    // another test forks meanwhile, and the copy would not run ("text file busy").
+    let copied = Command::new("cp")
+        .arg(common::binary())
+        .arg(&old)
+        .status()
+        .unwrap();
+    assert!(copied.success());
     let old_cli = |args: &[&str]| {
         let mut command = Command::new(&old);
         command

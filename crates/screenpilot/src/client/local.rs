@@ -65,9 +65,11 @@ pub fn hand_over_to_this_build(paths: &Paths) {
         .and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
-    let stopped = call_blocking_once(paths, "shutdown", json!({"sessions": "keep"}), |_| {});
-    if !matches!(stopped, Some(Ok(_))) {
-        return;
+    // It may exit before its answer is written: gone is what was asked for.
+    match call_blocking_once(paths, "shutdown", json!({"sessions": "keep"}), |_| {}) {
+        Some(Ok(_)) => {}
+        Some(Err(e)) if e.code == ErrorCode::DaemonGone => {}
+        _ => return,
     }
     // Gone, so its socket and lock are free for this build's daemon (it keeps no session to end).
     if let Some(pidfd) = pidfd {
