@@ -16,6 +16,17 @@ use serde_json::Value;
 
 const LONG: &str = "20000";
 
+/// A wait of session `sh` that cannot hold: a request running until the test ends it.
+const NEVER_SHOWN: [&str; 7] = [
+    "--json",
+    "wait",
+    "sh",
+    "--regex",
+    "never shown",
+    "--timeout-ms",
+    "600000",
+];
+
 fn kill_daemon(d: &Daemon) -> i32 {
     let pid = d.daemon_pid();
     // SAFETY: sending a signal to a pid we just read; the daemon is ours.
@@ -142,15 +153,7 @@ fn five_sessions_survive_a_killed_daemon_and_go_on_where_they_were() {
     let before: Vec<_> = ["sh", "vim", "py", "less"].map(|sid| look(&d, sid)).into();
 
     // A wait that cannot hold, pending when the daemon dies.
-    let mut pending = d.command(&[
-        "--json",
-        "wait",
-        "sh",
-        "--regex",
-        "never shown",
-        "--timeout-ms",
-        "600000",
-    ]);
+    let mut pending = d.command(&NEVER_SHOWN);
     let pending = pending
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -476,18 +479,11 @@ fn an_idle_daemon_of_another_build_hands_its_sessions_to_this_one() {
     let old_daemon = status_pid();
 
     let busy = Background(Some(
-        old_cli(&[
-            "wait",
-            "sh",
-            "--regex",
-            "never shown",
-            "--timeout-ms",
-            "600000",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap(),
+        old_cli(&NEVER_SHOWN)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
     ));
     until_running(&d, 1);
     let out = d.sp(&["list"]);
