@@ -518,6 +518,15 @@ fn a_daemon_of_another_version_is_named_as_such() {
         shown.contains("screenpilot 0.0.9") && shown.contains("\nthe daemon runs"),
         "{shown}"
     );
+    // `list` says it too, under the sessions.
+    let listed = String::from_utf8_lossy(&d.sp(&["list"]).stdout).into_owned();
+    let client = env!("CARGO_PKG_VERSION");
+    assert!(
+        listed.contains(&format!(
+            "the daemon runs screenpilot 0.0.9, this client {client}"
+        )),
+        "{listed}"
+    );
     let e = d.sp_error(&["run", "sh", "--", "echo", "hi"]);
     let message = e["message"].as_str().unwrap_or_default();
     assert_eq!(e["code"], "unknown_operation", "{e}");

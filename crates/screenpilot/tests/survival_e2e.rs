@@ -535,7 +535,15 @@ fn close_ends_what_left_the_session() {
         !processes_in_session(bash).contains(&escaped),
         "it left the session"
     );
-    d.sp_json(&["close", "sh"]);
+    let closed = d.sp_json(&["close", "sh"]);
+    let named = closed["escaped"].as_array().cloned().unwrap_or_default();
+    assert!(
+        named.len() == 1
+            && named[0].as_str().is_some_and(
+                |n| n.starts_with(&format!("{escaped} ")) && n.contains("os.setsid()")
+            ),
+        "close says what it ended beside the session: {closed}"
+    );
     assert!(
         wait_for_process_exit(escaped, Duration::from_millis(LONG_MS)),
         "the process that left the session outlived close"

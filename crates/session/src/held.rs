@@ -834,19 +834,11 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
     // ancestor of all of it.
     let escaped = process::descendants(std::process::id() as i32);
     if !escaped.is_empty() {
-        let named: Vec<String> = escaped
-            .iter()
-            .map(|pid| {
-                let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                let command = String::from_utf8_lossy(&command).replace('\0', " ");
-                format!("{pid} {}", command.trim_end())
-            })
-            .collect();
         eprintln!(
             "screenpilot holder {}: ended {} process(es) that had left the session: {}",
             std::process::id(),
             escaped.len(),
-            named.join(", ")
+            process::named(&escaped).join(", ")
         );
         process::end_all(&escaped, grace).await;
     }

@@ -395,6 +395,17 @@ pub fn descendants(ancestor: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Each of `pids` as `PID COMMAND` (its command line, arguments joined by spaces), for a person.
+pub fn named(pids: &[i32]) -> Vec<String> {
+    pids.iter()
+        .map(|pid| {
+            let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let command = String::from_utf8_lossy(&command).replace('\0', " ");
+            format!("{pid} {}", command.trim_end())
+        })
+        .collect()
+}
+
 /// End `pids` (TERM, then KILL what is left after `grace`).
 pub async fn end_all(pids: &[i32], grace: Duration) {
     for (signal, limit) in [

@@ -288,9 +288,12 @@ impl Registry {
             .remove(&id)
             .ok_or_else(|| SessionError::UnknownSession(sid.to_owned()))?;
         self.changes.send_modify(|n| *n += 1);
-        session.close().await;
+        let escaped = session.close().await;
         self.forget_record(&session);
-        Ok(session.info())
+        Ok(SessionInfo {
+            escaped,
+            ..session.info()
+        })
     }
 
     /// Close every session (daemon shutdown), all at once: each may spend its grace periods waiting for

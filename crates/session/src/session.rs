@@ -53,6 +53,9 @@ pub struct SessionInfo {
     /// What it runs now: its processes and the ports they listen on (read by `list`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<crate::running::Running>,
+    /// On close: processes that had left its process group (setsid, a double fork), ended too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escaped: Vec<String>,
 }
 
 /// Someone watching a session.
@@ -173,6 +176,9 @@ pub struct Session {
     /// The holder that keeps the pty and the program when this daemon is gone ([`crate::held`]);
     /// `None` for a session this process holds itself.
     held: Option<crate::held::Link>,
+    /// The holder's pid: every process of the session descends from it, those that left its
+    /// process group too.
+    holder: Option<i32>,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -223,6 +229,7 @@ struct Parts {
     marks_expected: bool,
     recorder: Option<Recorder>,
     held: Option<crate::held::Link>,
+    holder: Option<i32>,
 }
 
 /// The `'static` name of a kind read back from a holder: the few kinds there are, or a leaked copy.
@@ -277,9 +284,10 @@ impl Session {
                     .map_err(|e| SessionError::Io(format!("the session's holder: {e}")))?;
                 let pty = process::async_master(master)
                     .map_err(|e| SessionError::Io(format!("the session's pty: {e}")))?;
-                (pty, hello.pid, exit, Some(link))
+                (pty, hello.pid, exit, Some((link, hello.holder)))
             }
         };
+        let (held, holder) = held.map_or((None, None), |(link, holder)| (Some(link), Some(holder)));
         let parts = Parts {
             sid,
             pid,
@@ -292,6 +300,7 @@ impl Session {
             marks_expected,
             recorder,
             held,
+            holder,
         };
         Ok(Session::assemble(parts, pty, exit, limits))
     }
@@ -348,6 +357,7 @@ impl Session {
             marks_expected: notes.marks_expected,
             recorder,
             held: Some(link),
+            holder: Some(hello.holder),
         };
         let session = Session::assemble(parts, pty, exit, limits);
         if let Some(kind) = notes.kind.as_deref() {
@@ -392,6 +402,7 @@ impl Session {
             marks_expected: parts.marks_expected,
             terminal,
             held: parts.held,
+            holder: parts.holder,
             _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, exit));
@@ -576,6 +587,7 @@ impl Session {
                 .recording()
                 .map(|path| path.to_string_lossy().into_owned()),
             running: None,
+            escaped: Vec::new(),
         }
     }
 
@@ -848,8 +860,10 @@ impl Session {
         self.closed.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// End every process of the session and stop watching it.
-    pub async fn close(&self) {
+    /// End every process of the session and stop watching it. Returns the processes that had left
+    /// its process group (setsid, a double fork) and were ended too, as `PID COMMAND` (a held
+    /// session's only: its holder is their ancestor).
+    pub async fn close(&self) -> Vec<String> {
         self.closed
             .store(true, std::sync::atomic::Ordering::Release);
         self.updates.send_modify(|g| *g += 1);
@@ -863,7 +877,11 @@ impl Session {
             pump.abort();
         }
         self.announce_end();
+        let escaped = self.holder.map(process::descendants).unwrap_or_default();
+        let named = process::named(&escaped);
+        process::end_all(&escaped, self.limits.close_grace).await;
         self.release().await;
+        named
     }
 }
 

@@ -310,6 +310,9 @@ pub struct Sessions {
     /// Sessions that ended with a killed daemon before this one (kept for this daemon's life).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<screenpilot_session::leftovers::Lost>,
+    /// The daemon's screenpilot version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// A host `list` could not reach.
@@ -326,10 +329,16 @@ impl Sessions {
             .lost
             .iter()
             .map(|l| format!("{} lost (ended with a killed daemon) {}", l.sid, l.cmd));
+        // Read where the answer is shown: this client's own version, against the daemon's.
+        let client = env!("CARGO_PKG_VERSION");
+        let other = self.version.as_deref().filter(|v| *v != client).map(|v| {
+            format!("the daemon runs screenpilot {v}, this client {client}: `screenpilot daemon status` says more")
+        });
         self.unreachable
             .iter()
             .map(|u| format!("host {} unreachable: {}", u.host, u.error))
             .chain(lost)
+            .chain(other)
     }
 }
 
@@ -507,6 +516,7 @@ impl Operation for List {
             sessions,
             unreachable: Vec::new(),
             lost: ctx.registry.lost(),
+            version: Some(crate::wire::build::Build::this_daemon().version),
         })
     }
 }
@@ -554,6 +564,9 @@ pub struct ProgramStatus {
     pub program_alive: Option<bool>,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// `close`: processes that had left the session's process group (setsid), ended too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escaped: Vec<String>,
 }
 
 impl ProgramStatus {
@@ -566,6 +579,7 @@ impl ProgramStatus {
             program_alive: None,
             exit_code: exit.and_then(|e| e.exit_code),
             signal: exit.and_then(|e| e.signal),
+            escaped: Vec::new(),
         }
     }
 
@@ -596,12 +610,16 @@ impl Report for ProgramStatus {
         if self.alive.is_some() {
             return View::default();
         }
+        let mut header = vec![
+            ("", "closed".to_owned()),
+            ("sid", self.sid.clone()),
+            ("", how_it_ended(self.exit_code, self.signal)),
+        ];
+        if !self.escaped.is_empty() {
+            header.push(("escaped", self.escaped.join("; ")));
+        }
         View {
-            header: vec![
-                ("", "closed".to_owned()),
-                ("sid", self.sid.clone()),
-                ("", how_it_ended(self.exit_code, self.signal)),
-            ],
+            header,
             screen: Some(String::new()),
             ..View::default()
         }
@@ -635,6 +653,7 @@ impl Operation for Alive {
                     program_alive: info.program_alive,
                     exit_code: info.exit_code,
                     signal: info.signal,
+                    escaped: Vec::new(),
                 });
             }
             other => other?,
@@ -677,6 +696,7 @@ impl Operation for Close {
                     program_alive: None,
                     exit_code: status.and_then(|s| s.exit_code),
                     signal: status.and_then(|s| s.signal),
+                    escaped: Vec::new(),
                 });
             }
             other => other?,
@@ -685,7 +705,10 @@ impl Operation for Close {
             exit_code: info.exit_code,
             signal: info.signal,
         };
-        Ok(ProgramStatus::terminal(p.sid, None, Some(exit)))
+        Ok(ProgramStatus {
+            escaped: info.escaped,
+            ..ProgramStatus::terminal(p.sid, None, Some(exit))
+        })
     }
 }
 
