@@ -106,7 +106,7 @@ pub fn run(paths: &Paths, grace: Duration) -> Result<u8, String> {
         .ok_or_else(|| {
             format!("daemon guard: {GUARDED_DAEMON} is not set; the daemon starts its guard itself")
         })?;
-    close_inherited();
+    screenpilot_session::process::close_descriptors_from(3);
     let pidfd = daemon_pidfd(daemon);
     let mut said = Vec::new();
     // Blocks until the daemon writes `stopped` and closes the pipe, or dies (the pipe closes).
@@ -190,30 +190,6 @@ pub fn take_lost(paths: &Paths) -> Vec<Lost> {
     let lost = read_lost(paths);
     let _ = std::fs::remove_file(lost_file(paths));
     lost
-}
-
-/// Close every descriptor above stderr. The daemon's are close-on-exec; this holds should one ever
-/// not be (a lock or socket held here would outlive the daemon).
-fn close_inherited() {
-    // SAFETY: close_range takes plain integers; nothing in this process uses descriptors above 2 yet.
-    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-    if closed == 0 {
-        return;
-    }
-    // Kernels before 5.9: the list in /proc (the directory's own descriptor is gone by the close).
-    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .filter(|fd| *fd > 2)
-                .collect()
-        })
-        .unwrap_or_default();
-    for fd in fds {
-        // SAFETY: closing a descriptor number; one that is not open just fails.
-        unsafe { libc::close(fd) };
-    }
 }
 
 /// A pidfd of the daemon, or `None` when it has already gone. The daemon is our parent until it

@@ -154,14 +154,7 @@ fn here_only(verb: &Verb) -> Option<&'static str> {
         Verb::Render(_) => Some("render (it draws a file here)"),
         Verb::DialStdio { .. } => Some("dial-stdio (it is the far end of a link)"),
         Verb::Daemon {
-            action:
-                None
-                | Some(
-                    DaemonAction::Run
-                    | DaemonAction::Start
-                    | DaemonAction::Guard
-                    | DaemonAction::Hold,
-                ),
+            action: None | Some(DaemonAction::Run | DaemonAction::Start | DaemonAction::Guard),
             ..
         } => Some("daemon run and daemon start (a host's daemon starts with its first link)"),
         _ => None,
@@ -517,9 +510,5 @@ async fn run_daemon(
             }
         },
         DaemonAction::Guard => unreachable!("main runs the guard before any runtime starts"),
-        DaemonAction::Hold => Err(OpError::new(
-            ErrorCode::DaemonConfig,
-            "daemon hold: a daemon starts the holders of its sessions itself, as `daemon hold` with nothing after",
-        )),
     }
 }

@@ -39,7 +39,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::error::{Result, SessionError};
 use crate::process::{self, ExitInfo};
-use crate::spec::{BaseEnv, SpawnSpec};
+use crate::spec::SpawnSpec;
 
 /// The protocol this build speaks with holders.
 pub const PROTOCOL: u32 = 1;
@@ -67,9 +67,6 @@ const READ_BUFFER: usize = 16 << 10;
 
 /// The largest frame either side accepts.
 const MAX_FRAME: usize = 64 << 20;
-
-/// What a holder this process starts is called in errors.
-const NEW_SESSION: &str = "the new session";
 
 /// How long a daemon waits for a holder's greeting.
 const GREETING_LIMIT: Duration = Duration::from_secs(10);
@@ -99,13 +96,7 @@ pub struct HoldConfig {
 /// What a holder is told to start, and how long it may wait alone.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct HoldSpec {
-    pub argv: Vec<String>,
-    pub cwd: PathBuf,
-    /// `None`: this process's environment.
-    pub base_env: Option<Vec<(String, String)>>,
-    pub env: Vec<(String, String)>,
-    pub cols: u16,
-    pub rows: u16,
+    pub spec: SpawnSpec,
     pub token: u64,
     pub idle_ms: u64,
     pub grace_ms: u64,
@@ -283,13 +274,6 @@ fn greeting(mut stream: StdStream, what: &str) -> std::result::Result<Held, Stri
         ))));
     }
     let hello: Hello = serde_json::from_slice(&payload).map_err(|e| broken(bad(e.to_string())))?;
-    // A holder this process just started is of its own build; one found later may be newer.
-    if hello.protocol > PROTOCOL && what != NEW_SESSION {
-        return Err(format!(
-            "{what}: its holder (pid {}) speaks protocol {}, this daemon {PROTOCOL}: a newer screenpilot daemon can take it over; it is left running",
-            hello.holder, hello.protocol
-        ));
-    }
     let (k, replay) = read_frame_blocking(&mut stream).map_err(broken)?;
     if k != kind::REPLAY {
         return Err(broken(bad(format!(
@@ -340,15 +324,7 @@ pub fn start(
     process::spawn_helper(command).map_err(|e| io("cannot start the session's holder", &e))?;
     drop(theirs);
     let hold = HoldSpec {
-        argv: spec.argv.clone(),
-        cwd: spec.cwd.clone(),
-        base_env: match &spec.base_env {
-            BaseEnv::Inherit => None,
-            BaseEnv::Exactly(vars) => Some(vars.clone()),
-        },
-        env: spec.env.clone(),
-        cols: spec.size.cols,
-        rows: spec.size.rows,
+        spec: spec.clone(),
         token,
         idle_ms: limits.idle_timeout.as_millis() as u64,
         grace_ms: limits.close_grace.as_millis() as u64,
@@ -359,7 +335,7 @@ pub fn start(
     (&ours)
         .write_all(&frame(kind::SPEC, &payload))
         .map_err(|e| io("cannot reach the session's holder", &e))?;
-    greeting(ours, NEW_SESSION).map_err(|message| SessionError::Spawn {
+    greeting(ours, "the new session").map_err(|message| SessionError::Spawn {
         field: "cmd",
         message,
     })
@@ -416,7 +392,14 @@ fn meet(path: &Path) -> Option<std::result::Result<Held, String>> {
         }
         None => return Some(Err(format!("{what}: its owner cannot be told: left alone"))),
     }
-    Some(greeting(stream, &what))
+    // A holder this process starts is of its own build; one found may be of a newer one.
+    Some(greeting(stream, &what).and_then(|held| match held.hello.protocol {
+        protocol if protocol > PROTOCOL => Err(format!(
+            "{what}: its holder (pid {}) speaks protocol {protocol}, this daemon {PROTOCOL}: a newer screenpilot daemon can take it over; it is left running",
+            held.hello.holder
+        )),
+        _ => Ok(held),
+    }))
 }
 
 fn make_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -442,6 +425,9 @@ pub struct Opened {
 type Outgoing = (Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>);
 
 pub struct Link {
+    /// The holder's pid: every process of the session descends from it, those that left its
+    /// process group too.
+    pub holder: i32,
     frames: mpsc::UnboundedSender<Outgoing>,
     /// Bytes queued and not yet written.
     queued: Arc<AtomicUsize>,
@@ -522,6 +508,7 @@ impl Link {
             }
         });
         let link = Link {
+            holder: hello.holder,
             frames,
             queued,
             since_checkpoint: AtomicUsize::new(replay.len()),
@@ -616,15 +603,15 @@ pub fn pty_size(master: BorrowedFd<'_>) -> Option<Size> {
 /// on descriptor 3 (see [`start`]). Call it first thing in `main`: it closes every other descriptor
 /// it inherited. Returns the exit status, or why it cannot run.
 pub fn hold() -> std::result::Result<u8, String> {
-    // SAFETY: close_range takes plain integers; nothing in this process uses descriptors above 3 yet.
-    unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) };
-    // SAFETY: descriptor 3 is the socket pair's end the daemon gave us (checked just below).
-    let link = unsafe { OwnedFd::from_raw_fd(3) };
-    if rustix::net::sockopt::socket_type(&link).is_err() {
+    process::close_descriptors_from(4);
+    // SAFETY: borrowing a descriptor number for one check; nothing is closed.
+    if rustix::net::sockopt::socket_type(unsafe { BorrowedFd::borrow_raw(3) }).is_err() {
         return Err(
             "daemon hold: descriptor 3 is not a socket; a daemon starts its holders itself".into(),
         );
     }
+    // SAFETY: descriptor 3 is open and a socket (just checked): the pair's end the daemon gave us.
+    let link = unsafe { OwnedFd::from_raw_fd(3) };
     let _ = rustix::io::fcntl_setfd(&link, rustix::io::FdFlags::CLOEXEC);
     let mut link = StdStream::from(link);
     let (k, payload) = read_frame_blocking(&mut link).map_err(|e| format!("daemon hold: {e}"))?;
@@ -713,19 +700,6 @@ impl Holder {
 }
 
 async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, String> {
-    let spawn_spec = SpawnSpec {
-        sid: None,
-        argv: spec.argv.clone(),
-        cwd: spec.cwd.clone(),
-        base_env: match spec.base_env.clone() {
-            Some(vars) => BaseEnv::Exactly(vars),
-            None => BaseEnv::Inherit,
-        },
-        env: spec.env.clone(),
-        size: Size::new(spec.cols, spec.rows),
-        detect_child_exit: false,
-        record: None,
-    };
     link.set_nonblocking(true)
         .map_err(|e| format!("daemon hold: {e}"))?;
     let mut link =
@@ -735,7 +709,7 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     let mut children = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
         .map_err(|e| format!("daemon hold: {e}"))?;
-    let (pid, master) = match process::start_on_pty(&spawn_spec, spec.token) {
+    let (pid, master) = match process::start_on_pty(&spec.spec, spec.token) {
         Ok((pid, pty)) => (pid, OwnedFd::from(pty)),
         Err(e) => {
             let message = match e {
@@ -756,6 +730,7 @@ async fn run_holder(link: StdStream, spec: HoldSpec) -> std::result::Result<u8, 
     let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600));
     // Test-only: read from the session's own environment, so one holder of many can play a newer one.
     let protocol = spec
+        .spec
         .env
         .iter()
         .find(|(key, _)| key == TEST_PROTOCOL_VAR)

@@ -395,6 +395,30 @@ pub fn descendants(ancestor: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Close every descriptor from `first` up, inherited from whoever started this process (the guard
+/// and holders call it first thing: nothing of theirs is open yet).
+pub fn close_descriptors_from(first: i32) {
+    // SAFETY: close_range takes plain integers; the caller has nothing open from `first` up.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0u32) };
+    if closed == 0 {
+        return;
+    }
+    // Kernels before 5.9: the list in /proc (the directory's own descriptor is gone by the close).
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .filter(|fd| *fd >= first)
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in fds {
+        // SAFETY: closing a descriptor number; one that is not open just fails.
+        unsafe { libc::close(fd) };
+    }
+}
+
 /// Each of `pids` as `PID COMMAND` (its command line, arguments joined by spaces), for a person.
 pub fn named(pids: &[i32]) -> Vec<String> {
     pids.iter()

@@ -35,11 +35,13 @@ pub struct Registry {
     /// Counts sessions added and removed, for those who show the list live (the watch page).
     changes: tokio::sync::watch::Sender<u64>,
     /// The sessions a killed daemon before this one took with it, and whether a caller was told.
-    lost: Mutex<(Vec<crate::leftovers::Lost>, bool)>,
+    lost: Mutex<Vec<crate::leftovers::Lost>>,
     /// Where sessions' holders start and listen, when sessions are to outlive this process.
     hold: std::sync::OnceLock<crate::held::HoldConfig>,
-    /// Holders this process found and could not take over, and whether a caller was told.
-    refused: Mutex<(Vec<String>, bool)>,
+    /// Holders this process found and could not take over.
+    refused: Mutex<Vec<String>>,
+    /// The first caller was told of the lost sessions and the refused holders.
+    told: std::sync::atomic::AtomicBool,
 }
 
 impl Registry {
@@ -52,54 +54,53 @@ impl Registry {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             records: std::sync::OnceLock::new(),
             changes: tokio::sync::watch::channel(0).0,
-            lost: Mutex::new((Vec::new(), false)),
+            lost: Mutex::new(Vec::new()),
             hold: std::sync::OnceLock::new(),
-            refused: Mutex::new((Vec::new(), false)),
+            refused: Mutex::new(Vec::new()),
+            told: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// The sessions a killed daemon before this one took with it (the daemon says so at start).
     pub fn set_lost(&self, lost: Vec<crate::leftovers::Lost>) {
-        *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = (lost, false);
+        *self.lost.lock().unwrap_or_else(|p| p.into_inner()) = lost;
     }
 
     /// The sessions lost with the daemon before this one; `list` shows them for this daemon's life.
     pub fn lost(&self) -> Vec<crate::leftovers::Lost> {
-        self.lost
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .0
-            .clone()
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Once: the words that tell the first caller which sessions were lost, and which holders could
     /// not be taken over.
     pub fn take_lost_notice(&self) -> Option<String> {
-        let mut said = Vec::new();
-        {
-            let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
-            if !lost.0.is_empty() && !lost.1 {
-                lost.1 = true;
-                let named: Vec<String> = lost
-                    .0
-                    .iter()
-                    .map(|l| format!("{} ({})", l.sid, l.cmd))
-                    .collect();
-                said.push(format!(
-                    "the daemon before this one was killed, and its sessions ended with it: {}; `list` shows them",
-                    named.join(", ")
-                ));
-            }
+        let lost = self.lost();
+        let refused = self
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if (lost.is_empty() && refused.is_empty()) || self.told.swap(true, Ordering::AcqRel) {
+            return None;
         }
-        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
-        if !refused.0.is_empty() && !refused.1 {
-            refused.1 = true;
+        let mut said = Vec::new();
+        if !lost.is_empty() {
+            let named: Vec<String> = lost
+                .iter()
+                .map(|l| format!("{} ({})", l.sid, l.cmd))
+                .collect();
             said.push(format!(
-                "sessions left by the daemon before this one that it could not take over: {}",
-                refused.0.join("; ")
+                "the daemon before this one was killed, and its sessions ended with it: {}; `list` shows them",
+                named.join(", ")
             ));
         }
-        (!said.is_empty()).then(|| said.join(". "))
+        if !refused.is_empty() {
+            said.push(format!(
+                "sessions left by the daemon before this one that it could not take over: {}",
+                refused.join("; ")
+            ));
+        }
+        Some(said.join(". "))
     }
 
     /// Start every session from now on with a holder of its own ([`crate::held`]), so that it
@@ -146,7 +147,7 @@ impl Registry {
                 }
             }
         }
-        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = (refused, false);
+        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = refused;
         self.changes.send_modify(|n| *n += 1);
         taken
     }

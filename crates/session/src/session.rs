@@ -54,7 +54,9 @@ pub struct SessionInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<crate::running::Running>,
     /// On close: processes that had left its process group (setsid, a double fork), ended too.
+    /// Never in a `list` answer: not in its schema.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(skip)]
     pub escaped: Vec<String>,
 }
 
@@ -176,9 +178,6 @@ pub struct Session {
     /// The holder that keeps the pty and the program when this daemon is gone ([`crate::held`]);
     /// `None` for a session this process holds itself.
     held: Option<crate::held::Link>,
-    /// The holder's pid: every process of the session descends from it, those that left its
-    /// process group too.
-    holder: Option<i32>,
     /// Last, so it drops after the rest: gives the freed memory back (see [`ReturnMemory`]).
     _return_memory: ReturnMemory,
 }
@@ -229,7 +228,6 @@ struct Parts {
     marks_expected: bool,
     recorder: Option<Recorder>,
     held: Option<crate::held::Link>,
-    holder: Option<i32>,
 }
 
 /// The `'static` name of a kind read back from a holder: the few kinds there are, or a leaked copy.
@@ -284,10 +282,9 @@ impl Session {
                     .map_err(|e| SessionError::Io(format!("the session's holder: {e}")))?;
                 let pty = process::async_master(master)
                     .map_err(|e| SessionError::Io(format!("the session's pty: {e}")))?;
-                (pty, hello.pid, exit, Some((link, hello.holder)))
+                (pty, hello.pid, exit, Some(link))
             }
         };
-        let (held, holder) = held.map_or((None, None), |(link, holder)| (Some(link), Some(holder)));
         let parts = Parts {
             sid,
             pid,
@@ -300,7 +297,6 @@ impl Session {
             marks_expected,
             recorder,
             held,
-            holder,
         };
         Ok(Session::assemble(parts, pty, exit, limits))
     }
@@ -357,7 +353,6 @@ impl Session {
             marks_expected: notes.marks_expected,
             recorder,
             held: Some(link),
-            holder: Some(hello.holder),
         };
         let session = Session::assemble(parts, pty, exit, limits);
         if let Some(kind) = notes.kind.as_deref() {
@@ -402,7 +397,6 @@ impl Session {
             marks_expected: parts.marks_expected,
             terminal,
             held: parts.held,
-            holder: parts.holder,
             _return_memory: ReturnMemory,
         });
         let handle = tokio::spawn(pump(session.clone(), reader, exit));
@@ -877,7 +871,11 @@ impl Session {
             pump.abort();
         }
         self.announce_end();
-        let escaped = self.holder.map(process::descendants).unwrap_or_default();
+        let escaped = self
+            .held
+            .as_ref()
+            .map(|link| process::descendants(link.holder))
+            .unwrap_or_default();
         let named = process::named(&escaped);
         process::end_all(&escaped, self.limits.close_grace).await;
         self.release().await;

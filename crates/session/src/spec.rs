@@ -123,7 +123,7 @@ impl Limits {
 
 /// What a program's environment starts from, before the session sets its terminal's variables
 /// ([`TERMINAL_VARS`]) and the request's own `env`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BaseEnv {
     /// This process's environment: what a program embedding this crate expects of a child it starts.
     #[default]
@@ -164,9 +164,11 @@ pub const CALLER_TERMINAL_VARS: &[&str] = &[
     "KONSOLE_VERSION",
 ];
 
-/// A validated request to start a program in a new session.
-#[derive(Debug, Clone)]
+/// A validated request to start a program in a new session. It travels to a session's holder
+/// ([`crate::held`]) as JSON, without the sid and the recording, which stay with the daemon.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SpawnSpec {
+    #[serde(skip)]
     pub sid: Option<SessionId>,
     /// Program and arguments; never empty.
     pub argv: Vec<String>,
@@ -179,6 +181,7 @@ pub struct SpawnSpec {
     /// Waits end at once when the program exits.
     pub detect_child_exit: bool,
     /// Write an asciicast v3 recording of the session here.
+    #[serde(skip)]
     pub record: Option<Recording>,
 }
 

@@ -325,9 +325,6 @@ pub enum DaemonAction {
     /// The daemon's guard, which the daemon starts itself (see `guard.rs`).
     #[value(hide = true)]
     Guard,
-    /// A session's holder, which the daemon starts itself (see screenpilot_session::held).
-    #[value(hide = true)]
-    Hold,
 }
 
 /// After input, wait until a condition holds and print the screen: one call per step. Any of them

@@ -91,7 +91,9 @@ pub fn hand_over_to_this_build(paths: &Paths) {
 
 /// A connection to this machine's daemon, starting it if none answers.
 pub async fn connect_or_start(paths: &Paths) -> Result<UnixStream, OpError> {
-    hand_over_to_this_build(paths);
+    // Blocking (a request, then the old daemon's exit): off the async threads.
+    let here = paths.clone();
+    let _ = tokio::task::spawn_blocking(move || hand_over_to_this_build(&here)).await;
     if let Some(stream) = connect(paths).await? {
         return Ok(stream);
     }
