@@ -19,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use crate::error::{DesktopError, Result};
+use crate::looks::Looks;
 use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
 use crate::ready::{self, FocusBy};
@@ -704,6 +705,37 @@ impl Desktop {
         match &self.watcher {
             Some(watcher) => watcher.damage_updates(),
             None => tokio::sync::watch::channel(0).1,
+        }
+    }
+
+    /// Whether the drawing up to now changed what a person sees, as [`Looks`] tells it: false when
+    /// all that was drawn since damage generation `seen` is one box drawn again as it was or back
+    /// to its look before (a blinking caret), true for anything else (several batches, a box larger
+    /// than [`Looks::LARGEST`], a box that cannot be read). Updates `seen`.
+    pub async fn drawing_changed(&self, looks: &mut Looks, seen: &mut u64) -> bool {
+        let Some(drawn) = self.watcher.as_ref().map(|w| w.drawn()) else {
+            return true;
+        };
+        let one_batch = drawn.generation == *seen + 1;
+        *seen = drawn.generation;
+        let Some((x, y, width, height)) = drawn.area.filter(|_| one_batch) else {
+            return true;
+        };
+        if u32::from(width) * u32::from(height) > Looks::LARGEST {
+            return true;
+        }
+        let look = self
+            .run("reading what was drawn", self.step_timeout, move |x11| {
+                let (left, top) = (x.max(0) as u32, y.max(0) as u32);
+                Ok(x11
+                    .capture(false)?
+                    .crop(left, top, u32::from(width), u32::from(height))
+                    .hash())
+            })
+            .await;
+        match look {
+            Ok(look) => looks.changed((x, y, width, height), look),
+            Err(_) => true,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod error;
 pub mod keyboard;
 pub mod keysym;
 mod launch;
+pub mod looks;
 mod orphans;
 mod private_dir;
 pub mod process;
@@ -48,6 +49,7 @@ pub use desktop::{
 pub use error::{DesktopError, Result};
 pub use keyboard::Modifier;
 pub use launch::{Launched, Program};
+pub use looks::Looks;
 pub use private_dir::{end_abandoned, Abandoned};
 pub use registry::{DesktopRegistry, OtherSessions, Reservation};
 pub use scale::{fit, Scale, DEFAULT_MAX_LONG_EDGE, DEFAULT_MAX_PIXELS};

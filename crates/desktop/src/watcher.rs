@@ -3,9 +3,10 @@
 //! `tokio::sync::watch` generation counters that any number of waits can follow.
 //!
 //! - **damage**: something was drawn. The DAMAGE extension reports the root window's damage
-//!   (everything drawn on the screen) once when it goes from empty to non-empty; we then subtract
-//!   (repair) it, wait for the server to have done so, and only then bump the counter. So a bump
-//!   always comes after every drawing it stands for, and drawing after it raises a new event.
+//!   (everything drawn on the screen) whenever its bounding box grows; we then subtract (repair)
+//!   it, wait for the server to have done so, note the box the batch covered ([`Watcher::drawn`]),
+//!   and only then bump the counter. So a bump always comes after every drawing it stands for, and
+//!   drawing after it raises a new event.
 //! - **pointer**: the pointer moved (XInput 2 raw motion on the root, which XTest's moves raise too).
 //!   Xvfb draws the pointer in software without reporting DAMAGE, so a picture that shows the pointer
 //!   must follow this as well.
@@ -26,7 +27,7 @@
 
 use std::collections::HashSet;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use tokio::sync::watch;
@@ -38,6 +39,7 @@ use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
 use crate::error::{DesktopError, Result};
+use crate::looks::{join, Area};
 use crate::x11::windows::{self, Atoms};
 
 /// A running watcher. Dropping it stops the thread (without waiting for it).
@@ -47,6 +49,7 @@ pub(crate) struct Watcher {
     damage: watch::Receiver<u64>,
     windows: watch::Receiver<u64>,
     pointer: watch::Receiver<u64>,
+    drawn: Arc<Mutex<Drawn>>,
     /// The display has DAMAGE, so `damage` counts drawing (without it, it never moves).
     pub has_damage: bool,
 }
@@ -60,14 +63,24 @@ struct Watch {
     /// Clients whose events we selected.
     clients: HashSet<Window>,
     damage_tx: watch::Sender<u64>,
+    drawn: Arc<Mutex<Drawn>>,
     windows_tx: watch::Sender<u64>,
     pointer_tx: watch::Sender<u64>,
+}
+
+/// The last batch of drawing: the damage generation it bumped to, and the box it covered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Drawn {
+    pub generation: u64,
+    pub area: Option<Area>,
 }
 
 /// What one batch of events changed.
 #[derive(Default)]
 struct Changes {
     drawn: bool,
+    /// The box holding what was drawn (DAMAGE's areas, joined).
+    area: Option<Area>,
     windows: bool,
     pointer: bool,
     /// The set of clients may have changed: find them again.
@@ -91,7 +104,7 @@ impl Watcher {
             && conn.damage_query_version(1, 1)?.reply().is_ok()
         {
             let id = conn.generate_id()?;
-            conn.damage_create(id, root, damage::ReportLevel::NON_EMPTY)?
+            conn.damage_create(id, root, damage::ReportLevel::BOUNDING_BOX)?
                 .check()?;
             Some(id)
         } else {
@@ -126,6 +139,7 @@ impl Watcher {
         // SAFETY: a fresh descriptor nobody else owns.
         let wake = unsafe { OwnedFd::from_raw_fd(raw) };
         let (damage_tx, damage_rx) = watch::channel(0u64);
+        let drawn = Arc::new(Mutex::new(Drawn::default()));
         let (windows_tx, windows_rx) = watch::channel(0u64);
         let (pointer_tx, pointer_rx) = watch::channel(0u64);
         let mut watch = Watch {
@@ -138,6 +152,7 @@ impl Watcher {
                 .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
             clients: HashSet::new(),
             damage_tx,
+            drawn: drawn.clone(),
             windows_tx,
             pointer_tx,
         };
@@ -152,12 +167,21 @@ impl Watcher {
             damage: damage_rx,
             windows: windows_rx,
             pointer: pointer_rx,
+            drawn,
             has_damage: damage.is_some(),
         })
     }
 
     pub fn damage_updates(&self) -> watch::Receiver<u64> {
         self.damage.clone()
+    }
+
+    /// The last batch of drawing (see [`Drawn`]).
+    pub fn drawn(&self) -> Drawn {
+        *self
+            .drawn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn window_updates(&self) -> watch::Receiver<u64> {
@@ -223,7 +247,13 @@ impl Watch {
                     // A round trip: the repair is done, so the bump below comes after all it covered.
                     self.conn.get_input_focus()?.reply()?;
                 }
-                self.damage_tx.send_modify(|generation| *generation += 1);
+                self.damage_tx.send_modify(|generation| {
+                    *generation += 1;
+                    *self.drawn.lock().unwrap_or_else(|p| p.into_inner()) = Drawn {
+                        generation: *generation,
+                        area: changes.area,
+                    };
+                });
                 again = true;
             }
             if changes.windows {
@@ -244,7 +274,11 @@ impl Watch {
 
     fn classify(&self, event: &Event, changes: &mut Changes) {
         match event {
-            Event::DamageNotify(_) => changes.drawn = true,
+            Event::DamageNotify(e) => {
+                changes.drawn = true;
+                let drawn = (e.area.x, e.area.y, e.area.width, e.area.height);
+                changes.area = Some(changes.area.map_or(drawn, |area| join(area, drawn)));
+            }
             Event::XinputRawMotion(_) => changes.pointer = true,
             Event::PropertyNotify(e) => {
                 if e.window == self.root {

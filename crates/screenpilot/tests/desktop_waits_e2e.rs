@@ -202,3 +202,62 @@ fn terminal_tools_given_a_desktop_say_it_is_a_desktop() {
         "{error}"
     );
 }
+
+/// A caret blinking in a focused field draws twice a second forever (GTK draws its whole entry):
+/// the desktop is still ready once nothing but the blink is drawn, on GTK 3 and Qt alike. Typing
+/// into the field is drawing a ready wait must see.
+#[test]
+fn a_blinking_caret_does_not_keep_a_desktop_from_being_ready() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop", "start", "--sid", "g", "--", "zenity", "--entry", "--title", "Blink", "--text",
+        "Name",
+    ]);
+    let form = common::fixture("qt/form.py");
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "q",
+        "--",
+        "/usr/bin/python3",
+        &form,
+        "--plain",
+    ]);
+    d.sp_json(&["act", "q", "text \"Name\"", "focus"]);
+    for sid in ["g", "q"] {
+        // 1.5 s is three blinks of either toolkit's caret.
+        let (status, ready) = wait_json(
+            &d,
+            &[
+                "wait",
+                sid,
+                "--ready",
+                "--stable-ms",
+                "1500",
+                "--timeout-ms",
+                "20000",
+            ],
+        );
+        assert_eq!(status, 0, "{sid}: {ready}");
+        assert_eq!(ready["reason"], "STABLE", "{sid}: {ready}");
+    }
+    // Keys typed while a ready wait runs are drawing it waits past: it ends after the last of them.
+    let waiting = Background::spawn(d.command(&[
+        "--json",
+        "wait",
+        "g",
+        "--ready",
+        "--stable-ms",
+        "1500",
+        "--timeout-ms",
+        "20000",
+    ]));
+    d.sp_json(&["computer", "g", "type", "Ada"]);
+    let out = waiting.finish();
+    let ready = common::parse_json(&out);
+    assert_eq!(ready["reason"], "STABLE", "{ready}");
+    let typed = d.sp_json(&["snapshot", "g"]);
+    let elements = typed["elements"].as_str().unwrap_or_default();
+    assert!(elements.contains(r#"="Ada""#), "{typed}");
+}

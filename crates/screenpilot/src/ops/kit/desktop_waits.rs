@@ -103,6 +103,9 @@ pub async fn wait(
             let mut damage = desktop.damage_updates();
             let mut windows = desktop.window_updates();
             let mut calm_at = Instant::now() + *stable;
+            // A caret blinking is drawing that does not end the calm.
+            let mut looks = screenpilot_desktop::Looks::default();
+            let mut seen = *damage.borrow();
             loop {
                 if let Some(marker) = marker {
                     windows.borrow_and_update();
@@ -119,7 +122,9 @@ pub async fn wait(
                             // The watcher is gone (the desktop closed): nothing will be drawn.
                             return Ok(done(Reason::Stable, None, None));
                         }
-                        calm_at = Instant::now() + *stable;
+                        if desktop.drawing_changed(&mut looks, &mut seen).await {
+                            calm_at = Instant::now() + *stable;
+                        }
                     }
                     changed = windows.changed(), if marker.is_some() => {
                         if changed.is_err() {
