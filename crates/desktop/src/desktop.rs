@@ -476,6 +476,7 @@ impl Desktop {
                 spec.ready_timeout,
             )
             .await?;
+            ready::painted(self, &window, spec.ready_timeout.min(ready::PAINT_LIMIT)).await?;
             self.window = Some(window);
         }
         Ok(())
@@ -885,6 +886,10 @@ impl ready::Display for Desktop {
 
     fn window_updates(&self) -> tokio::sync::watch::Receiver<u64> {
         Desktop::window_updates(self)
+    }
+
+    fn damage_updates(&self) -> tokio::sync::watch::Receiver<u64> {
+        Desktop::damage_updates(self)
     }
 
     fn attached(&self) -> bool {

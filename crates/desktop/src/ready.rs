@@ -31,6 +31,7 @@ pub(crate) trait Display: Sync {
         job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
     ) -> impl Future<Output = Result<R>> + Send;
     fn window_updates(&self) -> watch::Receiver<u64>;
+    fn damage_updates(&self) -> watch::Receiver<u64>;
     fn attached(&self) -> bool;
 }
 
@@ -358,6 +359,46 @@ pub(crate) async fn program_window(
                 field: "cmd",
                 message,
             });
+        }
+    }
+}
+
+/// How long [`painted`] waits at most for a window to be drawn.
+pub(crate) const PAINT_LIMIT: Duration = Duration::from_secs(5);
+
+/// Wait until `window` shows more than one colour, woken by drawing, at most `limit`. A window the
+/// program has not painted yet is one colour (black under Xvfb): a GTK 4 window is mapped and
+/// focused a while before its first frame. A window still one colour at the limit is taken as it
+/// is (a blank window is a window too).
+pub(crate) async fn painted(
+    desktop: &impl Display,
+    window: &WindowInfo,
+    limit: Duration,
+) -> Result<()> {
+    let deadline = Instant::now() + limit;
+    let mut damage = desktop.damage_updates();
+    let (x, y) = (window.x.max(0) as u32, window.y.max(0) as u32);
+    let (width, height) = (window.width, window.height);
+    loop {
+        damage.borrow_and_update();
+        let blank = desktop
+            .run(
+                "seeing whether the program's window is painted",
+                limit,
+                move |x11| {
+                    let frame = x11.capture(false)?.crop(x, y, width, height);
+                    let first = frame.rgb.get(..3);
+                    Ok(first.is_some_and(|first| frame.rgb.chunks_exact(3).all(|p| p == first)))
+                },
+            )
+            .await?;
+        if !blank {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, damage.changed()).await {
+            Ok(Ok(())) => {}
+            // The limit, or a display that went away: what start does next says which.
+            _ => return Ok(()),
         }
     }
 }

@@ -762,7 +762,7 @@ fn wait_for_element(d: &Daemon, sid: &str, role: &str, name: &str) -> Value {
 #[test]
 fn a_gtk4_calculator_is_read_and_driven_by_refs() {
     let d = Daemon::new();
-    d.sp_json(&[
+    let started = d.sp_json(&[
         "desktop",
         "start",
         "--sid",
@@ -770,6 +770,17 @@ fn a_gtk4_calculator_is_read_and_driven_by_refs() {
         "--",
         "gnome-calculator",
     ]);
+    // Start answers once the window is painted: GTK 4 maps it a while before its first frame,
+    // which was a black box in a screenshot taken at once.
+    let shot = d.sp_json(&["computer", "calc", "screenshot", "--full-size"]);
+    let frame = screenpilot_desktop::decode_png(&common::png_of(&shot)).expect("a PNG");
+    let at = |key: &str| started["window"][key].as_u64().expect("the window's box") as u32;
+    let window = frame.crop(at("x"), at("y"), at("width"), at("height"));
+    let colours: std::collections::HashSet<&[u8]> = window.rgb.chunks_exact(3).collect();
+    assert!(
+        colours.len() > 10,
+        "the calculator's window is not painted: {started}"
+    );
     // GTK 4.8 marks only its window as showing: the wait sees its buttons all the same.
     wait_for_element(&d, "calc", "button", "^=$");
     let shown = elements(&d, "calc");
