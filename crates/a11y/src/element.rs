@@ -13,7 +13,7 @@ use atspi::{Interface, InterfaceSet, Role, State, StateSet};
 use serde::Serialize;
 
 /// A box on the screen, in screen pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Bounds {
     pub x: i32,
     pub y: i32,
@@ -68,6 +68,8 @@ pub enum Target {
     Element(Object),
     /// A top-level window, by its X id (whether or not its application has a tree).
     Window(u32),
+    /// Text read from a window's pixels: the window, the text and its box on the screen.
+    Pixels(u32, String, Bounds),
 }
 
 /// One element as a snapshot shows it.
@@ -104,9 +106,43 @@ pub struct Element {
     /// server's), which `bounds` already include. `None`: the usual, screen boxes and showing states.
     #[serde(skip)]
     pub(crate) window_origin: Option<(i32, i32)>,
+    /// Read from pixels (OCR), not from a tree.
+    #[serde(skip)]
+    pub pixels: Option<Pixels>,
+}
+
+/// Where text read from pixels was, and how it looked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pixels {
+    /// The X window it was read in.
+    pub window: u32,
+    /// A hash of how its box looked when it was read: it must still look so before anything acts
+    /// on it.
+    pub look: u64,
 }
 
 impl Element {
+    /// Text read from the pixels of window `window` (OCR) at `bounds` on the screen, which then
+    /// looked as hashed by `look`: shown as `text "Save" [e7] ocr @...`, with a ref.
+    pub fn from_pixels(window: u32, text: String, bounds: Bounds, look: u64) -> Element {
+        Element {
+            id: 0,
+            role: "text".into(),
+            name: text,
+            value: None,
+            states: vec!["ocr"],
+            bounds: Some(bounds),
+            depth: 1,
+            window: None,
+            object: None,
+            raw_states: StateSet::empty(),
+            interfaces: InterfaceSet::empty(),
+            raw_role: Role::Label,
+            window_origin: None,
+            pixels: Some(Pixels { window, look }),
+        }
+    }
+
     /// The screen origin of its window when its application gives boxes relative to the window
     /// (GTK 4), which its hit tests take too; `None` when they are the screen's.
     pub fn window_origin(&self) -> Option<(i32, i32)> {
@@ -408,6 +444,7 @@ mod tests {
             interfaces: InterfaceSet::empty(),
             raw_role: Role::Button,
             window_origin: None,
+            pixels: None,
         };
         assert_eq!(
             element.line(),

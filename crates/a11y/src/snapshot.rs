@@ -87,15 +87,53 @@ fn tree_of(top: &TopLevel, trees: &[WindowTree], taken: &[bool]) -> Option<usize
         .or_else(|| (candidates.len() == 1 && top.pid.is_some()).then(|| candidates[0]))
 }
 
-/// The snapshot of `trees` under X's `tops` (stacking order, bottom first), refs from `refs`.
-pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget) -> Snapshot {
+/// Each of X's `tops` in the order a snapshot lists them (the focused window first, then the
+/// others from the top of the stack down), with the index of its tree in `trees`, if it has one.
+fn assign<'t>(tops: &'t [TopLevel], trees: &Trees) -> Vec<(&'t TopLevel, Option<usize>)> {
     let mut taken = vec![false; trees.windows.len()];
-    let mut out: Vec<Element> = Vec::new();
-    // The focused window first, then the others from the top of the stack down.
     let mut order: Vec<&TopLevel> = tops.iter().rev().collect();
     order.sort_by_key(|t| !t.focused);
-    for top in order {
-        let tree = tree_of(top, &trees.windows, &taken);
+    order
+        .into_iter()
+        .map(|top| {
+            let tree = tree_of(top, &trees.windows, &taken);
+            if let Some(i) = tree {
+                taken[i] = true;
+            }
+            (top, tree)
+        })
+        .collect()
+}
+
+/// The shown windows a person sees but a snapshot cannot read from a tree: their application has
+/// none, or its tree holds nothing (a browser keeping its page to itself). Their text can only be
+/// read from their pixels.
+pub fn unread_windows<'t>(tops: &'t [TopLevel], trees: &Trees) -> Vec<&'t TopLevel> {
+    assign(tops, trees)
+        .into_iter()
+        .filter(|(top, tree)| {
+            top.shown && tree.is_none_or(|i| trees.windows[i].elements.len() == 1)
+        })
+        .map(|(top, _)| top)
+        .collect()
+}
+
+/// The snapshot of `trees` under X's `tops` (stacking order, bottom first), refs from `refs`;
+/// `pixels` holds text read from windows' pixels (see [`Element::from_pixels`]), by window, shown
+/// under each.
+pub fn compose(
+    tops: &[TopLevel],
+    trees: &Trees,
+    pixels: &std::collections::HashMap<u32, Vec<Element>>,
+    refs: &mut Refs,
+    budget: Budget,
+) -> Snapshot {
+    let mut out: Vec<Element> = Vec::new();
+    let assigned = assign(tops, trees);
+    let taken: Vec<bool> = (0..trees.windows.len())
+        .map(|i| assigned.iter().any(|(_, tree)| *tree == Some(i)))
+        .collect();
+    for (top, tree) in assigned {
         let mut states = Vec::new();
         if top.focused {
             states.push("focused");
@@ -119,10 +157,10 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
             interfaces: atspi::InterfaceSet::empty(),
             raw_role: atspi::Role::Window,
             window_origin: None,
+            pixels: None,
         };
         match tree {
             Some(i) if top.shown => {
-                taken[i] = true;
                 let elements = &trees.windows[i].elements;
                 window.object = elements[0].object.clone();
                 window.raw_states = elements[0].raw_states;
@@ -154,16 +192,16 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
                     e
                 }));
             }
-            Some(i) => {
-                taken[i] = true;
-                out.push(window);
-            }
+            Some(_) => out.push(window),
             None => {
                 if top.shown {
                     window.states.push("no-tree");
                 }
                 out.push(window);
             }
+        }
+        if top.shown {
+            out.extend(pixels.get(&top.id).into_iter().flatten().cloned());
         }
     }
     // Windows of the tree the X server does not list (menus and popups open now), but for what was
@@ -192,8 +230,10 @@ pub fn compose(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget
     let (mut lines, kept, left_out) = lay_out(out, refs, budget);
     if tops.iter().all(|t| !t.shown) && trees.windows.is_empty() {
         lines.push("(no windows)".into());
-    } else if trees.windows.is_empty() {
+    } else if trees.windows.is_empty() && pixels.is_empty() {
         lines.push("(no application here exposes an accessibility tree: read the windows with a screenshot)".into());
+    } else if trees.windows.is_empty() {
+        lines.push("(no application here exposes an accessibility tree: text marked ocr is read from pixels, and may be misread)".into());
     }
     for unread in &trees.unread {
         lines.push(format!(
@@ -252,6 +292,14 @@ fn lay_out(
     for mut element in elements {
         let acts =
             crate::element::actionable(element.raw_role, &element.raw_states, &element.interfaces);
+        if let (0, Some(pixels), Some(bounds)) = (element.id, element.pixels, element.bounds) {
+            let what = format!(
+                "text {} (read from pixels)",
+                crate::element::quoted(&element.name, 80)
+            );
+            let target = Target::Pixels(pixels.window, element.name.clone(), bounds);
+            element.id = refs.id_for(&target, &what);
+        }
         if element.id == 0 && acts {
             if let Some(object) = &element.object {
                 let what = format!(
@@ -317,6 +365,7 @@ mod tests {
             },
             raw_role: role,
             window_origin: None,
+            pixels: None,
         }
     }
 
@@ -358,7 +407,13 @@ mod tests {
     fn a_window_shows_its_elements_and_only_what_a_person_acts_on_gets_a_ref() {
         let mut refs = Refs::default();
         let tops = [top(7, "Other", false, true), top(9, "Signup", true, true)];
-        let snap = compose(&tops, &form(), &mut refs, Budget::default());
+        let snap = compose(
+            &tops,
+            &form(),
+            &Default::default(),
+            &mut refs,
+            Budget::default(),
+        );
         let lines: Vec<&str> = snap.text.lines().collect();
         // The focused window first, matched to its tree by title; the other has no tree.
         assert!(
@@ -376,7 +431,13 @@ mod tests {
         );
         assert_eq!(snap.left_out, 0);
         // The same elements keep their refs in the next snapshot.
-        let again = compose(&tops, &form(), &mut refs, Budget::default());
+        let again = compose(
+            &tops,
+            &form(),
+            &Default::default(),
+            &mut refs,
+            Budget::default(),
+        );
         assert_eq!(again.text, snap.text);
     }
 
@@ -389,6 +450,7 @@ mod tests {
         let snap = compose(
             &[top(9, "Signup", true, true)],
             &trees,
+            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -407,7 +469,13 @@ mod tests {
             lines: 2,
             ..Budget::default()
         };
-        let snap = compose(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
+        let snap = compose(
+            &[top(9, "Signup", true, true)],
+            &form(),
+            &Default::default(),
+            &mut refs,
+            budget,
+        );
         assert_eq!(snap.left_out, 1, "{}", snap.text);
         assert_eq!(snap.elements.len(), 2);
         assert!(
@@ -424,7 +492,13 @@ mod tests {
             scale: 0.5,
             ..Budget::default()
         };
-        let snap = compose(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
+        let snap = compose(
+            &[top(9, "Signup", true, true)],
+            &form(),
+            &Default::default(),
+            &mut refs,
+            budget,
+        );
         assert!(
             snap.text
                 .lines()
@@ -443,6 +517,7 @@ mod tests {
         let snap = compose(
             &[top(9, "Signup", false, false)],
             &form(),
+            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -458,6 +533,7 @@ mod tests {
         let snap = compose(
             &[top(9, "xterm", true, true)],
             &bare,
+            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -473,7 +549,13 @@ mod tests {
             "{}",
             snap.text
         );
-        let none = compose(&[], &Trees::default(), &mut refs, Budget::default());
+        let none = compose(
+            &[],
+            &Trees::default(),
+            &Default::default(),
+            &mut refs,
+            Budget::default(),
+        );
         assert_eq!(none.text, "(no windows)");
     }
 }

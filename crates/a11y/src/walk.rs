@@ -542,6 +542,7 @@ impl Walk<'_> {
                     raw_role: fetched.role,
                     window_origin: (lenient == Lenient::VisibleUnderShowingWindow)
                         .then_some((0, 0)),
+                    pixels: None,
                 });
             }
             let mut groups = Vec::new();
@@ -754,6 +755,7 @@ mod tests {
             interfaces: InterfaceSet::empty(),
             raw_role: role,
             window_origin: None,
+            pixels: None,
         }]
     }
 

@@ -27,6 +27,7 @@ pub mod keyboard;
 pub mod keysym;
 mod launch;
 pub mod looks;
+pub mod ocr;
 mod orphans;
 mod private_dir;
 pub mod process;

@@ -967,3 +967,119 @@ fn a_set_that_the_field_ignores_is_typed_instead() {
         .collect();
     assert_eq!(said, ["name=Ada"], "{log}");
 }
+
+/// The box `@x,y,w,h` on the line of `elements` that `line` matches.
+fn box_in(elements: &str, line: &str) -> (i64, i64, i64, i64) {
+    let pattern = Regex::new(line).expect("a regex");
+    let found = elements
+        .lines()
+        .find(|l| pattern.is_match(l))
+        .unwrap_or_else(|| panic!("no line matches {line:?} in:\n{elements}"));
+    let c = Regex::new(r"@(-?\d+),(-?\d+),(\d+),(\d+)")
+        .expect("a regex")
+        .captures(found)
+        .unwrap_or_else(|| panic!("no box on {found:?}"));
+    let n = |i: usize| c[i].parse::<i64>().expect("a number");
+    (n(1), n(2), n(3), n(4))
+}
+
+#[test]
+fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "tk",
+        "--",
+        "/usr/bin/python3",
+        &common::fixture("tk/form.py"),
+    ]);
+    let shown = elements(&d, "tk");
+    assert!(
+        shown.contains(r#"window "Tk Form""#) && shown.contains("no-tree"),
+        "{shown}"
+    );
+    for label in [
+        "Name:",
+        "Email address",
+        "Remember me",
+        "Nothing saved yet",
+        "Save",
+        "Cancel",
+        "Apply changes",
+    ] {
+        let line = format!(r#"text "[^"]*{}" \[e\d+\] ocr @"#, regex::escape(label));
+        ref_in(&shown, &line);
+    }
+    // A second snapshot of the same pixels is not read again, and reads the same.
+    assert_eq!(elements(&d, "tk"), shown);
+    let remember = ref_in(&shown, r#"text "[^"]*Remember me" \[e\d+\] ocr"#);
+    act(&d, "tk", &[&remember, "click"]);
+    let saved = act(&d, "tk", &[r#"text "Save""#, "click"]);
+    let after = saved["elements"].as_str().unwrap_or_default();
+    assert!(after.contains("Saved remember=1"), "{saved}");
+    // Clicked outside act, Cancel changes the status line: its ref from the snapshot before no
+    // longer looks as it was read, and is refused without a click.
+    let latest = elements(&d, "tk");
+    let status = ref_in(&latest, r#"text "Saved remember=1""#);
+    let (x, y, w, h) = box_in(&latest, r#"text "Cancel""#);
+    d.sp_json(&[
+        "computer",
+        "tk",
+        "click",
+        &(x + w / 2).to_string(),
+        &(y + h / 2).to_string(),
+    ]);
+    let e = d.sp_error(&["act", "tk", &status, "click"]);
+    assert_eq!(e["code"], "element_gone", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no longer looks") && m.contains("nothing was clicked")),
+        "{e}"
+    );
+    // What was read from pixels takes clicks only.
+    let e = d.sp_error(&["act", "tk", r#"text "Apply changes""#, "set", "--text", "x"]);
+    assert_eq!(e["field"], "do", "{e}");
+    act(&d, "tk", &[r#"text "Apply changes""#, "click"]);
+    let window = ref_in(&elements(&d, "tk"), r#"window "Tk Form""#);
+    act(&d, "tk", &[&window, "close"]);
+    assert_eq!(
+        printed(&output_at_exit(&d, "tk")),
+        ["saved remember=1", "cancelled", "applied"]
+    );
+}
+
+#[test]
+fn an_xterms_lines_are_read_from_pixels() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "xt",
+        "--",
+        "xterm",
+        "-e",
+        "sh",
+        "-c",
+        "printf 'screenpilot reads 42 from pixels\\n'; exec sleep 600",
+    ]);
+    // The window is painted when start answers, but its line may come a moment later.
+    let ms = LONG_MS.to_string();
+    d.sp_json(&[
+        "wait",
+        "xt",
+        "--ready",
+        "--stable-ms",
+        "300",
+        "--timeout-ms",
+        &ms,
+    ]);
+    let shown = elements(&d, "xt");
+    ref_in(
+        &shown,
+        r#"text "screenpilot reads 42 from pixels" \[e\d+\] ocr @"#,
+    );
+}

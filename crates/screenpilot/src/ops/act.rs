@@ -480,6 +480,72 @@ async fn on_window(
     Ok(format!("window {} {:?}", action.name(), info.title))
 }
 
+/// Click text read from pixels, at the middle of its box, once its box still looks as it did when
+/// it was read: a window that changed since is not clicked blindly.
+async fn click_text_from_pixels(
+    desktop: &Desktop,
+    element: &Element,
+    pixels: screenpilot_a11y::Pixels,
+    action: ActName,
+) -> Result<String, OpError> {
+    let clicks = match action {
+        ActName::Click | ActName::Focus => 1,
+        ActName::DoubleClick => 2,
+        _ => {
+            return Err(OpError::invalid(
+                "do",
+                format!(
+                    "{} was read from pixels, so it takes click, double_click or focus (a click), not {}; type with computer",
+                    element.describe(),
+                    action.name()
+                ),
+            ))
+        }
+    };
+    let bounds = element.bounds.ok_or_else(|| {
+        OpError::new(
+            ErrorCode::ElementUnavailable,
+            "ref: text read from pixels without a box",
+        )
+        .with_field("ref")
+    })?;
+    let (x, y) = bounds.center();
+    let at = Point {
+        x: x.max(0) as u32,
+        y: y.max(0) as u32,
+    };
+    let looked = pixels.look;
+    let done = desktop
+        .run(
+            "clicking text read from pixels",
+            desktop.step_timeout,
+            move |x11| {
+                let now = x11.capture(false)?;
+                if accessibility::look_of(&now, bounds) != looked {
+                    return Ok(false);
+                }
+                x11.click(at, BUTTON_LEFT, clicks, &[])?;
+                x11.sync()?;
+                Ok(true)
+            },
+        )
+        .await?;
+    if !done {
+        return Err(OpError::new(
+            ErrorCode::ElementGone,
+            format!(
+                "ref: {} no longer looks as it did when it was read: its window changed or moved; nothing was clicked; snapshot again",
+                element.describe()
+            ),
+        )
+        .with_field("ref"));
+    }
+    Ok(format!(
+        "pointer {} at {x},{y}",
+        if clicks == 2 { "double click" } else { "click" }
+    ))
+}
+
 /// Do `action` to `element`: through the application, else with the pointer or keyboard. Says how.
 async fn perform(
     tree: &super::kit::trees::DesktopTree,
@@ -488,6 +554,9 @@ async fn perform(
     action: ActName,
     text: Option<&str>,
 ) -> Result<String, OpError> {
+    if let Some(pixels) = element.pixels {
+        return click_text_from_pixels(desktop, element, pixels, action).await;
+    }
     if element.window.is_some() && element.object.is_none() {
         return Err(OpError::new(
             ErrorCode::ElementUnavailable,

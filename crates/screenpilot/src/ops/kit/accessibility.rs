@@ -2,6 +2,7 @@
 //! use), the refs handed out, and the latest snapshot, which refs and `ROLE "NAME"` are read
 //! against. Also the conditions of waits on elements.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use screenpilot_a11y::{
     self as a11y, parse_ref, snapshot, Budget, Bus, Element, Snapshot, TopLevel,
 };
 use screenpilot_desktop::scale::Scale;
-use screenpilot_desktop::Desktop;
+use screenpilot_desktop::{ocr, Desktop};
 use screenpilot_session::process::started_ago;
 
 use super::error::{ErrorCode, OpError};
@@ -131,12 +132,110 @@ pub async fn take(
                 }
                 trees = bus.trees(screen).await?;
             }
-            snapshot::compose(&tops, &trees, &mut lock(&tree.refs), budget)
+            let (pixels, note) = read_pixels(tree, desktop, &tops, &trees).await?;
+            let mut shot = snapshot::compose(&tops, &trees, &pixels, &mut lock(&tree.refs), budget);
+            if let Some(note) = note {
+                shot.text.push_str(&format!("\n({note})"));
+            }
+            shot
         }
     };
     let shot = Arc::new(shot);
     *lock(&tree.last) = Some(shot.clone());
     Ok(shot)
+}
+
+/// The text of the shown windows no tree describes, read from their pixels (OCR), by window; and
+/// a note when it could not be read. Each window's picture is read once: a window that looks as it
+/// did is answered from what was read then.
+async fn read_pixels(
+    tree: &DesktopTree,
+    desktop: &Desktop,
+    tops: &[TopLevel],
+    trees: &a11y::Trees,
+) -> Result<(HashMap<u32, Vec<Element>>, Option<String>), OpError> {
+    let windows: Vec<TopLevel> = snapshot::unread_windows(tops, trees)
+        .into_iter()
+        .cloned()
+        .collect();
+    let mut read = HashMap::new();
+    if windows.is_empty() {
+        return Ok((read, None));
+    }
+    if !ocr::available() {
+        return Ok((read, Some(ocr::OcrError::Missing.to_string())));
+    }
+    let frame = desktop
+        .run("capturing the screen to read", desktop.step_timeout, |x| {
+            x.capture(false)
+        })
+        .await?;
+    let mut notes = Vec::new();
+    for window in windows {
+        let b = window.bounds;
+        let (x, y) = (b.x.max(0), b.y.max(0));
+        let part = frame.crop(
+            x as u32,
+            y as u32,
+            b.width.max(0) as u32,
+            b.height.max(0) as u32,
+        );
+        if u64::from(part.width) * u64::from(part.height) > ocr::LARGEST {
+            notes.push(format!(
+                "window {} is too large to read from pixels",
+                a11y::element::quoted(&window.title, 60)
+            ));
+            continue;
+        }
+        let look = part.hash();
+        let known = lock(&tree.read_pixels)
+            .iter()
+            .find(|(l, _)| *l == look)
+            .map(|(_, phrases)| phrases.clone());
+        let phrases = match known {
+            Some(phrases) => phrases,
+            None => match ocr::read(&part).await {
+                Ok(phrases) => {
+                    let phrases = Arc::new(phrases);
+                    let mut cache = lock(&tree.read_pixels);
+                    cache.push((look, phrases.clone()));
+                    if cache.len() > PIXELS_REMEMBERED {
+                        cache.remove(0);
+                    }
+                    phrases
+                }
+                Err(e) => {
+                    notes.push(e.to_string());
+                    continue;
+                }
+            },
+        };
+        let elements = phrases
+            .iter()
+            .map(|p| {
+                let bounds = a11y::Bounds::new(x + p.x, y + p.y, p.width as i32, p.height as i32);
+                Element::from_pixels(window.id, p.text.clone(), bounds, look_of(&frame, bounds))
+            })
+            .collect();
+        read.insert(window.id, elements);
+    }
+    notes.dedup();
+    Ok((read, (!notes.is_empty()).then(|| notes.join("; "))))
+}
+
+/// How many windows' readings are remembered.
+const PIXELS_REMEMBERED: usize = 16;
+
+/// A hash of how `bounds` of `frame` look.
+pub fn look_of(frame: &screenpilot_desktop::Frame, bounds: a11y::Bounds) -> u64 {
+    frame
+        .crop(
+            bounds.x.max(0) as u32,
+            bounds.y.max(0) as u32,
+            bounds.width.max(0) as u32,
+            bounds.height.max(0) as u32,
+        )
+        .hash()
 }
 
 /// How long a snapshot waits for a program on the accessibility bus to put its window in the tree.

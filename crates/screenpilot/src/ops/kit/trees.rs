@@ -21,6 +21,9 @@ pub struct DesktopTree {
     pub(crate) bus: tokio::sync::OnceCell<Result<Arc<Bus>, String>>,
     pub(crate) refs: Mutex<Refs>,
     pub(crate) last: Mutex<Option<Arc<Snapshot>>>,
+    /// Text read from windows' pixels, by a hash of the pixels read (most recent last): a window
+    /// that looks as it did is not read again.
+    pub(crate) read_pixels: Mutex<Vec<(u64, Arc<Vec<screenpilot_desktop::ocr::Phrase>>)>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -69,6 +72,7 @@ impl DesktopTree {
             bus: tokio::sync::OnceCell::new(),
             refs: Mutex::new(Refs::default()),
             last: Mutex::new(None),
+            read_pixels: Mutex::new(Vec::new()),
         }
     }
 

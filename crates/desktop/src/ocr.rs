@@ -1,0 +1,443 @@
+//! Text from pixels, for windows whose application exposes no accessibility tree (Tk, xterm, xcalc,
+//! Wine, games, remote desktops): the words tesseract finds in a window's picture, joined into the
+//! phrases a person reads as one label, each with its box on the screen.
+//!
+//! The picture is prepared as measurements on this kind of machine showed best (Tk, xterm on white
+//! and on black, xcalc; tesseract 5.3): grey, light text on dark turned dark on light, scaled 3x,
+//! then black and white at Otsu's threshold; one tesseract run with `--psm 6` (a block of text).
+//! That read every label of a Tk form and 93% of an xterm's words in about 0.2 s a window.
+//! Tesseract runs as a child process (`tesseract stdin stdout`), one per window, bounded in time.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use crate::capture::Frame;
+
+/// How many times the picture is enlarged before reading: tesseract reads UI text (9-13 px high)
+/// far better at 27-39 px.
+const SCALE: u32 = 3;
+
+/// Words read with less confidence than this (0-100) are dropped: below it tesseract's guesses are
+/// mostly borders and icons read as letters.
+const MIN_CONFIDENCE: f32 = 30.0;
+
+/// A window larger than this many pixels is not read (tesseract would take seconds).
+pub const LARGEST: u64 = 1920 * 1200;
+
+/// How long one read may take.
+pub const LIMIT: Duration = Duration::from_secs(20);
+
+/// A phrase read from pixels: words on one line with no more than a space between them, and its
+/// box in the picture's pixels (x, y, width, height).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    pub text: String,
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// One word of tesseract's TSV, its box in the picture it was given.
+#[derive(Debug, Clone, PartialEq)]
+struct Word {
+    text: String,
+    x: i32,
+    y: i32,
+    width: u32,
+    height: u32,
+    confidence: f32,
+    /// Block, paragraph and line: words of one line share it.
+    line: (u32, u32, u32),
+}
+
+/// Why text could not be read from pixels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OcrError {
+    /// tesseract is not installed.
+    Missing,
+    /// It ran and failed, or took too long: what it said.
+    Failed(String),
+}
+
+impl std::fmt::Display for OcrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OcrError::Missing => write!(
+                f,
+                "reading text from pixels needs tesseract (apt install tesseract-ocr tesseract-ocr-eng)"
+            ),
+            OcrError::Failed(why) => write!(f, "tesseract failed: {why}"),
+        }
+    }
+}
+
+/// Whether tesseract can be run here.
+pub fn available() -> bool {
+    crate::process::find_on_path(&["tesseract"]).is_some()
+}
+
+/// The phrases in `frame` (a window's picture), boxes in its pixels.
+pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
+    if frame.width == 0 || frame.height == 0 {
+        return Ok(Vec::new());
+    }
+    let Some((_, program)) = crate::process::find_on_path(&["tesseract"]) else {
+        return Err(OcrError::Missing);
+    };
+    let picture = prepare(frame, SCALE);
+    let mut child = tokio::process::Command::new(program)
+        .args(["stdin", "stdout", "--psm", "6", "-l", "eng", "tsv"])
+        // One thread: its OpenMP threads only fight each other on a small picture.
+        .env("OMP_THREAD_LIMIT", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| OcrError::Failed(format!("cannot start it: {e}")))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let feed = async move {
+        stdin.write_all(&picture).await?;
+        stdin.shutdown().await
+    };
+    let run = async {
+        let (fed, out) = tokio::join!(feed, child.wait_with_output());
+        let out = out.map_err(|e| OcrError::Failed(e.to_string()))?;
+        if !out.status.success() {
+            let said = String::from_utf8_lossy(&out.stderr);
+            return Err(OcrError::Failed(format!(
+                "{}: {}",
+                out.status,
+                said.trim().lines().last().unwrap_or("")
+            )));
+        }
+        fed.map_err(|e| OcrError::Failed(format!("writing the picture: {e}")))?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let tsv = tokio::time::timeout(LIMIT, run)
+        .await
+        .map_err(|_| OcrError::Failed(format!("no answer within {} s", LIMIT.as_secs())))??;
+    Ok(phrases(&words(&tsv, SCALE)))
+}
+
+/// `frame` as tesseract reads it best: grey, dark text on light, enlarged `scale` times (bilinear),
+/// black and white at Otsu's threshold; as a binary PGM.
+fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    let mut grey: Vec<u8> = frame
+        .rgb
+        .chunks_exact(3)
+        .map(|p| {
+            ((u32::from(p[0]) * 299 + u32::from(p[1]) * 587 + u32::from(p[2]) * 114) / 1000) as u8
+        })
+        .collect();
+    let mean = grey.iter().map(|v| u64::from(*v)).sum::<u64>() / grey.len().max(1) as u64;
+    if mean < 128 {
+        grey.iter_mut().for_each(|v| *v = 255 - *v);
+    }
+    let (sw, sh) = (w * scale as usize, h * scale as usize);
+    let mut big = vec![0u8; sw * sh];
+    let at = |x: usize, y: usize| f32::from(grey[y.min(h - 1) * w + x.min(w - 1)]);
+    for y in 0..sh {
+        // The centre of this pixel in the small picture's coordinates.
+        let fy = ((y as f32 + 0.5) / scale as f32 - 0.5).max(0.0);
+        let (y0, dy) = (fy as usize, fy.fract());
+        for x in 0..sw {
+            let fx = ((x as f32 + 0.5) / scale as f32 - 0.5).max(0.0);
+            let (x0, dx) = (fx as usize, fx.fract());
+            let top = at(x0, y0) * (1.0 - dx) + at(x0 + 1, y0) * dx;
+            let bottom = at(x0, y0 + 1) * (1.0 - dx) + at(x0 + 1, y0 + 1) * dx;
+            big[y * sw + x] = (top * (1.0 - dy) + bottom * dy).round() as u8;
+        }
+    }
+    let threshold = otsu(&big);
+    for v in &mut big {
+        *v = if *v > threshold { 255 } else { 0 };
+    }
+    clear_shapes(&mut big, sw, scale as usize);
+    // A white margin around it: tesseract drops words that touch the picture's edge (an xterm's
+    // first column does).
+    let (pw, ph) = (sw + 2 * MARGIN, sh + 2 * MARGIN);
+    let mut pgm = format!("P5\n{pw} {ph}\n255\n").into_bytes();
+    let header = pgm.len();
+    pgm.resize(header + pw * ph, 255);
+    for (y, row) in big.chunks_exact(sw).enumerate() {
+        let start = header + (y + MARGIN) * pw + MARGIN;
+        pgm[start..start + sw].copy_from_slice(row);
+    }
+    pgm
+}
+
+/// The white margin around the enlarged picture, in its pixels.
+const MARGIN: usize = 24;
+
+/// Turn white the dark shapes that are not letters, in a black and white picture `width` wide,
+/// enlarged `scale` times: solid blocks (a terminal's block cursor, a filled box: mostly dark
+/// and at least 4 pixels each way before enlarging) and long thin lines (borders and rules: at
+/// most 2 pixels thick and 30 long). Tesseract reads a cursor under a word as part of it ("ro" for
+/// "screenpilot").
+fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize) {
+    let height = pixels.len() / width.max(1);
+    let mut seen = vec![false; pixels.len()];
+    let mut stack = Vec::new();
+    let mut shape = Vec::new();
+    for start in 0..pixels.len() {
+        if seen[start] || pixels[start] != 0 {
+            continue;
+        }
+        // One dark shape (4-connected), its pixels and box.
+        shape.clear();
+        stack.push(start);
+        seen[start] = true;
+        let (mut left, mut top, mut right, mut bottom) = (usize::MAX, usize::MAX, 0, 0);
+        while let Some(i) = stack.pop() {
+            shape.push(i);
+            let (x, y) = (i % width, i / width);
+            (left, top, right, bottom) = (left.min(x), top.min(y), right.max(x), bottom.max(y));
+            let mut visit = |j: usize| {
+                if !seen[j] && pixels[j] == 0 {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if x > 0 {
+                visit(i - 1);
+            }
+            if x + 1 < width {
+                visit(i + 1);
+            }
+            if y > 0 {
+                visit(i - width);
+            }
+            if y + 1 < height {
+                visit(i + width);
+            }
+        }
+        let (w, h) = (right + 1 - left, bottom + 1 - top);
+        let (thin, long) = (w.min(h), w.max(h));
+        let block = w >= 4 * scale && h >= 4 * scale && shape.len() * 10 >= w * h * 9;
+        let line = thin <= 2 * scale && long >= 30 * scale;
+        if block || line {
+            for i in &shape {
+                pixels[*i] = 255;
+            }
+        }
+    }
+}
+
+/// The grey level that best splits `pixels` into two classes (Otsu's method).
+fn otsu(pixels: &[u8]) -> u8 {
+    let mut histogram = [0u64; 256];
+    for v in pixels {
+        histogram[usize::from(*v)] += 1;
+    }
+    let total = pixels.len() as f64;
+    let sum: f64 = histogram
+        .iter()
+        .enumerate()
+        .map(|(i, n)| i as f64 * *n as f64)
+        .sum();
+    let (mut below, mut below_sum) = (0.0f64, 0.0f64);
+    let (mut best, mut best_variance) = (0u8, -1.0f64);
+    for (level, count) in histogram.iter().enumerate() {
+        below += *count as f64;
+        below_sum += level as f64 * *count as f64;
+        let above = total - below;
+        if below == 0.0 || above == 0.0 {
+            continue;
+        }
+        let (mean_below, mean_above) = (below_sum / below, (sum - below_sum) / above);
+        let variance = below * above * (mean_below - mean_above).powi(2);
+        if variance > best_variance {
+            best_variance = variance;
+            best = level as u8;
+        }
+    }
+    best
+}
+
+/// The words of tesseract's TSV (level 5 rows), boxes divided back by `scale`; words read with
+/// little confidence, and lone marks that are not letters or digits, left out.
+fn words(tsv: &str, scale: u32) -> Vec<Word> {
+    let scale = scale.max(1);
+    tsv.lines()
+        .skip(1)
+        .filter_map(|row| {
+            let cols: Vec<&str> = row.split('\t').collect();
+            if cols.len() < 12 || cols[0] != "5" {
+                return None;
+            }
+            let text = cols[11].trim();
+            let confidence: f32 = cols[10].parse().ok()?;
+            let noise = text.chars().count() == 1 && !text.chars().all(char::is_alphanumeric);
+            if text.is_empty() || confidence < MIN_CONFIDENCE || (noise && confidence < 80.0) {
+                return None;
+            }
+            let n = |i: usize| cols[i].parse::<u32>().ok();
+            let margin = MARGIN as u32;
+            Some(Word {
+                text: text.to_owned(),
+                x: (n(6)?.saturating_sub(margin) / scale) as i32,
+                y: (n(7)?.saturating_sub(margin) / scale) as i32,
+                width: n(8)?.div_ceil(scale),
+                height: n(9)?.div_ceil(scale),
+                confidence,
+                line: (n(2)?, n(3)?, n(4)?),
+            })
+        })
+        .collect()
+}
+
+/// Words joined into phrases: in reading order, a word continues the phrase before it when it is
+/// on the same line and the gap between them is no wider than about a space (a third of the line's
+/// height... up to its height); a wider gap starts a new phrase (two buttons side by side).
+fn phrases(words: &[Word]) -> Vec<Phrase> {
+    let mut out: Vec<Phrase> = Vec::new();
+    let mut last_line = None;
+    for word in words {
+        let continues = out.last().is_some_and(|p| {
+            let gap = word.x - (p.x + p.width as i32);
+            let height = p.height.max(word.height) as i32;
+            last_line == Some(word.line) && gap >= -2 && gap <= height
+        });
+        if continues {
+            let p = out.last_mut().expect("a phrase");
+            let right = (p.x + p.width as i32).max(word.x + word.width as i32);
+            let bottom = (p.y + p.height as i32).max(word.y + word.height as i32);
+            p.y = p.y.min(word.y);
+            p.width = (right - p.x) as u32;
+            p.height = (bottom - p.y) as u32;
+            p.text.push(' ');
+            p.text.push_str(&word.text);
+        } else {
+            out.push(Phrase {
+                text: word.text.clone(),
+                x: word.x,
+                y: word.y,
+                width: word.width,
+                height: word.height,
+            });
+        }
+        last_line = Some(word.line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Boxes in the enlarged picture, its white margin included.
+    const TSV: &str = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext
+1\t1\t0\t0\t0\t0\t0\t0\t1200\t900\t-1\t
+4\t1\t1\t1\t1\t0\t30\t30\t600\t39\t-1\t
+5\t1\t1\t1\t1\t1\t54\t54\t120\t39\t96.5\tApply
+5\t1\t1\t1\t1\t2\t189\t54\t200\t39\t95.1\tchanges
+5\t1\t1\t1\t1\t3\t624\t54\t90\t39\t93.0\tSave
+5\t1\t1\t1\t2\t1\t54\t114\t9\t39\t40.0\t|
+5\t1\t1\t1\t2\t2\t84\t114\t60\t39\t12.0\tqx
+5\t1\t1\t1\t2\t3\t174\t114\t27\t39\t91.0\t7
+";
+
+    #[test]
+    fn words_are_joined_into_phrases_and_wide_gaps_split_them() {
+        let words = words(TSV, 3);
+        // The bar and the unsure word are dropped; a lone digit is kept.
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["Apply", "changes", "Save", "7"]);
+        let phrases = phrases(&words);
+        assert_eq!(
+            phrases,
+            [
+                Phrase {
+                    text: "Apply changes".into(),
+                    x: 10,
+                    y: 10,
+                    width: 112,
+                    height: 13
+                },
+                Phrase {
+                    text: "Save".into(),
+                    x: 200,
+                    y: 10,
+                    width: 30,
+                    height: 13
+                },
+                Phrase {
+                    text: "7".into(),
+                    x: 50,
+                    y: 30,
+                    width: 9,
+                    height: 13
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn light_text_on_dark_is_turned_dark_on_light_enlarged_and_made_black_and_white() {
+        // A dark 4x2 picture with one light pixel.
+        let mut rgb = vec![10u8; 4 * 2 * 3];
+        rgb[..3].copy_from_slice(&[250, 250, 250]);
+        let frame = Frame {
+            width: 4,
+            height: 2,
+            rgb,
+        };
+        let pgm = prepare(&frame, 3);
+        let (w, h) = (12 + 2 * MARGIN, 6 + 2 * MARGIN);
+        let header = format!("P5\n{w} {h}\n255\n");
+        assert_eq!(&pgm[..header.len()], header.as_bytes());
+        let pixels = &pgm[header.len()..];
+        assert_eq!(pixels.len(), w * h);
+        assert!(pixels.iter().all(|v| *v == 0 || *v == 255));
+        // The light pixel is now the dark one (top left, inside the white margin); the rest white.
+        assert_eq!(pixels[MARGIN * w + MARGIN], 0);
+        assert_eq!(pixels[(MARGIN + 5) * w + MARGIN + 11], 255);
+        assert_eq!(pixels[0], 255);
+    }
+
+    #[test]
+    fn blocks_and_rules_are_cleared_and_letters_kept() {
+        // 40x12 at scale 1: a letter-like ring, a solid 5x5 block, a rule 35 long.
+        let (w, h) = (40, 12);
+        let mut pixels = vec![255u8; w * h];
+        let mut dark = |x: usize, y: usize| pixels[y * w + x] = 0;
+        for i in 0..5 {
+            dark(1 + i, 1);
+            dark(1 + i, 5);
+            dark(1, 1 + i);
+            dark(5, 1 + i);
+        }
+        for y in 1..6 {
+            for x in 10..15 {
+                dark(x, y);
+            }
+        }
+        for x in 2..37 {
+            dark(x, 10);
+        }
+        clear_shapes(&mut pixels, w, 1);
+        let dark_at = |x: usize, y: usize| pixels[y * w + x] == 0;
+        assert!(
+            dark_at(1, 1) && dark_at(5, 5),
+            "the ring is a letter's shape: kept"
+        );
+        assert!(!dark_at(12, 3), "the block is cleared");
+        assert!(!dark_at(20, 10), "the rule is cleared");
+    }
+
+    #[test]
+    fn otsu_splits_two_levels_between_them() {
+        let pixels: Vec<u8> = [20u8; 50]
+            .iter()
+            .chain([200u8; 50].iter())
+            .copied()
+            .collect();
+        let t = otsu(&pixels);
+        assert!((20..200).contains(&t), "{t}");
+    }
+}
