@@ -64,7 +64,13 @@ async fn a_zenity_entry_reads_as_its_widgets_and_takes_text_and_a_click() {
     let screen = Bounds::new(0, 0, 1024, 768);
     let trees = bus.trees(screen).await.expect("trees");
     let mut refs = Refs::default();
-    let shot = snapshot::compose(&tops(&desktop).await, &trees, &mut refs, Budget::default());
+    let shot = snapshot::compose(
+        &tops(&desktop).await,
+        &trees,
+        &Default::default(),
+        &mut refs,
+        Budget::default(),
+    );
     println!("{}", shot.text);
     // zenity's window is a GTK dialog: it reads by that role.
     assert!(shot.text.starts_with("dialog \"Who\""), "{}", shot.text);
