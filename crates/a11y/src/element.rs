@@ -200,6 +200,30 @@ pub fn quoted(text: &str, max: usize) -> String {
 }
 
 /// Roles that only arrange other elements: without a name, their children stand in their place.
+/// Whether an element without a name may hold text a person reads in its Text interface alone (a
+/// web page's paragraph or status line in Gecko, a status bar's fields in LibreOffice): read-only
+/// text of a role that shows text.
+pub(crate) fn holds_text(element: &crate::walk::Fetched) -> bool {
+    element.interfaces.contains(Interface::Text)
+        && !element.states.contains(State::Editable)
+        && matches!(
+            element.role,
+            Role::Paragraph
+                | Role::StatusBar
+                | Role::Label
+                | Role::Static
+                | Role::Heading
+                | Role::Caption
+                | Role::Section
+                | Role::ListItem
+                | Role::TableCell
+                | Role::Text
+                | Role::BlockQuote
+                | Role::Footer
+                | Role::Header
+        )
+}
+
 pub(crate) fn arranges_only(role: Role) -> bool {
     matches!(
         role,

@@ -32,6 +32,8 @@ pub const MAX_VISITS: usize = 6_000;
 const APP_LIMIT: Duration = Duration::from_secs(15);
 /// A text's value is cut to this many characters.
 const VALUE_CHARS: i32 = 400;
+/// The most characters of an element's own text read as its name.
+const OWN_TEXT_CHARS: i32 = 200;
 
 /// An application on the bus.
 #[derive(Debug, Clone)]
@@ -207,6 +209,29 @@ impl Bus {
             .await
             .map_err(|e| from_zbus(e, &object.path))?;
         Ok((count, shown))
+    }
+
+    /// The text an element without a name holds itself, as a person reads it: what its Text
+    /// interface says, where the children it holds (each marked by U+FFFC there, and read on their
+    /// own) are left out. Empty when its children hold its text instead (Chromium's static text:
+    /// no marks), or it has none.
+    pub(crate) async fn own_text(&self, object: &Object, children: usize) -> String {
+        let Ok((count, text)) = self.text_of(object, OWN_TEXT_CHARS).await else {
+            return String::new();
+        };
+        let marks = text.chars().filter(|c| *c == '\u{fffc}').count();
+        if children > 0 && marks == 0 {
+            return String::new();
+        }
+        let mut own = text
+            .split(|c: char| c == '\u{fffc}' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if count > OWN_TEXT_CHARS && !own.is_empty() {
+            own.push('…');
+        }
+        own
     }
 
     /// The item chosen in a combo box's list, from the list's Selection (Chromium's and Gecko's
@@ -484,6 +509,11 @@ impl Walk<'_> {
                 fetched.name = gtk4_name(&fetched.name);
             }
             let acts = element::actionable(fetched.role, &fetched.states, &fetched.interfaces);
+            // Gecko offers Action and EditableText on plain text too: whether it acts does not
+            // tell whether it holds text.
+            if fetched.name.trim().is_empty() && element::holds_text(&fetched) {
+                fetched.name = self.bus.own_text(&object, fetched.children.len()).await;
+            }
             let unnamed = fetched.name.trim().is_empty();
             // A table's cell without text is a row's or an icon's: what it holds stands for it.
             let bare_cell = unnamed && fetched.role == Role::TableCell;

@@ -20,8 +20,15 @@ use crate::capture::Frame;
 const SCALE: u32 = 3;
 
 /// Words read with less confidence than this (0-100) are dropped: below it tesseract's guesses are
-/// mostly borders and icons read as letters.
-const MIN_CONFIDENCE: f32 = 30.0;
+/// mostly borders and icons read as letters (real labels came at 21: `old_root` in an xterm).
+const MIN_CONFIDENCE: f32 = 20.0;
+
+/// Marks that are not letters or digits (`|`, `[]`) are kept only above this confidence.
+const MIN_CONFIDENCE_MARKS: f32 = 60.0;
+
+/// Windows larger than this many pixels are enlarged 2x, not 3x: as well read (Tk, xterm), in
+/// half the time.
+const LARGE_WINDOW: u64 = 800 * 600;
 
 /// A window larger than this many pixels is not read (tesseract would take seconds).
 pub const LARGEST: u64 = 1920 * 1200;
@@ -87,9 +94,16 @@ pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
     let Some((_, program)) = crate::process::find_on_path(&["tesseract"]) else {
         return Err(OcrError::Missing);
     };
-    let picture = prepare(frame, SCALE);
+    let scale = if u64::from(frame.width) * u64::from(frame.height) > LARGE_WINDOW {
+        2
+    } else {
+        SCALE
+    };
+    let picture = prepare(frame, scale);
     let mut child = tokio::process::Command::new(program)
-        .args(["stdin", "stdout", "--psm", "6", "-l", "eng", "tsv"])
+        .args([
+            "stdin", "stdout", "--psm", "6", "--dpi", "300", "-l", "eng", "tsv",
+        ])
         // One thread: its OpenMP threads only fight each other on a small picture.
         .env("OMP_THREAD_LIMIT", "1")
         .stdin(Stdio::piped())
@@ -120,7 +134,7 @@ pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
     let tsv = tokio::time::timeout(LIMIT, run)
         .await
         .map_err(|_| OcrError::Failed(format!("no answer within {} s", LIMIT.as_secs())))??;
-    Ok(phrases(&words(&tsv, SCALE)))
+    Ok(phrases(&words(&tsv, scale)))
 }
 
 /// `frame` as tesseract reads it best: grey, dark text on light, enlarged `scale` times (bilinear),
@@ -260,7 +274,8 @@ fn otsu(pixels: &[u8]) -> u8 {
 }
 
 /// The words of tesseract's TSV (level 5 rows), boxes divided back by `scale`; words read with
-/// little confidence, and lone marks that are not letters or digits, left out.
+/// little confidence, and marks that are not letters or digits unless read with confidence, left
+/// out.
 fn words(tsv: &str, scale: u32) -> Vec<Word> {
     let scale = scale.max(1);
     tsv.lines()
@@ -272,8 +287,11 @@ fn words(tsv: &str, scale: u32) -> Vec<Word> {
             }
             let text = cols[11].trim();
             let confidence: f32 = cols[10].parse().ok()?;
-            let noise = text.chars().count() == 1 && !text.chars().all(char::is_alphanumeric);
-            if text.is_empty() || confidence < MIN_CONFIDENCE || (noise && confidence < 80.0) {
+            let marks = !text.chars().any(char::is_alphanumeric);
+            if text.is_empty()
+                || confidence < MIN_CONFIDENCE
+                || (marks && confidence < MIN_CONFIDENCE_MARKS)
+            {
                 return None;
             }
             let n = |i: usize| cols[i].parse::<u32>().ok();

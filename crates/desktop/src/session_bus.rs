@@ -23,13 +23,15 @@ pub struct SessionBus {
 
 /// The switches that make toolkits expose their trees: GTK 3 unless `NO_AT_BRIDGE` says not to,
 /// GTK 4 with `GTK_A11Y=atspi`, Qt with `QT_LINUX_ACCESSIBILITY_ALWAYS_ON`, Chromium and Electron
-/// with `ACCESSIBILITY_ENABLED` (Debian's chromium launcher also reads `CHROMIUM_FLAGS`).
+/// with `ACCESSIBILITY_ENABLED` (Debian's chromium launcher also reads `CHROMIUM_FLAGS`), Gecko
+/// (Firefox, Thunderbird) with `GNOME_ACCESSIBILITY`.
 const TOOLKIT_SWITCHES: &[(&str, &str)] = &[
     ("NO_AT_BRIDGE", "0"),
     ("GTK_A11Y", "atspi"),
     ("QT_ACCESSIBILITY", "1"),
     ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
     ("ACCESSIBILITY_ENABLED", "1"),
+    ("GNOME_ACCESSIBILITY", "1"),
     ("CHROMIUM_FLAGS", "--force-renderer-accessibility"),
 ];
 
