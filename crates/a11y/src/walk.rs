@@ -389,7 +389,18 @@ impl Bus {
                 }
                 return Some(shown);
             }
-            if e.offers(Interface::Value) {
+            // LibreOffice gives its buttons and menus a Value of 0: only what sets a number says it.
+            if e.offers(Interface::Value)
+                && matches!(
+                    e.raw_role,
+                    Role::Slider
+                        | Role::SpinButton
+                        | Role::ProgressBar
+                        | Role::ScrollBar
+                        | Role::Dial
+                        | Role::LevelBar
+                )
+            {
                 let value = async {
                     let value = proxy!(ValueProxy, &self.conn, object);
                     value

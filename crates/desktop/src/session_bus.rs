@@ -113,6 +113,30 @@ impl SessionBus {
                 .iter()
                 .map(|(k, v)| (OsString::from(k), OsString::from(v))),
         );
+        if let Some(java) = java_switch(std::env::var_os("JAVA_TOOL_OPTIONS")) {
+            env.push((OsString::from("JAVA_TOOL_OPTIONS"), java));
+        }
         env
     }
+}
+
+/// Where Debian's ATK wrapper for Java (libatk-wrapper-java) puts its classes.
+const JAVA_ATK_WRAPPER: &str = "/usr/share/java/java-atk-wrapper.jar";
+
+/// Java's switch, when this machine has the ATK wrapper: every JVM on the desktop loads it (on the
+/// boot class path) as its assistive technology, so Swing and AWT programs expose their trees.
+/// OpenJDK has accessibility off unless told; `JAVA_TOOL_OPTIONS` reaches every JVM whatever its
+/// command line. The caller's own options (`existing`) are kept after ours.
+fn java_switch(existing: Option<OsString>) -> Option<OsString> {
+    if !std::path::Path::new(JAVA_ATK_WRAPPER).exists() {
+        return None;
+    }
+    let mut options = OsString::from(format!(
+        "-Xbootclasspath/a:{JAVA_ATK_WRAPPER} -Djavax.accessibility.assistive_technologies=org.GNOME.Accessibility.AtkWrapper"
+    ));
+    if let Some(existing) = existing.filter(|e| !e.is_empty()) {
+        options.push(" ");
+        options.push(existing);
+    }
+    Some(options)
 }

@@ -885,30 +885,76 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
     let d = Daemon::new();
     let profile = d.path().join("chromium-profile");
     let page = format!("file://{}", common::fixture("web/form.html"));
-    let started = d.sp_json(&[
-        "desktop",
-        "start",
-        "--sid",
-        "web",
-        "--",
-        "chromium",
-        // Root needs it; nothing here asks for accessibility (no --force-renderer-accessibility).
-        "--no-sandbox",
-        "--no-first-run",
-        "--no-default-browser-check",
-        &format!("--user-data-dir={}", profile.display()),
-        &page,
-    ]);
-    // Its page is read: the snapshot wakes Chromium's tree, and the wait sees the button.
-    wait_for_element(&d, "web", "button", "^Place order$");
-    let shown = elements(&d, "web");
+    let profile = format!("--user-data-dir={}", profile.display());
+    web_form_is_read_and_driven_by_refs(
+        &d,
+        &[
+            "chromium",
+            // Root needs it; nothing here asks for accessibility (no --force-renderer-accessibility).
+            "--no-sandbox",
+            "--no-first-run",
+            "--no-default-browser-check",
+            &profile,
+            &page,
+        ],
+        "type",
+    );
+}
+
+/// Firefox ESR on the same form: its paragraph's text is held only by the Text interface, and its
+/// fields answer `set` with success and keep their text (typed instead).
+#[test]
+fn a_firefox_page_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    let profile = d.path().join("firefox-profile");
+    std::fs::create_dir_all(&profile).expect("a profile directory");
+    // A fresh profile opens the page alone: no welcome, privacy or new-tab pages beside it.
+    let prefs = [
+        ("browser.shell.checkDefaultBrowser", "false"),
+        ("browser.startup.homepage_override.mstone", "\"ignore\""),
+        ("startup.homepage_welcome_url", "\"\""),
+        ("startup.homepage_welcome_url.additional", "\"\""),
+        ("browser.aboutwelcome.enabled", "false"),
+        ("datareporting.policy.dataSubmissionEnabled", "false"),
+        ("datareporting.policy.firstRunURL", "\"\""),
+        ("toolkit.telemetry.reportingpolicy.firstRun", "false"),
+        ("browser.newtabpage.enabled", "false"),
+        ("browser.startup.page", "0"),
+        ("app.normandy.enabled", "false"),
+        ("network.captive-portal-service.enabled", "false"),
+        ("network.connectivity-service.enabled", "false"),
+    ];
+    let user_js: String = prefs
+        .iter()
+        .map(|(k, v)| format!("user_pref(\"{k}\", {v});\n"))
+        .collect();
+    std::fs::write(profile.join("user.js"), user_js).expect("user.js");
+    let page = format!("file://{}", common::fixture("web/form.html"));
+    let profile = profile.display().to_string();
+    web_form_is_read_and_driven_by_refs(
+        &d,
+        &["firefox-esr", "-profile", &profile, "-no-remote", &page],
+        "set",
+    );
+}
+
+/// Start `browser` on the order form in desktop "web", fill it by refs (the name with `enter`:
+/// type or set), choose Medium in its select through the list, place the order, read the result
+/// from the page, and check it outside screenpilot (the window's title, read by xprop).
+fn web_form_is_read_and_driven_by_refs(d: &Daemon, browser: &[&str], enter: &str) {
+    let mut start = vec!["desktop", "start", "--sid", "web", "--"];
+    start.extend_from_slice(browser);
+    let started = d.sp_json(&start);
+    // Its page is read: the snapshot wakes the browser's tree, and the wait sees the button.
+    wait_for_element(d, "web", "button", "^Place order$");
+    let shown = elements(d, "web");
     let name = ref_in(&shown, r#"(entry|text) "Name""#);
-    act(&d, "web", &[&name, "type", "--text", "Ada"]);
+    act(d, "web", &[&name, enter, "--text", "Ada"]);
     // The select reads as its label with its choice as the value, and is chosen in by its list.
     let size = ref_in(&shown, r#"combo box "Size" .*="Small""#);
-    let opened = act(&d, "web", &[&size, "click", "--appears-name", "^Medium$"]);
+    let opened = act(d, "web", &[&size, "click", "--appears-name", "^Medium$"]);
     assert_eq!(opened["held"], true, "{opened}");
-    let chosen = act(&d, "web", &["menu item \"Medium\"", "click"]);
+    let chosen = act(d, "web", &["menu item \"Medium\"", "click"]);
     let after = chosen["elements"].as_str().unwrap_or_default();
     assert!(
         Regex::new(r#"combo box "Size" .*="Medium""#)
@@ -916,10 +962,10 @@ fn a_chromium_page_is_read_and_driven_by_refs_without_its_accessibility_flag() {
             .is_match(after),
         "{after}"
     );
-    act(&d, "web", &["button \"Place order\"", "click"]);
+    act(d, "web", &["button \"Place order\"", "click"]);
     let ms = LONG_MS.to_string();
     let read = act(
-        &d,
+        d,
         "web",
         &[
             "--appears-name",
@@ -1082,4 +1128,117 @@ fn an_xterms_lines_are_read_from_pixels() {
         &shown,
         r#"text "screenpilot reads 42 from pixels" \[e\d+\] ocr @"#,
     );
+}
+
+/// A Swing form, through the ATK wrapper the desktop loads into every JVM (no flag on the command
+/// line): read, filled and sent by refs; the program prints what it got.
+#[test]
+fn a_swing_form_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "sw",
+        "--",
+        "java",
+        &common::fixture("swing/Form.java"),
+    ]);
+    wait_for_element(&d, "sw", "push button", "^Send$");
+    let shown = elements(&d, "sw");
+    let name = ref_in(&shown, r#"text "Name" .*editable"#);
+    act(&d, "sw", &[&name, "set", "--text", "Ada"]);
+    let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);
+    act(&d, "sw", &[&subscribe, "toggle"]);
+    act(&d, "sw", &["button \"Send\"", "click"]);
+    let sent = wait_for_element(&d, "sw", "label", "^Sent$");
+    assert_eq!(sent["held"], true, "{sent}");
+    let window = ref_in(&elements(&d, "sw"), r#"window "Swing Form""#);
+    act(&d, "sw", &[&window, "close"]);
+    let printed = printed(&output_at_exit(&d, "sw"));
+    assert!(
+        printed
+            .iter()
+            .any(|l| l == "sent Ada subscribe=true colour=Red"),
+        "{printed:?}"
+    );
+}
+
+/// LibreOffice Writer: text typed into its document by ref, its status bar read (fields whose
+/// text only the Text interface holds), and the document saved through GTK's file chooser; the
+/// saved file holds the text.
+#[test]
+fn a_libreoffice_document_is_typed_into_and_saved_by_refs() {
+    let d = Daemon::new();
+    let profile = d.path().join("lo-profile");
+    std::fs::create_dir_all(profile.join("user")).expect("a profile");
+    // No tip of the day, no first-run bar.
+    std::fs::write(
+        profile.join("user/registrymodifications.xcu"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>7.4</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
+</oor:items>
+"#,
+    )
+    .expect("the profile's settings");
+    let installation = format!("-env:UserInstallation=file://{}", profile.display());
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "lo",
+        "--",
+        "soffice",
+        "--writer",
+        "--norestore",
+        &installation,
+    ]);
+    // Its splash comes first; the document's window after it.
+    let ms = LONG_MS.to_string();
+    let writer = d.sp_json(&[
+        "wait",
+        "lo",
+        "--regex",
+        "LibreOffice Writer",
+        "--timeout-ms",
+        &ms,
+    ]);
+    assert_eq!(writer["matched"], true, "{writer}");
+    let page = wait_for_element(&d, "lo", "label", "^Page 1 of 1$");
+    let shown = page["elements"].as_str().unwrap_or_default();
+    let paragraph = ref_in(shown, r#"paragraph \[e\d+\] focused editable"#);
+    act(
+        &d,
+        "lo",
+        &[&paragraph, "type", "--text", "Hello from screenpilot"],
+    );
+    // The status bar counts the words once it has seen them.
+    wait_for_element(&d, "lo", "label", "^3 words, 22 characters$");
+    d.sp_json(&["computer", "lo", "keypress", "ctrl+s"]);
+    let chooser = wait_for_element(&d, "lo", "file chooser", "^Save$");
+    let dialog = chooser["elements"].as_str().unwrap_or_default();
+    let file = d.path().join("note.odt");
+    let file_name = file.display().to_string();
+    let name = ref_in(dialog, r#"text "Name:" \[e\d+\] focused editable"#);
+    act(&d, "lo", &[&name, "set", "--text", &file_name]);
+    // The dialog's Save, listed first (the focused window's), not the toolbar's.
+    let save = ref_in(dialog, r#"button "Save" \[e\d+\]"#);
+    act(&d, "lo", &[&save, "click"]);
+    let saved = d.sp_json(&["wait", "lo", "--regex", "note.odt", "--timeout-ms", &ms]);
+    assert_eq!(saved["matched"], true, "{saved}");
+    // The document, as saved: its content.xml holds the text.
+    let unzip = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read('content.xml').decode())",
+            &file_name,
+        ])
+        .output()
+        .expect("python3 reads the saved document");
+    let content = String::from_utf8_lossy(&unzip.stdout);
+    assert!(content.contains("Hello from screenpilot"), "{content}");
 }
