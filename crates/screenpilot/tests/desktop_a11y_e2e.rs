@@ -1085,6 +1085,12 @@ fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
             .is_some_and(|m| m.contains("no longer looks") && m.contains("nothing was clicked")),
         "{e}"
     );
+    // OCR is asked of whole desktop windows only.
+    d.spawn_bash("sh");
+    let e = d.sp_error(&["snapshot", "sh", "--ocr"]);
+    assert_eq!(e["field"], "ocr", "{e}");
+    let e = d.sp_error(&["snapshot", "tk", "--ocr", "--ref", "e1"]);
+    assert_eq!(e["field"], "ocr", "{e}");
     // What was read from pixels takes clicks only.
     let e = d.sp_error(&["act", "tk", r#"text "Apply changes""#, "set", "--text", "x"]);
     assert_eq!(e["field"], "do", "{e}");
@@ -1241,4 +1247,33 @@ fn a_libreoffice_document_is_typed_into_and_saved_by_refs() {
         .expect("python3 reads the saved document");
     let content = String::from_utf8_lossy(&unzip.stdout);
     assert!(content.contains("Hello from screenpilot"), "{content}");
+}
+
+/// Asked for, OCR reads a window that has a tree too: its lines come under the tree's.
+#[test]
+fn ocr_on_request_reads_a_window_that_has_a_tree() {
+    let d = Daemon::new();
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "z",
+        "--",
+        "zenity",
+        "--entry",
+        "--title",
+        "Pixels",
+        "--text",
+        "Your favourite colour",
+    ]);
+    let plain = elements(&d, "z");
+    assert!(!plain.contains(" ocr "), "{plain}");
+    let snap = d.sp_json(&["snapshot", "z", "--ocr"]);
+    let read = snap["elements"].as_str().unwrap_or_default();
+    ref_in(
+        read,
+        r#"text "Your favourite colour" \[e\d+\] focused editable"#,
+    );
+    ref_in(read, r#"text "Your favourite colour" \[e\d+\] ocr"#);
+    ref_in(read, r#"text "OK" \[e\d+\] ocr"#);
 }

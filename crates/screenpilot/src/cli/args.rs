@@ -514,6 +514,10 @@ pub struct SnapshotArgs {
     /// Desktops: only the part under this element's ref (a window, a list).
     #[arg(long = "ref", value_name = "REF")]
     pub part: Option<String>,
+    /// Desktops: read every window's text from its pixels too (OCR), not only the windows without
+    /// an accessibility tree
+    #[arg(long)]
+    pub ocr: bool,
 }
 
 /// `act`: an element of a desktop, by ref.

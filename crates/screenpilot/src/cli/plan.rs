@@ -224,6 +224,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             image: None,
             screen: None,
             part: a.part.clone(),
+            ocr: a.ocr,
             reader: a.delta.then(cli_reader),
         }),
         Verb::Act(a) => Plan::of::<ops::Act>(&plan_act(a)?),

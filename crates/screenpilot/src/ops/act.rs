@@ -274,7 +274,7 @@ impl Operation for Act {
             }
             // ROLE "NAME" means the element as it is now: read the tree first.
             if screenpilot_a11y::parse_ref(target.trim()).is_none() {
-                accessibility::take(&tree, &desktop, &ctx.model_sizes, None).await?;
+                accessibility::take(&tree, &desktop, &ctx.model_sizes, None, false).await?;
             }
             let element =
                 accessibility::resolve(&ctx.accessibility, &tree, &desktop, &target, "ref")?;
@@ -309,7 +309,7 @@ impl Operation for Act {
         }
         let (shot, held, matched, elapsed) = match condition {
             None => (
-                accessibility::take(&tree, &desktop, &ctx.model_sizes, None).await?,
+                accessibility::take(&tree, &desktop, &ctx.model_sizes, None, false).await?,
                 None,
                 None,
                 None,
@@ -416,7 +416,7 @@ async fn selection(
             acted.done = Some(format!("{name} read"));
         }
     }
-    acted.elements = accessibility::take(tree, desktop, &ctx.model_sizes, None)
+    acted.elements = accessibility::take(tree, desktop, &ctx.model_sizes, None, false)
         .await
         .map(|s| s.text.clone())
         .unwrap_or_else(|e| format!("({})", e.message));
@@ -739,7 +739,7 @@ async fn wait(
     loop {
         events.borrow_and_update();
         windows.borrow_and_update();
-        let shot = accessibility::take(tree, desktop, &ctx.model_sizes, None).await?;
+        let shot = accessibility::take(tree, desktop, &ctx.model_sizes, None, false).await?;
         if let Some(found) = condition.holds(&shot) {
             return Ok((shot, Some(found)));
         }

@@ -38,6 +38,9 @@ pub struct SnapshotParams {
     /// Desktops: the part under it
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
+    /// Desktops: OCR every window
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ocr: bool,
     /// Who is looking, for deltas (not a tool parameter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
@@ -175,7 +178,19 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
 
     async fn run(ctx: &Context, p: SnapshotParams, _: &Progress) -> Result<Snapshotted, OpError> {
         let session = match find_target(ctx, &p.sid)? {
+            Target::Terminal(_) if p.ocr => {
+                return Err(OpError::invalid(
+                    "ocr",
+                    format!("'{}' is a terminal session: its text is read exactly without OCR (snapshot without ocr); OCR reads desktop windows", p.sid),
+                ))
+            }
             Target::Terminal(session) => session,
+            Target::Desktop(_) if p.ocr && p.part.is_some() => {
+                return Err(OpError::invalid(
+                    "ocr",
+                    "OCR reads whole windows: snapshot with ocr and without ref",
+                ))
+            }
             Target::Desktop(desktop) => {
                 return snapshot_desktop(ctx, &desktop, p)
                     .await
@@ -230,7 +245,7 @@ async fn snapshot_desktop(
         .map(|r| accessibility::resolve(&ctx.accessibility, &tree, desktop, r, "ref"))
         .transpose()?;
     screen.elements = Some(
-        match accessibility::take(&tree, desktop, &ctx.model_sizes, part.as_ref()).await {
+        match accessibility::take(&tree, desktop, &ctx.model_sizes, part.as_ref(), p.ocr).await {
             Ok(shot) => shot.text.clone(),
             // No tree to read: the windows, and why.
             Err(e) if part.is_none() && e.code == ErrorCode::DisplayUnavailable => {

@@ -95,12 +95,14 @@ pub fn budget(desktop: &Desktop, sizes: &ModelSizes) -> Budget {
     }
 }
 
-/// A fresh snapshot of `desktop` (or of the part under `part`, a ref), kept as its latest.
+/// A fresh snapshot of `desktop` (or of the part under `part`, a ref), kept as its latest. The
+/// windows without a tree are read from their pixels; with `ocr`, every window is.
 pub async fn take(
     tree: &DesktopTree,
     desktop: &Desktop,
     sizes: &ModelSizes,
     part: Option<&Element>,
+    ocr: bool,
 ) -> Result<Arc<Snapshot>, OpError> {
     let bus = tree.bus(desktop).await?;
     let (w, h) = desktop.size();
@@ -132,7 +134,15 @@ pub async fn take(
                 }
                 trees = bus.trees(screen).await?;
             }
-            let (pixels, note) = read_pixels(tree, desktop, &tops, &trees).await?;
+            let windows: Vec<TopLevel> = if ocr {
+                tops.iter().filter(|t| t.shown).cloned().collect()
+            } else {
+                snapshot::unread_windows(&tops, &trees)
+                    .into_iter()
+                    .cloned()
+                    .collect()
+            };
+            let (pixels, note) = read_pixels(tree, desktop, windows).await?;
             let mut shot = snapshot::compose(&tops, &trees, &pixels, &mut lock(&tree.refs), budget);
             if let Some(note) = note {
                 shot.text.push_str(&format!("\n({note})"));
@@ -145,19 +155,14 @@ pub async fn take(
     Ok(shot)
 }
 
-/// The text of the shown windows no tree describes, read from their pixels (OCR), by window; and
-/// a note when it could not be read. Each window's picture is read once: a window that looks as it
-/// did is answered from what was read then.
+/// The text of `windows`, read from their pixels (OCR), by window; and a note when it could not be
+/// read. Each window's picture is read once: a window that looks as it did is answered from what
+/// was read then.
 async fn read_pixels(
     tree: &DesktopTree,
     desktop: &Desktop,
-    tops: &[TopLevel],
-    trees: &a11y::Trees,
+    windows: Vec<TopLevel>,
 ) -> Result<(HashMap<u32, Vec<Element>>, Option<String>), OpError> {
-    let windows: Vec<TopLevel> = snapshot::unread_windows(tops, trees)
-        .into_iter()
-        .cloned()
-        .collect();
     let mut read = HashMap::new();
     if windows.is_empty() {
         return Ok((read, None));
