@@ -16,20 +16,22 @@ struct Block {
     text: String,
 }
 
-/// The `sh` blocks of a page, and those marked as not run (with their reasons).
+/// The `sh` blocks of a page, and those marked as not run (with their reasons). A block indented
+/// under a list item counts as well, its lines read without that indentation.
 fn blocks(page: &Path) -> (Vec<Block>, Vec<(usize, String)>) {
     let text = std::fs::read_to_string(page).expect("read the page");
     let lines: Vec<&str> = text.lines().collect();
     let (mut run, mut skipped) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < lines.len() {
-        if lines[i].trim_end() != "```sh" {
+        if lines[i].trim() != "```sh" {
             i += 1;
             continue;
         }
+        let indent = lines[i].len() - lines[i].trim_start().len();
         let start = i + 1;
         let end = (start..lines.len())
-            .find(|&k| lines[k].starts_with("```"))
+            .find(|&k| lines[k].trim_start().starts_with("```"))
             .expect("the block ends");
         let above = lines[..i].iter().rev().find(|l| !l.trim().is_empty());
         let reason = above
@@ -41,7 +43,11 @@ fn blocks(page: &Path) -> (Vec<Block>, Vec<(usize, String)>) {
             None => run.push(Block {
                 page: page.to_owned(),
                 line: start,
-                text: lines[start..end].join("\n"),
+                text: lines[start..end]
+                    .iter()
+                    .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             }),
         }
         i = end + 1;
