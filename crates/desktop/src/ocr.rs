@@ -171,6 +171,7 @@ fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
     for v in &mut big {
         *v = if *v > threshold { 255 } else { 0 };
     }
+    clear_rules(&mut big, sw, 20 * scale as usize);
     clear_shapes(&mut big, sw, scale as usize);
     // A white margin around it: tesseract drops words that touch the picture's edge (an xterm's
     // first column does).
@@ -187,6 +188,36 @@ fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
 
 /// The white margin around the enlarged picture, in its pixels.
 const MARGIN: usize = 24;
+
+/// Turn white every straight run of dark pixels at least `longest` long, across and down, in a black
+/// and white picture `width` wide: the borders of buttons and fields, rules, box-drawing lines. No
+/// letter has a straight stroke that long; psm 6 reads a button's border as text (xcalc's keys).
+fn clear_rules(pixels: &mut [u8], width: usize, longest: usize) {
+    let height = pixels.len() / width.max(1);
+    let mut clear = vec![false; pixels.len()];
+    let mut runs = |at: &dyn Fn(usize, usize) -> usize, lines: usize, length: usize| {
+        for line in 0..lines {
+            let mut start = 0;
+            for i in 0..=length {
+                let dark = i < length && pixels[at(line, i)] == 0;
+                if dark {
+                    continue;
+                }
+                if i - start >= longest {
+                    (start..i).for_each(|j| clear[at(line, j)] = true);
+                }
+                start = i + 1;
+            }
+        }
+    };
+    runs(&|y, x| y * width + x, height, width);
+    runs(&|x, y| y * width + x, width, height);
+    for (pixel, clear) in pixels.iter_mut().zip(clear) {
+        if clear {
+            *pixel = 255;
+        }
+    }
+}
 
 /// Turn white the dark shapes that are not letters, in a black and white picture `width` wide,
 /// enlarged `scale` times: solid blocks (a terminal's block cursor, a filled box: mostly dark
@@ -446,6 +477,27 @@ mod tests {
         );
         assert!(!dark_at(12, 3), "the block is cleared");
         assert!(!dark_at(20, 10), "the rule is cleared");
+    }
+
+    #[test]
+    fn long_straight_runs_are_cleared_and_short_strokes_kept() {
+        // A 30x10 box outline with a 3-pixel stroke inside.
+        let (w, h) = (30, 10);
+        let mut pixels = vec![255u8; w * h];
+        for x in 0..w {
+            pixels[x] = 0;
+            pixels[(h - 1) * w + x] = 0;
+        }
+        for y in 0..h {
+            pixels[y * w] = 0;
+        }
+        for y in 3..6 {
+            pixels[y * w + 10] = 0;
+        }
+        clear_rules(&mut pixels, w, 8);
+        assert_eq!(pixels[5], 255, "the top edge is cleared");
+        assert_eq!(pixels[5 * w], 255, "the left edge (10 long) is cleared");
+        assert_eq!(pixels[4 * w + 10], 0, "the short stroke is kept");
     }
 
     #[test]
