@@ -31,31 +31,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "crates/screenpilot/tests/fixtures"
 
-FIREFOX_PREFS = {
-    "browser.shell.checkDefaultBrowser": "false",
-    "browser.startup.homepage_override.mstone": '"ignore"',
-    "startup.homepage_welcome_url": '""',
-    "startup.homepage_welcome_url.additional": '""',
-    "browser.aboutwelcome.enabled": "false",
-    "datareporting.policy.dataSubmissionEnabled": "false",
-    "datareporting.policy.firstRunURL": '""',
-    "toolkit.telemetry.reportingpolicy.firstRun": "false",
-    "browser.newtabpage.enabled": "false",
-    "browser.startup.page": "0",
-    "app.normandy.enabled": "false",
-    "network.captive-portal-service.enabled": "false",
-    "network.connectivity-service.enabled": "false",
-}
-
-LIBREOFFICE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>7.4</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
-</oor:items>
-"""
-
 XTERM_LINES = [
     "screenpilot reads 42 from pixels",
     "hello world",
@@ -173,10 +148,9 @@ def found(label: str, text: str) -> bool:
 
 def prepare(dir: Path):
     (dir / "firefox").mkdir(parents=True, exist_ok=True)
-    (dir / "firefox/user.js").write_text(
-        "".join(f'user_pref("{k}", {v});\n' for k, v in FIREFOX_PREFS.items()))
+    shutil.copy(FIXTURES / "firefox/user.js", dir / "firefox/user.js")
     (dir / "lo/user").mkdir(parents=True, exist_ok=True)
-    (dir / "lo/user/registrymodifications.xcu").write_text(LIBREOFFICE_SETTINGS)
+    shutil.copy(FIXTURES / "libreoffice/registrymodifications.xcu", dir / "lo/user/registrymodifications.xcu")
 
 
 def measure(daemon: Daemon, sid: str, app: dict, rounds: int) -> dict:

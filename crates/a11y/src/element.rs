@@ -203,11 +203,11 @@ pub fn quoted(text: &str, max: usize) -> String {
 /// Whether an element without a name may hold text a person reads in its Text interface alone (a
 /// web page's paragraph or status line in Gecko, a status bar's fields in LibreOffice): read-only
 /// text of a role that shows text.
-pub(crate) fn holds_text(element: &crate::walk::Fetched) -> bool {
-    element.interfaces.contains(Interface::Text)
-        && !element.states.contains(State::Editable)
+pub(crate) fn holds_text(role: Role, states: &StateSet, interfaces: &InterfaceSet) -> bool {
+    interfaces.contains(Interface::Text)
+        && !states.contains(State::Editable)
         && matches!(
-            element.role,
+            role,
             Role::Paragraph
                 | Role::StatusBar
                 | Role::Label

@@ -369,6 +369,46 @@ mod tests {
         }
     }
 
+    /// A snapshot with nothing read from pixels.
+    fn from_tree(tops: &[TopLevel], trees: &Trees, refs: &mut Refs, budget: Budget) -> Snapshot {
+        compose(tops, trees, &Default::default(), refs, budget)
+    }
+
+    #[test]
+    fn text_read_from_pixels_sits_under_its_window_with_refs_that_stay() {
+        let mut refs = Refs::default();
+        let tops = [top(7, "Tk Form", true, true)];
+        let read = |look| {
+            let save = Element::from_pixels(7, "Save".into(), Bounds::new(90, 200, 34, 11), look);
+            std::collections::HashMap::from([(7, vec![save])])
+        };
+        let snap = compose(
+            &tops,
+            &Trees::default(),
+            &read(1),
+            &mut refs,
+            Budget::default(),
+        );
+        let lines: Vec<&str> = snap.text.lines().collect();
+        assert!(lines[0].contains("no-tree"), "{}", snap.text);
+        assert!(
+            lines[1].starts_with("  text \"Save\" [e") && lines[1].ends_with("ocr @90,200,34,11"),
+            "{}",
+            snap.text
+        );
+        assert!(lines[2].contains("read from pixels"), "{}", snap.text);
+        // The same text at the same place keeps its ref, however it is drawn now.
+        let again = compose(
+            &tops,
+            &Trees::default(),
+            &read(2),
+            &mut refs,
+            Budget::default(),
+        );
+        assert_eq!(again.elements[1].id, snap.elements[1].id);
+        assert_eq!(again.elements[1].pixels.map(|p| p.look), Some(2));
+    }
+
     fn top(id: u32, title: &str, focused: bool, shown: bool) -> TopLevel {
         TopLevel {
             id,
@@ -407,13 +447,7 @@ mod tests {
     fn a_window_shows_its_elements_and_only_what_a_person_acts_on_gets_a_ref() {
         let mut refs = Refs::default();
         let tops = [top(7, "Other", false, true), top(9, "Signup", true, true)];
-        let snap = compose(
-            &tops,
-            &form(),
-            &Default::default(),
-            &mut refs,
-            Budget::default(),
-        );
+        let snap = from_tree(&tops, &form(), &mut refs, Budget::default());
         let lines: Vec<&str> = snap.text.lines().collect();
         // The focused window first, matched to its tree by title; the other has no tree.
         assert!(
@@ -431,13 +465,7 @@ mod tests {
         );
         assert_eq!(snap.left_out, 0);
         // The same elements keep their refs in the next snapshot.
-        let again = compose(
-            &tops,
-            &form(),
-            &Default::default(),
-            &mut refs,
-            Budget::default(),
-        );
+        let again = from_tree(&tops, &form(), &mut refs, Budget::default());
         assert_eq!(again.text, snap.text);
     }
 
@@ -447,10 +475,9 @@ mod tests {
         let mut trees = form();
         trees.windows[0].elements[0] = element(Role::Dialog, "Signup", 0, "/w", true);
         trees.windows[0].elements[0].role = "dialog".into();
-        let snap = compose(
+        let snap = from_tree(
             &[top(9, "Signup", true, true)],
             &trees,
-            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -469,13 +496,7 @@ mod tests {
             lines: 2,
             ..Budget::default()
         };
-        let snap = compose(
-            &[top(9, "Signup", true, true)],
-            &form(),
-            &Default::default(),
-            &mut refs,
-            budget,
-        );
+        let snap = from_tree(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
         assert_eq!(snap.left_out, 1, "{}", snap.text);
         assert_eq!(snap.elements.len(), 2);
         assert!(
@@ -492,13 +513,7 @@ mod tests {
             scale: 0.5,
             ..Budget::default()
         };
-        let snap = compose(
-            &[top(9, "Signup", true, true)],
-            &form(),
-            &Default::default(),
-            &mut refs,
-            budget,
-        );
+        let snap = from_tree(&[top(9, "Signup", true, true)], &form(), &mut refs, budget);
         assert!(
             snap.text
                 .lines()
@@ -514,10 +529,9 @@ mod tests {
     #[test]
     fn a_minimised_window_hides_its_elements_and_desktops_without_trees_say_so() {
         let mut refs = Refs::default();
-        let snap = compose(
+        let snap = from_tree(
             &[top(9, "Signup", false, false)],
             &form(),
-            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -530,10 +544,9 @@ mod tests {
             }],
             ..Trees::default()
         };
-        let snap = compose(
+        let snap = from_tree(
             &[top(9, "xterm", true, true)],
             &bare,
-            &Default::default(),
             &mut refs,
             Budget::default(),
         );
@@ -549,13 +562,7 @@ mod tests {
             "{}",
             snap.text
         );
-        let none = compose(
-            &[],
-            &Trees::default(),
-            &Default::default(),
-            &mut refs,
-            Budget::default(),
-        );
+        let none = from_tree(&[], &Trees::default(), &mut refs, Budget::default());
         assert_eq!(none.text, "(no windows)");
     }
 }

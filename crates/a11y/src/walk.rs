@@ -522,7 +522,9 @@ impl Walk<'_> {
             let acts = element::actionable(fetched.role, &fetched.states, &fetched.interfaces);
             // Gecko offers Action and EditableText on plain text too: whether it acts does not
             // tell whether it holds text.
-            if fetched.name.trim().is_empty() && element::holds_text(&fetched) {
+            if fetched.name.trim().is_empty()
+                && element::holds_text(fetched.role, &fetched.states, &fetched.interfaces)
+            {
                 fetched.name = self.bus.own_text(&object, fetched.children.len()).await;
             }
             let unnamed = fetched.name.trim().is_empty();

@@ -599,18 +599,7 @@ fn bad_refs_and_impossible_acts_are_refused_naming_why() {
 #[test]
 fn a_qt_form_is_read_and_driven_by_refs_and_a_closed_popups_items_are_not_clicked() {
     let d = Daemon::new();
-    // A bare QWidget window, which Qt 5 calls a filler, not a window.
-    let form = common::fixture("qt/form.py");
-    d.sp_json(&[
-        "desktop",
-        "start",
-        "--sid",
-        "q",
-        "--",
-        "/usr/bin/python3",
-        &form,
-        "--plain",
-    ]);
+    d.start_qt_form("q");
     let shown = elements(&d, "q");
     assert!(!shown.contains("no-tree"), "{shown}");
     let name = ref_in(&shown, r#"^\s*text "Name" .*editable"#);
@@ -908,27 +897,7 @@ fn a_firefox_page_is_read_and_driven_by_refs() {
     let d = Daemon::new();
     let profile = d.path().join("firefox-profile");
     std::fs::create_dir_all(&profile).expect("a profile directory");
-    // A fresh profile opens the page alone: no welcome, privacy or new-tab pages beside it.
-    let prefs = [
-        ("browser.shell.checkDefaultBrowser", "false"),
-        ("browser.startup.homepage_override.mstone", "\"ignore\""),
-        ("startup.homepage_welcome_url", "\"\""),
-        ("startup.homepage_welcome_url.additional", "\"\""),
-        ("browser.aboutwelcome.enabled", "false"),
-        ("datareporting.policy.dataSubmissionEnabled", "false"),
-        ("datareporting.policy.firstRunURL", "\"\""),
-        ("toolkit.telemetry.reportingpolicy.firstRun", "false"),
-        ("browser.newtabpage.enabled", "false"),
-        ("browser.startup.page", "0"),
-        ("app.normandy.enabled", "false"),
-        ("network.captive-portal-service.enabled", "false"),
-        ("network.connectivity-service.enabled", "false"),
-    ];
-    let user_js: String = prefs
-        .iter()
-        .map(|(k, v)| format!("user_pref(\"{k}\", {v});\n"))
-        .collect();
-    std::fs::write(profile.join("user.js"), user_js).expect("user.js");
+    std::fs::copy(common::fixture("firefox/user.js"), profile.join("user.js")).expect("user.js");
     let page = format!("file://{}", common::fixture("web/form.html"));
     let profile = profile.display().to_string();
     web_form_is_read_and_driven_by_refs(
@@ -1178,17 +1147,9 @@ fn a_libreoffice_document_is_typed_into_and_saved_by_refs() {
     let d = Daemon::new();
     let profile = d.path().join("lo-profile");
     std::fs::create_dir_all(profile.join("user")).expect("a profile");
-    // No tip of the day, no first-run bar.
-    std::fs::write(
+    std::fs::copy(
+        common::fixture("libreoffice/registrymodifications.xcu"),
         profile.join("user/registrymodifications.xcu"),
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>7.4</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
-</oor:items>
-"#,
     )
     .expect("the profile's settings");
     let installation = format!("-env:UserInstallation=file://{}", profile.display());

@@ -213,17 +213,7 @@ fn a_blinking_caret_does_not_keep_a_desktop_from_being_ready() {
         "desktop", "start", "--sid", "g", "--", "zenity", "--entry", "--title", "Blink", "--text",
         "Name",
     ]);
-    let form = common::fixture("qt/form.py");
-    d.sp_json(&[
-        "desktop",
-        "start",
-        "--sid",
-        "q",
-        "--",
-        "/usr/bin/python3",
-        &form,
-        "--plain",
-    ]);
+    d.start_qt_form("q");
     d.sp_json(&["act", "q", "text \"Name\"", "focus"]);
     for sid in ["g", "q"] {
         // 1.5 s is three blinks of either toolkit's caret.

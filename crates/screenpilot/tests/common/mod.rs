@@ -150,6 +150,22 @@ impl Daemon {
     }
 
     /// Start `bash` with a plain `$ ` prompt and no rc files; returns once the prompt shows.
+    /// Desktop `sid` running the Qt form fixture as a bare QWidget window (which Qt 5 calls a
+    /// filler, not a window).
+    pub fn start_qt_form(&self, sid: &str) -> Value {
+        let form = fixture("qt/form.py");
+        self.sp_json(&[
+            "desktop",
+            "start",
+            "--sid",
+            sid,
+            "--",
+            "/usr/bin/python3",
+            &form,
+            "--plain",
+        ])
+    }
+
     pub fn spawn_bash(&self, sid: &str) {
         self.spawn_bash_with(sid, &[]);
     }
