@@ -159,8 +159,8 @@ fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
     for v in &mut big {
         *v = if *v > threshold { 255 } else { 0 };
     }
-    clear_rules(&mut big, sw, 20 * scale as usize);
-    clear_shapes(&mut big, sw, scale as usize);
+    let near_rules = clear_rules(&mut big, sw, 20 * scale as usize, 2 * scale as usize);
+    clear_shapes(&mut big, sw, scale as usize, &near_rules);
     // A white margin around it: tesseract drops words that touch the picture's edge (an xterm's
     // first column does).
     let (pw, ph) = (sw + 2 * MARGIN, sh + 2 * MARGIN);
@@ -180,7 +180,9 @@ const MARGIN: usize = 24;
 /// Turn white every straight run of dark pixels at least `longest` long, across and down, in a black
 /// and white picture `width` wide: the borders of buttons and fields, rules, box-drawing lines. No
 /// letter has a straight stroke that long; psm 6 reads a button's border as text (xcalc's keys).
-fn clear_rules(pixels: &mut [u8], width: usize, longest: usize) {
+/// Returns the pixels within `near` of what was cleared, where what is left of a border (a corner
+/// of a sunken field) would be read as a mark ("Email address.").
+fn clear_rules(pixels: &mut [u8], width: usize, longest: usize, near: usize) -> Vec<bool> {
     let height = pixels.len() / width.max(1);
     let mut clear = vec![false; pixels.len()];
     let mut runs = |at: &dyn Fn(usize, usize) -> usize, lines: usize, length: usize| {
@@ -200,19 +202,32 @@ fn clear_rules(pixels: &mut [u8], width: usize, longest: usize) {
     };
     runs(&|y, x| y * width + x, height, width);
     runs(&|x, y| y * width + x, width, height);
-    for (pixel, clear) in pixels.iter_mut().zip(clear) {
-        if clear {
+    for (pixel, clear) in pixels.iter_mut().zip(&clear) {
+        if *clear {
             *pixel = 255;
         }
     }
+    // Grown by `near` each way: across the rows, then down the columns.
+    let grow = |mask: &[bool], at: &dyn Fn(usize, usize) -> usize, lines: usize, length: usize| {
+        let mut grown = mask.to_vec();
+        for line in 0..lines {
+            for i in (0..length).filter(|i| mask[at(line, *i)]) {
+                let (from, to) = (i.saturating_sub(near), (i + near).min(length - 1));
+                (from..=to).for_each(|j| grown[at(line, j)] = true);
+            }
+        }
+        grown
+    };
+    let across = grow(&clear, &|y, x| y * width + x, height, width);
+    grow(&across, &|x, y| y * width + x, width, height)
 }
 
 /// Turn white the dark shapes that are not letters, in a black and white picture `width` wide,
 /// enlarged `scale` times: solid blocks (a terminal's block cursor, a filled box: mostly dark
 /// and at least 4 pixels each way before enlarging) and long thin lines (borders and rules: at
 /// most 2 pixels thick and 30 long). Tesseract reads a cursor under a word as part of it ("ro" for
-/// "screenpilot").
-fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize) {
+/// "screenpilot"); and what is left of a border, a shape lying wholly `near_rules`.
+fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize, near_rules: &[bool]) {
     let height = pixels.len() / width.max(1);
     let mut seen = vec![false; pixels.len()];
     let mut stack = Vec::new();
@@ -253,7 +268,8 @@ fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize) {
         let (thin, long) = (w.min(h), w.max(h));
         let block = w >= 4 * scale && h >= 4 * scale && shape.len() * 10 >= w * h * 9;
         let line = thin <= 2 * scale && long >= 30 * scale;
-        if block || line {
+        let remnant = shape.iter().all(|i| near_rules[*i]);
+        if block || line || remnant {
             for i in &shape {
                 pixels[*i] = 255;
             }
@@ -518,7 +534,7 @@ mod tests {
         for x in 2..37 {
             dark(x, 10);
         }
-        clear_shapes(&mut pixels, w, 1);
+        clear_shapes(&mut pixels, w, 1, &vec![false; w * h]);
         let dark_at = |x: usize, y: usize| pixels[y * w + x] == 0;
         assert!(
             dark_at(1, 1) && dark_at(5, 5),
@@ -543,10 +559,19 @@ mod tests {
         for y in 3..6 {
             pixels[y * w + 10] = 0;
         }
-        clear_rules(&mut pixels, w, 8);
+        // A speck left against the top edge (a sunken field's corner).
+        pixels[w + 15] = 0;
+        pixels[w + 16] = 0;
+        let near = clear_rules(&mut pixels, w, 8, 1);
+        clear_shapes(&mut pixels, w, 1, &near);
+        assert_eq!(pixels[w + 15], 255, "the speck beside the edge is cleared");
         assert_eq!(pixels[5], 255, "the top edge is cleared");
         assert_eq!(pixels[5 * w], 255, "the left edge (10 long) is cleared");
         assert_eq!(pixels[4 * w + 10], 0, "the short stroke is kept");
+        assert!(
+            near[w + 1] && !near[5 * w + 10],
+            "near the edges, not the stroke"
+        );
     }
 
     #[test]
