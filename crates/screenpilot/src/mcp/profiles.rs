@@ -22,25 +22,44 @@ impl Selection {
 
 /// The profiles `--tools` names (comma-separated; `None`: the default ones).
 pub fn profiles(tools: Option<&str>) -> Result<Vec<Profile>, OpError> {
-    let Some(tools) = tools else {
-        return Ok(Profile::DEFAULT.to_vec());
-    };
-    let mut wanted: Vec<Profile> = Vec::new();
-    for name in tools.split(',').map(str::trim) {
-        let Some(profile) = Profile::ALL.into_iter().find(|p| p.name() == name) else {
-            let known: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-            return Err(OpError::new(
-                ErrorCode::InvalidArgument,
-                format!(
-                    "--tools: unknown profile {name:?}; give one or more of {}, comma-separated",
-                    known.join(", ")
-                ),
-            )
-            .with_field("tools"));
-        };
-        wanted.push(profile);
+    match tools {
+        None => Ok(Profile::DEFAULT.to_vec()),
+        Some(list) => parse(list).map_err(|unknown| unknown.refusal("--tools", "tools")),
     }
-    Ok(wanted)
+}
+
+/// A name in a list of profiles that is none of [`Profile::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProfile(pub String);
+
+impl UnknownProfile {
+    /// The refusal for the flag that gave it (`--tools`, or `install --profile`), naming the
+    /// profiles there are.
+    pub fn refusal(&self, flag: &str, field: &str) -> OpError {
+        let known: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "{flag}: unknown profile {:?}; give one or more of {}, comma-separated",
+                self.0,
+                known.join(", ")
+            ),
+        )
+        .with_field(field)
+    }
+}
+
+/// The profiles a comma-separated list names (`terminal, desktop`).
+pub fn parse(list: &str) -> Result<Vec<Profile>, UnknownProfile> {
+    list.split(',')
+        .map(str::trim)
+        .map(|name| {
+            Profile::ALL
+                .into_iter()
+                .find(|p| p.name() == name)
+                .ok_or_else(|| UnknownProfile(name.to_owned()))
+        })
+        .collect()
 }
 
 /// The operations to serve for `--tools`. Operations that are not tools
