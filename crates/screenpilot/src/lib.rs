@@ -34,6 +34,7 @@ pub mod daemon;
 pub mod fleet;
 pub mod guard;
 mod hang_up;
+pub mod install;
 pub mod loopback_http;
 pub mod mcp;
 pub mod metrics;
