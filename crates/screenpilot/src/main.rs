@@ -73,6 +73,13 @@ fn main() -> ExitCode {
             Err(error) => fail(&error, cli.json),
         };
     }
+    // install writes an agent host's configuration files: no daemon.
+    if let Verb::Install(args) = &cli.verb {
+        return match cli::install::run(args, cli.json) {
+            Ok(status) => ExitCode::from(status as u8),
+            Err(error) => fail(&error, cli.json),
+        };
+    }
     // replay plays a file in this terminal: no daemon, no operation.
     if let Verb::Replay(args) = &cli.verb {
         let replay = cli::replay::Replay {
@@ -151,6 +158,7 @@ fn here_only(verb: &Verb) -> Option<&'static str> {
     match verb {
         Verb::Test(_) => Some("test (step files run in this process)"),
         Verb::Replay(_) => Some("replay (it plays a file here)"),
+        Verb::Install(_) => Some("install (it writes this machine's agent configuration)"),
         Verb::Render(_) => Some("render (it draws a file here)"),
         Verb::DialStdio { .. } => Some("dial-stdio (it is the far end of a link)"),
         Verb::Daemon {

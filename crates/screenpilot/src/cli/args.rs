@@ -143,6 +143,10 @@ pub enum Verb {
         #[arg(long)]
         stop: bool,
     },
+    /// Make screenpilot's MCP server available in an agent host: shows the change to its configuration
+    /// first, asks when stdin is a terminal, and writes only screenpilot's entry (a backup beside each
+    /// file): install claude|codex|gemini|cursor|vscode|windsurf|zed|pi [--profile P] [--dry-run] [--remove]
+    Install(InstallArgs),
     /// Run any operation with JSON parameters: call spawn '{"cmd": "bash"}'
     Call { op: String, params: Option<String> },
     /// Every other operation is a verb of its name, with one flag per parameter:
@@ -192,6 +196,31 @@ pub enum Verb {
         #[arg(long, value_name = "PROFILES")]
         tools: Option<String>,
     },
+}
+
+/// `install`: an agent host's configuration.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Files (user scope): claude ~/.claude.json and ~/.claude/skills/screenpilot/SKILL.md; codex ~/.codex/config.toml and ~/.codex/AGENTS.md; gemini ~/.gemini/settings.json and ~/.gemini/GEMINI.md; cursor ~/.cursor/mcp.json; vscode ~/.config/Code/User/mcp.json; windsurf ~/.codeium/windsurf/mcp_config.json; zed ~/.config/zed/settings.json; pi ~/.pi/agent/mcp.json.\nExit status: 0 written, already so, or a dry run; 1 not confirmed; 2 an error (nothing written).\nExample:\n  screenpilot install claude --profile terminal --dry-run"
+)]
+pub struct InstallArgs {
+    /// The agent host (not `--host`, which names where a daemon is).
+    #[arg(value_enum, value_name = "HOST")]
+    pub agent: crate::install::AgentHost,
+    /// Serve only these tools: profiles as `mcp --tools` takes them (terminal, textual, desktop,
+    /// classic; comma-separated). Default: the tools `mcp` serves without --tools.
+    #[arg(long, value_name = "PROFILES", conflicts_with = "remove")]
+    pub profile: Option<String>,
+    /// Show what would change, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Take out what install added (the file as it was before, when nothing else changed since).
+    #[arg(long)]
+    pub remove: bool,
+    /// Write this file (in the host's format) instead of its user configuration, and nothing else:
+    /// a project's .mcp.json (claude), .vscode/mcp.json (vscode), .cursor/mcp.json (cursor).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

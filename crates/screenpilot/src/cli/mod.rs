@@ -9,6 +9,7 @@ mod args;
 pub mod attach;
 mod attach_input;
 mod ffmpeg;
+pub mod install;
 mod op_verb;
 mod plan;
 mod present;

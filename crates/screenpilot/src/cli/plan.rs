@@ -306,6 +306,10 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
             ErrorCode::BadRequest,
             "render draws a file here; it asks the daemon nothing",
         )),
+        Verb::Install(_) => Err(OpError::new(
+            ErrorCode::BadRequest,
+            "install writes an agent host's files here; it asks the daemon nothing",
+        )),
         Verb::Op(words) => {
             let (op, params) = super::op_verb::plan(words)?;
             Ok(Plan { op, params })
