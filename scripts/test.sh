@@ -151,6 +151,26 @@ install_asciinema() {
   fi
 }
 
+# The agent hosts' own CLIs, in a prefix of their own (npm's @openai/codex, @anthropic-ai/claude-code and
+# @google/gemini-cli, run by the machine's Node): tests/install_e2e.rs has each read, with `mcp list`
+# and offline, the configuration `screenpilot install` wrote for it (pi's is in .venv/node22).
+AGENT_CLIS=.venv/agent-clis
+AGENT_CLI_PACKAGES=(@openai/codex@0.169.0 @anthropic-ai/claude-code@2.1.328 @google/gemini-cli@0.61.0)
+install_agent_clis() {
+  local stamp="$AGENT_CLIS/.versions"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "${AGENT_CLI_PACKAGES[*]}" ]; then
+    command -v npm >/dev/null || { echo "npm is needed to install the agent hosts' CLIs for the tests" >&2; exit 1; }
+    say "Codex, Claude Code and Gemini CLI ($AGENT_CLIS)"
+    mkdir -p "$AGENT_CLIS"
+    # --ignore-scripts: gemini's would compile node-pty and keytar, which `mcp list` does not use;
+    # Claude Code's only puts its native build (from its platform package) in place of its launcher,
+    # offline: run on its own.
+    npm install -q --prefix "$AGENT_CLIS" --no-audit --no-fund --ignore-scripts "${AGENT_CLI_PACKAGES[@]}" >/dev/null
+    (cd "$AGENT_CLIS/node_modules/@anthropic-ai/claude-code" && node install.cjs >/dev/null)
+    echo "${AGENT_CLI_PACKAGES[*]}" > "$stamp"
+  fi
+}
+
 # The oldest Textual release supported (the probe's MIN_TEXTUAL); the newest is in requirements-test.txt.
 TEXTUAL_OLDEST=1.0.0
 # The release build needs nothing the installs bring: it starts now, in target/release (clippy and
@@ -161,7 +181,7 @@ cargo build --release --locked --quiet -p screenpilot >"$release_log" 2>&1 &
 release_build=$!
 
 stage "test dependencies (apt, venvs, Node, asciinema)"
-[ "${SKIP_DEPS:-}" = 1 ] || { start_asciinema_build; install_deps; install_asciinema; }
+[ "${SKIP_DEPS:-}" = 1 ] || { start_asciinema_build; install_deps; install_agent_clis; install_asciinema; }
 export SCREENPILOT_TEST_PYTHON="$root/.venv/bin/python"
 export SCREENPILOT_TEST_PYTHON_OLDEST="$root/.venv/textual-oldest/bin/python"
 

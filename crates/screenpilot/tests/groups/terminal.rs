@@ -5,6 +5,8 @@
 mod abuse_limits;
 #[path = "../economy_e2e.rs"]
 mod economy;
+#[path = "../install_e2e.rs"]
+mod install;
 #[path = "../limits_e2e.rs"]
 mod limits;
 #[path = "../mcp_e2e.rs"]
