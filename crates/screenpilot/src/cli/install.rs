@@ -12,7 +12,7 @@ use crate::install::{self, Action, Change, InstallError, Places, Plan, Server};
 use crate::mcp::profiles;
 use crate::ops::{ErrorCode, OpError};
 
-/// Install (or remove) for `args.host`; the exit status: 0 written, nothing to do, or a dry run; 1
+/// Install (or remove) for `args.agent`; the exit status: 0 written, nothing to do, or a dry run; 1
 /// when the person said no.
 pub fn run(args: &InstallArgs, as_json: bool) -> Result<i32, OpError> {
     let server = server(args.profile.as_deref())?;
@@ -39,7 +39,8 @@ pub fn run(args: &InstallArgs, as_json: bool) -> Result<i32, OpError> {
         if !as_json {
             println!("nothing written");
         }
-        return report(args, &plan, false, as_json).map(|()| 1);
+        report(args, &plan, false, as_json);
+        return Ok(1);
     } else {
         install::write(&plan).map_err(refusal)?;
         true
@@ -47,7 +48,8 @@ pub fn run(args: &InstallArgs, as_json: bool) -> Result<i32, OpError> {
     if !as_json {
         print!("{}", outcome(args, &plan, written));
     }
-    report(args, &plan, written, as_json).map(|()| 0)
+    report(args, &plan, written, as_json);
+    Ok(0)
 }
 
 /// The command the host runs: this executable (its real path), `mcp`, and `--tools` with the
@@ -72,19 +74,20 @@ fn server(profile: Option<&str>) -> Result<Server, OpError> {
     Ok(Server { command, args })
 }
 
+/// An install error as ours: a file that cannot take the entry is bad input (`config`), one that
+/// cannot be read or written an I/O error.
 fn refusal(error: InstallError) -> OpError {
     let (code, field) = match &error {
-        InstallError::Text { .. } => (ErrorCode::InvalidArgument, "config"),
-        InstallError::ReadOnly { .. } | InstallError::NotText { .. } => {
-            (ErrorCode::InvalidArgument, "config")
-        }
+        InstallError::Text { .. }
+        | InstallError::ReadOnly { .. }
+        | InstallError::NotText { .. } => (ErrorCode::InvalidArgument, "config"),
         InstallError::NoHome => (ErrorCode::InvalidArgument, "HOME"),
         _ => (ErrorCode::IoError, "config"),
     };
     OpError::new(code, error.to_string()).with_field(field)
 }
 
-/// "Write it? [y/N]" on stderr; yes when the answer starts with y.
+/// "Write it? [y/N]" on stderr; yes for `y` or `yes`.
 fn confirmed() -> bool {
     eprint!("Write it? [y/N] ");
     let _ = std::io::stderr().flush();
@@ -176,19 +179,26 @@ fn outcome(args: &InstallArgs, plan: &Plan, written: bool) -> String {
             .unwrap_or_default();
         out.push_str(&format!("{done} {}{backup}\n", shown(&change.path)));
     }
-    if !args.remove {
-        if let Some(note) = args.agent.shell_tool_note() {
-            out.push_str(&note);
-            out.push('\n');
-        }
+    if let Some(note) = note(args) {
+        out.push_str(&note);
+        out.push('\n');
     }
     out
 }
 
+/// The line on the host's own terminal tool, after an install that wrote the instructions that
+/// answer it (not `--remove`, not `--config`).
+fn note(args: &InstallArgs) -> Option<String> {
+    if args.remove || args.config.is_some() {
+        return None;
+    }
+    args.agent.shell_tool_note()
+}
+
 /// With `--json`, the one object: what changed (or would), what did not, and the note.
-fn report(args: &InstallArgs, plan: &Plan, written: bool, as_json: bool) -> Result<(), OpError> {
+fn report(args: &InstallArgs, plan: &Plan, written: bool, as_json: bool) {
     if !as_json {
-        return Ok(());
+        return;
     }
     let changes: Vec<Value> = plan
         .changes
@@ -208,9 +218,6 @@ fn report(args: &InstallArgs, plan: &Plan, written: bool, as_json: bool) -> Resu
         .iter()
         .map(|u| json!({"path": shown(&u.path), "what": u.what, "installed": u.installed}))
         .collect();
-    let note = (!args.remove)
-        .then(|| args.agent.shell_tool_note())
-        .flatten();
     println!(
         "{}",
         json!({
@@ -221,8 +228,7 @@ fn report(args: &InstallArgs, plan: &Plan, written: bool, as_json: bool) -> Resu
             "written": written,
             "changes": changes,
             "unchanged": unchanged,
-            "note": note,
+            "note": note(args),
         })
     );
-    Ok(())
 }
