@@ -3,10 +3,13 @@
 //! phrases a person reads as one label, each with its box on the screen.
 //!
 //! The picture is prepared as measurements on this kind of machine showed best (Tk, xterm on white
-//! and on black, xcalc; tesseract 5.3): grey, light text on dark turned dark on light, scaled 3x,
-//! then black and white at Otsu's threshold; one tesseract run with `--psm 6` (a block of text).
-//! That read every label of a Tk form and 93% of an xterm's words in about 0.2 s a window.
-//! Tesseract runs as a child process (`tesseract stdin stdout`), one per window, bounded in time.
+//! and on black, xcalc; tesseract 5.3): grey, light text on dark turned dark on light, enlarged 3x
+//! with a Lanczos filter (2x for large windows), black and white at Otsu's threshold, what is not
+//! text cleared (borders and rules, solid blocks such as a block cursor), in a white margin; one
+//! tesseract run with `--psm 6` (a block of text). The marks it leaves unread (a calculator key's
+//! lone character) and its short unsure words are read once more, side by side in a strip, with
+//! `--psm 7`. Tesseract runs as a child process (`tesseract stdin stdout`), bounded in time, with
+//! one thread. Figures: BENCHMARKS.md, "Desktops as text: every toolkit, and text from pixels".
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -100,9 +103,69 @@ pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
         SCALE
     };
     let picture = prepare(frame, scale);
+    let mut read = words(&tesseract(&program, &picture, "6").await?);
+    // Marks no word covers (a key's lone character: psm 6 leaves many out) and short words read
+    // unsure, read again, each alone in a strip of them, as single lines.
+    let unsure = |w: &Word| w.confidence < SURE && w.text.chars().count() <= 3;
+    let sure: Vec<Word> = read.iter().filter(|w| !unsure(w)).cloned().collect();
+    let marks = unread_marks(&picture, &sure, scale as usize);
+    if !marks.is_empty() {
+        let (strip, spans) = strip_of(&picture, &marks);
+        let again = words(&tesseract(&program, &strip, "7").await?);
+        for (mark, (from, to)) in marks.iter().zip(spans) {
+            let inside: Vec<&Word> = again
+                .iter()
+                .filter(|w| (from..to).contains(&(w.x + w.width as i32 / 2)))
+                .collect();
+            if inside.is_empty() {
+                continue;
+            }
+            read.retain(|w| !(unsure(w) && overlaps(w, mark)));
+            read.push(Word {
+                text: inside
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                x: mark.x,
+                y: mark.y,
+                width: mark.width,
+                height: mark.height,
+                confidence: inside.iter().map(|w| w.confidence).fold(100.0, f32::min),
+                // A line of its own.
+                line: (u32::MAX, mark.y as u32, mark.x as u32),
+            });
+        }
+    }
+    let read: Vec<Word> = read.into_iter().map(|w| shrink(w, scale)).collect();
+    Ok(in_reading_order(phrases(&read)))
+}
+
+/// `word` with its box in the picture before it was enlarged `scale` times.
+fn shrink(word: Word, scale: u32) -> Word {
+    let scale = scale.max(1);
+    Word {
+        x: word.x / scale as i32,
+        y: word.y / scale as i32,
+        width: word.width.div_ceil(scale),
+        height: word.height.div_ceil(scale),
+        ..word
+    }
+}
+
+/// Short words read with less confidence than this are read again on their own.
+const SURE: f32 = 60.0;
+
+/// Run tesseract on `picture` with page segmentation mode `psm`: its TSV.
+async fn tesseract(
+    program: &std::path::Path,
+    picture: &Picture,
+    psm: &str,
+) -> Result<String, OcrError> {
+    let pgm = pgm(picture);
     let mut child = tokio::process::Command::new(program)
         .args([
-            "stdin", "stdout", "--psm", "6", "--dpi", "300", "-l", "eng", "tsv",
+            "stdin", "stdout", "--psm", psm, "--dpi", "300", "-l", "eng", "tsv",
         ])
         // One thread: its OpenMP threads only fight each other on a small picture.
         .env("OMP_THREAD_LIMIT", "1")
@@ -114,7 +177,7 @@ pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
         .map_err(|e| OcrError::Failed(format!("cannot start it: {e}")))?;
     let mut stdin = child.stdin.take().expect("piped stdin");
     let feed = async move {
-        stdin.write_all(&picture).await?;
+        stdin.write_all(&pgm).await?;
         stdin.shutdown().await
     };
     let run = async {
@@ -131,15 +194,14 @@ pub async fn read(frame: &Frame) -> Result<Vec<Phrase>, OcrError> {
         fed.map_err(|e| OcrError::Failed(format!("writing the picture: {e}")))?;
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
-    let tsv = tokio::time::timeout(LIMIT, run)
+    tokio::time::timeout(LIMIT, run)
         .await
-        .map_err(|_| OcrError::Failed(format!("no answer within {} s", LIMIT.as_secs())))??;
-    Ok(phrases(&words(&tsv, scale)))
+        .map_err(|_| OcrError::Failed(format!("no answer within {} s", LIMIT.as_secs())))?
 }
 
 /// `frame` as tesseract reads it best: grey, dark text on light, enlarged `scale` times (Lanczos),
-/// black and white at Otsu's threshold; as a binary PGM.
-fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
+/// black and white at Otsu's threshold, what is not text cleared.
+fn prepare(frame: &Frame, scale: u32) -> Picture {
     let (w, h) = (frame.width as usize, frame.height as usize);
     let mut grey: Vec<u8> = frame
         .rgb
@@ -161,17 +223,184 @@ fn prepare(frame: &Frame, scale: u32) -> Vec<u8> {
     }
     let near_rules = clear_rules(&mut big, sw, 20 * scale as usize, 2 * scale as usize);
     clear_shapes(&mut big, sw, scale as usize, &near_rules);
-    // A white margin around it: tesseract drops words that touch the picture's edge (an xterm's
-    // first column does).
-    let (pw, ph) = (sw + 2 * MARGIN, sh + 2 * MARGIN);
+    Picture {
+        pixels: big,
+        width: sw,
+        height: sh,
+    }
+}
+
+/// A black and white picture (0 or 255 a pixel, rows top to bottom).
+struct Picture {
+    pixels: Vec<u8>,
+    width: usize,
+    height: usize,
+}
+
+/// `picture` as a binary PGM, in a white margin: tesseract drops words that touch the picture's
+/// edge (an xterm's first column does).
+fn pgm(picture: &Picture) -> Vec<u8> {
+    let (pw, ph) = (picture.width + 2 * MARGIN, picture.height + 2 * MARGIN);
     let mut pgm = format!("P5\n{pw} {ph}\n255\n").into_bytes();
     let header = pgm.len();
     pgm.resize(header + pw * ph, 255);
-    for (y, row) in big.chunks_exact(sw).enumerate() {
+    for (y, row) in picture
+        .pixels
+        .chunks_exact(picture.width.max(1))
+        .enumerate()
+    {
         let start = header + (y + MARGIN) * pw + MARGIN;
-        pgm[start..start + sw].copy_from_slice(row);
+        pgm[start..start + picture.width].copy_from_slice(row);
     }
     pgm
+}
+
+/// A box in a picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Boxed {
+    x: i32,
+    y: i32,
+    width: u32,
+    height: u32,
+}
+
+impl Boxed {
+    fn right(&self) -> i32 {
+        self.x + self.width as i32
+    }
+    fn bottom(&self) -> i32 {
+        self.y + self.height as i32
+    }
+    /// Whether the two boxes, this one grown by `dx` and `dy`, touch.
+    fn near(&self, other: &Boxed, dx: i32, dy: i32) -> bool {
+        self.x - dx < other.right()
+            && other.x < self.right() + dx
+            && self.y - dy < other.bottom()
+            && other.y < self.bottom() + dy
+    }
+    fn join(&self, other: &Boxed) -> Boxed {
+        let (x, y) = (self.x.min(other.x), self.y.min(other.y));
+        Boxed {
+            x,
+            y,
+            width: (self.right().max(other.right()) - x) as u32,
+            height: (self.bottom().max(other.bottom()) - y) as u32,
+        }
+    }
+}
+
+fn overlaps(word: &Word, mark: &Boxed) -> bool {
+    let boxed = Boxed {
+        x: word.x,
+        y: word.y,
+        width: word.width,
+        height: word.height,
+    };
+    boxed.near(mark, 0, 0)
+}
+
+/// The dark marks of `picture` no word of `read` covers, close ones joined (`+/-`, `1/x`), of a
+/// size text could be (2 to 40 pixels high before enlarging `scale` times); at most 64.
+fn unread_marks(picture: &Picture, read: &[Word], scale: usize) -> Vec<Boxed> {
+    let covered = |b: &Boxed| {
+        let (cx, cy) = (b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
+        let pad = scale as i32;
+        read.iter().any(|w| {
+            cx >= w.x - pad
+                && cx < w.x + w.width as i32 + pad
+                && cy >= w.y - pad
+                && cy < w.y + w.height as i32 + pad
+        })
+    };
+    let mut marks: Vec<Boxed> = Vec::new();
+    each_shape(&picture.pixels, picture.width, |_, b| {
+        if (b.width as usize > scale || b.height as usize > scale) && !covered(&b) {
+            marks.push(b);
+        }
+    });
+    // Join marks a letter's gap apart, until none are.
+    let (dx, dy) = (3 * scale as i32, scale as i32);
+    let mut joined = true;
+    while joined {
+        joined = false;
+        let mut out: Vec<Boxed> = Vec::new();
+        for mark in marks {
+            match out.iter_mut().find(|o| o.near(&mark, dx, dy)) {
+                Some(o) => {
+                    *o = o.join(&mark);
+                    joined = true;
+                }
+                None => out.push(mark),
+            }
+        }
+        marks = out;
+    }
+    marks.retain(|m| {
+        let (h, w) = (m.height as usize, m.width as usize);
+        (2 * scale..=40 * scale).contains(&h) && w <= 80 * scale
+    });
+    marks.truncate(64);
+    marks
+}
+
+/// The `marks` of `picture` side by side in a strip, twice the tallest mark's height apart, each vertically
+/// centred: the strip, and where each mark lies across it.
+fn strip_of(picture: &Picture, marks: &[Boxed]) -> (Picture, Vec<(i32, i32)>) {
+    let tallest = marks.iter().map(|m| m.height as usize).max().unwrap_or(0);
+    // Wide apart: psm 7 joins marks a word's space apart into one word.
+    let gap = (2 * tallest).max(16);
+    let height = tallest + gap;
+    let width = marks.iter().map(|m| m.width as usize + gap).sum::<usize>() + gap;
+    let mut pixels = vec![255u8; width * height];
+    let mut spans = Vec::new();
+    let mut at = gap;
+    for m in marks {
+        let top = (height - m.height as usize) / 2;
+        for y in 0..m.height as usize {
+            let from = (m.y as usize + y) * picture.width + m.x as usize;
+            let to = (top + y) * width + at;
+            pixels[to..to + m.width as usize]
+                .copy_from_slice(&picture.pixels[from..from + m.width as usize]);
+        }
+        spans.push((
+            at as i32 - gap as i32 / 2,
+            (at + m.width as usize + gap / 2) as i32,
+        ));
+        at += m.width as usize + gap;
+    }
+    (
+        Picture {
+            pixels,
+            width,
+            height,
+        },
+        spans,
+    )
+}
+
+/// Phrases in the order a person reads them: rows top to bottom (a phrase whose middle is within
+/// the row's first phrase's height belongs to its row), each row left to right.
+fn in_reading_order(mut phrases: Vec<Phrase>) -> Vec<Phrase> {
+    phrases.sort_by_key(|p| p.y + p.height as i32 / 2);
+    let mut rows: Vec<Vec<Phrase>> = Vec::new();
+    for phrase in phrases {
+        let middle = phrase.y + phrase.height as i32 / 2;
+        match rows.last_mut() {
+            Some(row)
+                if (middle - (row[0].y + row[0].height as i32 / 2)).abs() * 2
+                    < row[0].height as i32 =>
+            {
+                row.push(phrase)
+            }
+            _ => rows.push(vec![phrase]),
+        }
+    }
+    rows.into_iter()
+        .flat_map(|mut row| {
+            row.sort_by_key(|p| p.x);
+            row
+        })
+        .collect()
 }
 
 /// The white margin around the enlarged picture, in its pixels.
@@ -228,6 +457,25 @@ fn clear_rules(pixels: &mut [u8], width: usize, longest: usize, near: usize) -> 
 /// most 2 pixels thick and 30 long). Tesseract reads a cursor under a word as part of it ("ro" for
 /// "screenpilot"); and what is left of a border, a shape lying wholly `near_rules`.
 fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize, near_rules: &[bool]) {
+    let mut clear = Vec::new();
+    each_shape(pixels, width, |shape, b| {
+        let (w, h) = (b.width as usize, b.height as usize);
+        let (thin, long) = (w.min(h), w.max(h));
+        let block = w >= 4 * scale && h >= 4 * scale && shape.len() * 10 >= w * h * 9;
+        let line = thin <= 2 * scale && long >= 30 * scale;
+        let remnant = shape.iter().all(|i| near_rules[*i]);
+        if block || line || remnant {
+            clear.extend_from_slice(shape);
+        }
+    });
+    for i in clear {
+        pixels[i] = 255;
+    }
+}
+
+/// Each dark shape (4-connected) of a black and white picture `width` wide: its pixels (indexes)
+/// and its box.
+fn each_shape(pixels: &[u8], width: usize, mut found: impl FnMut(&[usize], Boxed)) {
     let height = pixels.len() / width.max(1);
     let mut seen = vec![false; pixels.len()];
     let mut stack = Vec::new();
@@ -236,7 +484,6 @@ fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize, near_rules: &[boo
         if seen[start] || pixels[start] != 0 {
             continue;
         }
-        // One dark shape (4-connected), its pixels and box.
         shape.clear();
         stack.push(start);
         seen[start] = true;
@@ -264,16 +511,13 @@ fn clear_shapes(pixels: &mut [u8], width: usize, scale: usize, near_rules: &[boo
                 visit(i + width);
             }
         }
-        let (w, h) = (right + 1 - left, bottom + 1 - top);
-        let (thin, long) = (w.min(h), w.max(h));
-        let block = w >= 4 * scale && h >= 4 * scale && shape.len() * 10 >= w * h * 9;
-        let line = thin <= 2 * scale && long >= 30 * scale;
-        let remnant = shape.iter().all(|i| near_rules[*i]);
-        if block || line || remnant {
-            for i in &shape {
-                pixels[*i] = 255;
-            }
-        }
+        let b = Boxed {
+            x: left as i32,
+            y: top as i32,
+            width: (right + 1 - left) as u32,
+            height: (bottom + 1 - top) as u32,
+        };
+        found(&shape, b);
     }
 }
 
@@ -372,8 +616,7 @@ fn otsu(pixels: &[u8]) -> u8 {
 /// The words of tesseract's TSV (level 5 rows), boxes divided back by `scale`; words read with
 /// little confidence, and marks that are not letters or digits unless read with confidence, left
 /// out.
-fn words(tsv: &str, scale: u32) -> Vec<Word> {
-    let scale = scale.max(1);
+fn words(tsv: &str) -> Vec<Word> {
     tsv.lines()
         .skip(1)
         .filter_map(|row| {
@@ -394,10 +637,10 @@ fn words(tsv: &str, scale: u32) -> Vec<Word> {
             let margin = MARGIN as u32;
             Some(Word {
                 text: text.to_owned(),
-                x: (n(6)?.saturating_sub(margin) / scale) as i32,
-                y: (n(7)?.saturating_sub(margin) / scale) as i32,
-                width: n(8)?.div_ceil(scale),
-                height: n(9)?.div_ceil(scale),
+                x: n(6)?.saturating_sub(margin) as i32,
+                y: n(7)?.saturating_sub(margin) as i32,
+                width: n(8)?,
+                height: n(9)?,
                 confidence,
                 line: (n(2)?, n(3)?, n(4)?),
             })
@@ -458,7 +701,7 @@ mod tests {
 
     #[test]
     fn words_are_joined_into_phrases_and_wide_gaps_split_them() {
-        let words = words(TSV, 3);
+        let words: Vec<Word> = words(TSV).into_iter().map(|w| shrink(w, 3)).collect();
         // The bar and the unsure word are dropped; a lone digit is kept.
         let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         assert_eq!(texts, ["Apply", "changes", "Save", "7"]);
@@ -501,7 +744,7 @@ mod tests {
             height: 2,
             rgb,
         };
-        let pgm = prepare(&frame, 3);
+        let pgm = pgm(&prepare(&frame, 3));
         let (w, h) = (12 + 2 * MARGIN, 6 + 2 * MARGIN);
         let header = format!("P5\n{w} {h}\n255\n");
         assert_eq!(&pgm[..header.len()], header.as_bytes());
@@ -572,6 +815,76 @@ mod tests {
             near[w + 1] && !near[5 * w + 10],
             "near the edges, not the stroke"
         );
+    }
+
+    #[test]
+    fn marks_no_word_covers_are_found_joined_and_laid_in_a_strip() {
+        // 60x20 at scale 1: a word's marks at 2..10 (covered), and `+/-`-like marks at 30..40.
+        let (w, h) = (60, 20);
+        let mut pixels = vec![255u8; w * h];
+        for (x, y) in [
+            (2, 5),
+            (3, 5),
+            (4, 6),
+            (5, 7),
+            (30, 5),
+            (31, 6),
+            (34, 5),
+            (34, 6),
+            (37, 7),
+        ] {
+            for dy in 0..4 {
+                pixels[(y + dy) * w + x] = 0;
+            }
+        }
+        let picture = Picture {
+            pixels,
+            width: w,
+            height: h,
+        };
+        let read = [Word {
+            text: "ab".into(),
+            x: 1,
+            y: 4,
+            width: 6,
+            height: 8,
+            confidence: 90.0,
+            line: (1, 1, 1),
+        }];
+        let marks = unread_marks(&picture, &read, 1);
+        assert_eq!(
+            marks,
+            [Boxed {
+                x: 30,
+                y: 5,
+                width: 8,
+                height: 6
+            }]
+        );
+        let (strip, spans) = strip_of(&picture, &marks);
+        assert_eq!((strip.width, strip.height), (8 + 2 * 16, 6 + 16));
+        assert_eq!(spans, [(8, 32)]);
+        // The mark's first column, copied in place.
+        assert_eq!(strip.pixels[8 * strip.width + 16], 0);
+    }
+
+    #[test]
+    fn phrases_read_in_rows_left_to_right() {
+        let at = |text: &str, x, y| Phrase {
+            text: text.into(),
+            x,
+            y,
+            width: 10,
+            height: 12,
+        };
+        let ordered = in_reading_order(vec![
+            at("9", 50, 41),
+            at("7", 10, 40),
+            at("8", 30, 42),
+            at("4", 10, 70),
+        ]);
+        let texts: Vec<&str> = ordered.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["7", "8", "9", "4"]);
     }
 
     #[test]
