@@ -301,6 +301,11 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
         let result = fleet.call(&plan.op, plan.params, None, on_progress).await?;
         return cli::present(&cli.verb, &plan.op, &result, cli.json);
     }
+    // Ctrl-C is caught from before the request is sent: one that comes while it starts is kept for
+    // the select below, not the default action (the CLI killed by SIGINT, the request left running).
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .map_err(|e| OpError::new(ErrorCode::Runtime, format!("cannot catch Ctrl-C: {e}")))?;
     let (host, client, call) = fleet.start(&plan.op, plan.params, None).await?;
     let id = call.id();
     tokio::select! {
@@ -314,7 +319,7 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
         }
         // Ctrl-C stops the request in the daemon too (a daemon on another host would otherwise
         // run a wait to its end), then exits as an interrupted program does.
-        _ = tokio::signal::ctrl_c() => {
+        _ = interrupt.recv() => {
             let cancelled = tokio::time::timeout(CANCEL_LIMIT, client.cancel(id)).await;
             let how = match cancelled {
                 Ok(Ok(true)) => "cancelled",
