@@ -709,16 +709,21 @@ impl Desktop {
         }
     }
 
-    /// Whether the drawing up to now changed what a person sees, as [`Looks`] tells it: false when
-    /// all that was drawn since damage generation `seen` is one box drawn again as it was or back
-    /// to its look before (a blinking caret), true for anything else (several batches, a box larger
-    /// than [`Looks::LARGEST`], a box that cannot be read). Updates `seen`.
-    pub async fn drawing_changed(&self, looks: &mut Looks, seen: &mut u64) -> bool {
+    /// Looks read from the drawing to come (see [`Desktop::drawing_changed`]).
+    pub fn looks(&self) -> Looks {
+        Looks::since(*self.damage_updates().borrow())
+    }
+
+    /// Whether the drawing since `looks` last read changed what a person sees: false when all that
+    /// was drawn is one box drawn again as it was or back to its look before (a blinking caret),
+    /// true for anything else (several batches, a box larger than [`Looks::LARGEST`], a box that
+    /// cannot be read).
+    pub async fn drawing_changed(&self, looks: &mut Looks) -> bool {
         let Some(drawn) = self.watcher.as_ref().map(|w| w.drawn()) else {
             return true;
         };
-        let one_batch = drawn.generation == *seen + 1;
-        *seen = drawn.generation;
+        let one_batch = drawn.generation == looks.seen + 1;
+        looks.seen = drawn.generation;
         let Some((x, y, width, height)) = drawn.area.filter(|_| one_batch) else {
             return true;
         };

@@ -16,11 +16,14 @@ pub(crate) fn join(a: Area, b: Area) -> Area {
     (left, top, span(left, right), span(top, bottom))
 }
 
-/// The last looks of the boxes drawn lately.
+/// The last looks of the boxes drawn lately, and the damage generation they were read up to
+/// ([`crate::Desktop::looks`] starts one at the generation now).
 #[derive(Debug, Default)]
 pub struct Looks {
     /// Per box, its last two looks (older first); the most recently drawn boxes last.
     boxes: Vec<(Area, [Option<u64>; 2])>,
+    /// The damage generation read last.
+    pub(crate) seen: u64,
 }
 
 impl Looks {
@@ -29,6 +32,14 @@ impl Looks {
     pub const LARGEST: u32 = 256 * 256;
     /// How many boxes are remembered.
     const REMEMBERED: usize = 32;
+
+    /// Looks of the drawing after damage generation `seen`.
+    pub(crate) fn since(seen: u64) -> Looks {
+        Looks {
+            boxes: Vec::new(),
+            seen,
+        }
+    }
 
     /// Note that `area` now looks like `look` (a hash of its pixels): true when that is a change (a
     /// look it had in neither of its last two drawings), false when it is the same again or back to

@@ -366,10 +366,10 @@ pub(crate) async fn program_window(
 /// How long [`painted`] waits at most for a window to be drawn.
 pub(crate) const PAINT_LIMIT: Duration = Duration::from_secs(5);
 
-/// Wait until `window` shows more than one colour, woken by drawing, at most `limit`. A window the
-/// program has not painted yet is one colour (black under Xvfb): a GTK 4 window is mapped and
-/// focused a while before its first frame. A window still one colour at the limit is taken as it
-/// is (a blank window is a window too).
+/// Wait until `window` is not all black, woken by drawing, at most `limit`. A window the program has
+/// not painted yet shows black under Xvfb: a GTK 4 window is mapped and focused a while before its
+/// first frame. A window still black at the limit is taken as it is (a black window is a window
+/// too); a window of one other colour is painted.
 pub(crate) async fn painted(
     desktop: &impl Display,
     window: &WindowInfo,
@@ -387,8 +387,7 @@ pub(crate) async fn painted(
                 limit,
                 move |x11| {
                     let frame = x11.capture(false)?.crop(x, y, width, height);
-                    let first = frame.rgb.get(..3);
-                    Ok(first.is_some_and(|first| frame.rgb.chunks_exact(3).all(|p| p == first)))
+                    Ok(!frame.rgb.is_empty() && frame.rgb.iter().all(|v| *v == 0))
                 },
             )
             .await?;

@@ -104,8 +104,7 @@ pub async fn wait(
             let mut windows = desktop.window_updates();
             let mut calm_at = Instant::now() + *stable;
             // A caret blinking is drawing that does not end the calm.
-            let mut looks = screenpilot_desktop::Looks::default();
-            let mut seen = *damage.borrow();
+            let mut looks = desktop.looks();
             loop {
                 if let Some(marker) = marker {
                     windows.borrow_and_update();
@@ -122,7 +121,7 @@ pub async fn wait(
                             // The watcher is gone (the desktop closed): nothing will be drawn.
                             return Ok(done(Reason::Stable, None, None));
                         }
-                        if desktop.drawing_changed(&mut looks, &mut seen).await {
+                        if desktop.drawing_changed(&mut looks).await {
                             calm_at = Instant::now() + *stable;
                         }
                     }
