@@ -225,7 +225,11 @@ mod tests {
         let running = of_sessions(&[session])
             .remove(&session)
             .expect("this session");
-        assert!(running.processes.iter().any(|p| p.pid == me), "{running:?}");
+        // Under a CI runner this process may share session 0 with every kernel thread: past the
+        // listing's cap it is counted, not named.
+        let listed = running.processes.iter().any(|p| p.pid == me);
+        let counted = running.processes.len() == MAX_LISTED && running.more > 0;
+        assert!(listed || counted, "{running:?}");
         assert!(
             running
                 .listening
