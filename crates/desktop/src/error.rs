@@ -24,6 +24,9 @@ pub enum DesktopError {
     /// The server answered a request with an error, or lacks something we need.
     #[error("X11: {0}")]
     Protocol(String),
+    /// The Wayland compositor (sway) refused a request or answered with something we cannot read.
+    #[error("sway: {0}")]
+    Compositor(String),
     /// A step did not finish in time. Input may or may not have reached the display.
     #[error("{what} did not finish within {} ms", limit.as_millis())]
     Timeout { what: String, limit: Duration },
@@ -83,6 +86,7 @@ impl DesktopError {
             DesktopError::Start { .. } => "spawn_failed",
             DesktopError::Connection(_) => "display_unavailable",
             DesktopError::Protocol(_) => "x11_error",
+            DesktopError::Compositor(_) => "compositor_error",
             DesktopError::Timeout { .. } => "timeout",
             DesktopError::Busy { .. } => "display_busy",
             DesktopError::Limit(_) => "limit_exceeded",

@@ -38,6 +38,7 @@ pub mod server;
 pub mod session_bus;
 pub mod settle;
 pub mod stats;
+pub mod sway;
 mod watcher;
 mod window_actions;
 pub mod x11;

@@ -82,9 +82,19 @@ fn on_launcher(job: Job) -> std::io::Result<()> {
 impl Child {
     /// Start a program as the leader of a new process group, with SIGTERM as its parent-death signal.
     pub async fn spawn(launch: Launch) -> std::io::Result<Child> {
+        Child::spawn_inner(launch, None).await
+    }
+
+    /// [`Child::spawn`] as another user: uid and gid `user`, no supplementary groups (we must be
+    /// root). For programs that refuse to run as root (sway).
+    pub async fn spawn_as(launch: Launch, user: (u32, u32)) -> std::io::Result<Child> {
+        Child::spawn_inner(launch, Some(user)).await
+    }
+
+    async fn spawn_inner(launch: Launch, user: Option<(u32, u32)>) -> std::io::Result<Child> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         on_launcher(Box::new(move || {
-            let _ = tx.send(spawn_here(&launch));
+            let _ = tx.send(spawn_here(&launch, user));
         }))?;
         rx.await
             .map_err(|_| std::io::Error::other("the launcher thread dropped the request"))?
@@ -249,7 +259,7 @@ fn reap_when_gone(pidfd: &OwnedFd) {
 }
 
 /// Fork and exec on the current (launcher) thread.
-fn spawn_here(launch: &Launch) -> std::io::Result<Child> {
+fn spawn_here(launch: &Launch, user: Option<(u32, u32)>) -> std::io::Result<Child> {
     let Some((program, args)) = launch.argv.split_first() else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -275,6 +285,12 @@ fn spawn_here(launch: &Launch) -> std::io::Result<Child> {
     }
     if let Some(cwd) = &launch.cwd {
         command.current_dir(cwd);
+    }
+    if let Some((uid, gid)) = user {
+        // std drops the supplementary groups (setgroups) before setuid when it runs as root, and
+        // changes the user before `pre_exec` below: the parent-death signal, which a change of
+        // user clears, is set after it.
+        command.uid(uid).gid(gid);
     }
     // SAFETY: getpid is async-signal-safe.
     let parent = unsafe { libc::getpid() };
