@@ -14,6 +14,8 @@ mod keys;
 mod launch;
 #[path = "start_ready.rs"]
 mod start_ready;
+#[path = "sway.rs"]
+mod sway;
 #[path = "watch.rs"]
 mod watch;
 #[path = "windows.rs"]

@@ -1,9 +1,9 @@
 //! A private headless sway: its runtime directory, its configuration, starting it, knowing when it
 //! is ready, and the environment programs need to show windows on it.
 //!
-//! Ready without polling: sway reads its configuration right after it starts listening on its IPC
-//! socket, so an inotify watch on the configuration file (closed after reading) says the socket
-//! accepts connections; a `get_version` request then returns once sway's event loop runs.
+//! Ready without polling: sway opens its configuration right after it starts listening on its IPC
+//! socket, so an inotify watch on the configuration file says the socket accepts connections; a
+//! `get_version` request then returns once sway's event loop runs.
 //!
 //! When we are root sway runs as `nobody` ([`super::user`]), in a runtime directory owned by it.
 //! Programs we start run as root: they get a runtime directory of their own (so Qt does not warn
@@ -477,7 +477,8 @@ fn remove_all(dirs: &[PathBuf]) {
     }
 }
 
-/// An inotify watch for "sway has read its configuration" (the file is closed after reading).
+/// An inotify watch for "sway opens its configuration", which it does right after it starts
+/// listening on its IPC socket. (Not its closing: sway 1.7 keeps the file open.)
 struct ConfigRead {
     fd: OwnedFd,
 }
@@ -498,9 +499,8 @@ impl ConfigRead {
         let path = std::ffi::CString::new(config.as_os_str().as_bytes())
             .map_err(|_| DesktopError::Io("the config path holds a NUL byte".into()))?;
         // SAFETY: a valid inotify descriptor and a NUL-terminated path.
-        let watch = unsafe {
-            libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), libc::IN_CLOSE_NOWRITE)
-        };
+        let watch =
+            unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), libc::IN_OPEN) };
         if watch < 0 {
             return Err(DesktopError::Io(format!(
                 "inotify on {}: {}",
@@ -511,7 +511,7 @@ impl ConfigRead {
         Ok(ConfigRead { fd })
     }
 
-    /// Until the file was closed after reading.
+    /// Until sway opened the file.
     async fn wait(self) -> std::result::Result<(), String> {
         // SAFETY: the AsyncFd owns the descriptor, so it stays the same one while registered.
         let fd = unsafe {
@@ -537,7 +537,7 @@ impl ConfigRead {
                 }
             });
             match read {
-                // The only watch is for IN_CLOSE_NOWRITE on the file: any event is it.
+                // The only watch is for IN_OPEN on the file: any event is it.
                 Ok(Ok(n)) if n > 0 => return Ok(()),
                 Ok(Ok(_)) => return Err("inotify closed".into()),
                 Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
