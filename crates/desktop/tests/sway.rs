@@ -483,12 +483,23 @@ async fn stopping_the_compositor_leaves_no_process() {
     let dir = TempDir::new("sway-stop");
     let compositor = launch(&dir).await;
     let pid = compositor.child.pid;
+    let events = compositor.events(LONG).expect("events");
+    let mut updates = events.updates();
     let members = group_members(pid);
     assert!(
         !members.is_empty(),
         "sway runs swaybg for the background; none found in its group"
     );
     compositor.stop(Duration::from_secs(5)).await;
+    // The event thread saw sway go and dropped its sender: a wait on the compositor ends.
+    let ended =
+        tokio::time::timeout(LONG, async { while updates.changed().await.is_ok() {} }).await;
+    assert!(ended.is_ok(), "the event counter outlived sway");
+    let thread = events.stop_and_take().expect("the thread handle");
+    tokio::task::spawn_blocking(move || thread.join())
+        .await
+        .expect("join")
+        .expect("the event thread did not panic");
     assert!(!alive(pid), "sway is still there");
     for member in members {
         assert!(!alive(member), "{member} of sway's group is still there");
