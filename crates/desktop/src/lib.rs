@@ -39,6 +39,7 @@ pub mod session_bus;
 pub mod settle;
 pub mod stats;
 mod watcher;
+pub mod wayland;
 mod window_actions;
 pub mod x11;
 
