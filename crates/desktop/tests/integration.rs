@@ -16,5 +16,7 @@ mod launch;
 mod start_ready;
 #[path = "watch.rs"]
 mod watch;
+#[path = "wayland.rs"]
+mod wayland;
 #[path = "windows.rs"]
 mod windows;

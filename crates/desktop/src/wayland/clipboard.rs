@@ -19,6 +19,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tokio::sync::watch;
+
 use wayland_client::backend::ObjectId;
 use wayland_client::protocol::wl_seat::WlSeat;
 use wayland_client::{Connection, Dispatch, EventQueue, Proxy, QueueHandle};
@@ -60,6 +62,8 @@ struct ClipState {
     finished: bool,
     /// Our sources and their content, by selection.
     serving: HashMap<Selection, (ZwlrDataControlSourceV1, Arc<Vec<u8>>)>,
+    /// Bumped when either selection changes hands (the server's device only).
+    changes: Option<watch::Sender<u64>>,
 }
 
 impl ClipState {
@@ -85,6 +89,9 @@ impl ClipState {
             .map(|o| o.id())
             .collect();
         self.types.retain(|id, _| live.contains(id));
+        if let Some(changes) = &self.changes {
+            changes.send_modify(|generation| *generation += 1);
+        }
     }
 }
 
@@ -270,6 +277,7 @@ pub struct ClipboardServer {
     wake: OwnedFd,
     stopping: Arc<AtomicBool>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    changes: watch::Receiver<u64>,
 }
 
 struct Command {
@@ -313,7 +321,11 @@ impl ClipboardServer {
                 )
             })?;
         let device = manager.get_data_device(&seat, &qh, ());
-        let mut state = ClipState::default();
+        let (changes_tx, changes) = watch::channel(0u64);
+        let mut state = ClipState {
+            changes: Some(changes_tx),
+            ..ClipState::default()
+        };
         roundtrip(
             &conn,
             &mut queue,
@@ -346,7 +358,15 @@ impl ClipboardServer {
             wake,
             stopping,
             thread: Mutex::new(Some(thread)),
+            changes,
         })
+    }
+
+    /// A generation that goes up whenever the clipboard or the primary selection changes hands
+    /// (another program copied, or we set one): a wait for a copy needs no polling. It stops
+    /// moving (and `changed()` fails) when the server ends.
+    pub fn selection_updates(&self) -> watch::Receiver<u64> {
+        self.changes.clone()
     }
 
     /// Set `which` to `content`; returns once the compositor has made it the selection, so a

@@ -247,12 +247,14 @@ fn to_rgb(raw: &[u8], layout: Layout, y_invert: bool) -> Result<Frame> {
             width, height
         )));
     }
-    let mut rgb = Vec::with_capacity(width * height * 3);
-    for row in 0..height {
+    let mut rgb = vec![0u8; width * height * 3];
+    for (row, out) in rgb.chunks_exact_mut(width * 3).enumerate() {
         let source = if y_invert { height - 1 - row } else { row };
         let line = &raw[source * stride..source * stride + width * 4];
-        for px in line.chunks_exact(4) {
-            rgb.extend_from_slice(&[px[r], px[g], px[b]]);
+        for (px, out) in line.chunks_exact(4).zip(out.chunks_exact_mut(3)) {
+            out[0] = px[r];
+            out[1] = px[g];
+            out[2] = px[b];
         }
     }
     Ok(Frame {
