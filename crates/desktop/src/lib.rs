@@ -40,6 +40,7 @@ pub mod settle;
 pub mod stats;
 pub mod sway;
 mod watcher;
+pub mod wayland;
 mod window_actions;
 pub mod x11;
 

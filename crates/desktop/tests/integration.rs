@@ -18,5 +18,7 @@ mod start_ready;
 mod sway;
 #[path = "watch.rs"]
 mod watch;
+#[path = "wayland.rs"]
+mod wayland;
 #[path = "windows.rs"]
 mod windows;
