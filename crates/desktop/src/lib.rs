@@ -17,6 +17,10 @@
 //!
 //! [`DesktopRegistry`] holds the desktops of one daemon; [`Desktop::run`] runs one blocking step on a
 //! desktop's connection under a time limit, with the [`X11`] calls inside it.
+//!
+//! [`wayland`] is the same for wlroots compositors (sway and others): [`wayland::Wayland`] captures
+//! through screencopy and types and points through virtual input devices, with the method names of
+//! [`X11`]; a damage watch, the clipboard and a window list come with it.
 
 pub mod capture;
 mod clipboard;

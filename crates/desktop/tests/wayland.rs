@@ -471,6 +471,21 @@ async fn clicks_drags_and_wheel_steps_reach_a_gtk_window_at_the_pixels_asked() {
     let mut wayland = sway.connect();
     let damage = DamageWatch::start(&sway.socket, Instant::now() + READY).expect("damage watch");
     sway.focused(&mut wayland, &damage, "pointer events").await;
+    // GTK maps its window at 400x300, then takes the tile's size (and moves its contents when its
+    // shadows go): wait, woken by drawing, until it covers a point far outside its first size.
+    let mut drawn = damage.damage_updates();
+    let deadline = tokio::time::Instant::now() + READY;
+    loop {
+        drawn.borrow_and_update();
+        let frame = wayland.capture(false).expect("capture");
+        if frame.pixel(1000, 600) != Some(BACKGROUND) {
+            break;
+        }
+        tokio::time::timeout_at(deadline, drawn.changed())
+            .await
+            .expect("the window never took its tile's size")
+            .expect("the damage watch ended");
+    }
 
     let parse = |line: &str| -> (String, i64, i64) {
         let parts: Vec<&str> = line.split(' ').collect();
@@ -482,14 +497,14 @@ async fn clicks_drags_and_wheel_steps_reach_a_gtk_window_at_the_pixels_asked() {
         )
     };
     wayland
-        .click(Point { x: 600, y: 400 }, 1, 1, &[])
+        .click(Point { x: 100, y: 100 }, 1, 1, &[])
         .expect("click");
     let (press, x0, y0) = parse(&next_line(&lines, "a press"));
     assert_eq!(press, "press 1");
     let (release, x1, y1) = parse(&next_line(&lines, "a release"));
     assert_eq!((release.as_str(), x1, y1), ("release 1", x0, y0));
     wayland
-        .click(Point { x: 700, y: 450 }, 3, 1, &[])
+        .click(Point { x: 200, y: 150 }, 3, 1, &[])
         .expect("right click");
     let (press, x, y) = parse(&next_line(&lines, "a right press"));
     assert_eq!(press, "press 3");
@@ -497,13 +512,13 @@ async fn clicks_drags_and_wheel_steps_reach_a_gtk_window_at_the_pixels_asked() {
     assert_eq!(parse(&next_line(&lines, "a right release")).0, "release 3");
     assert_eq!(
         wayland.pointer().expect("pointer"),
-        (Point { x: 700, y: 450 }, 0)
+        (Point { x: 200, y: 150 }, 0)
     );
 
     let path = [
-        Point { x: 300, y: 300 },
-        Point { x: 350, y: 320 },
-        Point { x: 400, y: 340 },
+        Point { x: 60, y: 120 },
+        Point { x: 110, y: 140 },
+        Point { x: 160, y: 160 },
     ];
     wayland.drag(&path, 1, &[]).expect("drag");
     let mut seen = Vec::new();
@@ -515,7 +530,7 @@ async fn clicks_drags_and_wheel_steps_reach_a_gtk_window_at_the_pixels_asked() {
             break;
         }
     }
-    let (dx, dy) = (x0 - 600, y0 - 400);
+    let (dx, dy) = (x0 - 100, y0 - 100);
     let at = |p: &Point| (p.x as i64 + dx, p.y as i64 + dy);
     // GTK merges the motion of one frame into its last event: the end of the path shows.
     assert_eq!(
@@ -532,19 +547,19 @@ async fn clicks_drags_and_wheel_steps_reach_a_gtk_window_at_the_pixels_asked() {
     );
 
     wayland
-        .scroll(Point { x: 640, y: 400 }, 1, 2, &[])
+        .scroll(Point { x: 150, y: 150 }, 1, 2, &[])
         .expect("scroll");
     for want in ["scroll 1 0", "scroll 0 1", "scroll 0 1"] {
         assert_eq!(next_line(&lines, want), want);
     }
     wayland
-        .scroll(Point { x: 640, y: 400 }, 0, -1, &[])
+        .scroll(Point { x: 150, y: 150 }, 0, -1, &[])
         .expect("scroll up");
     assert_eq!(next_line(&lines, "scroll up"), "scroll 0 -1");
 
     // A button left down shows in pointer(), and leave_as_found lets it go.
     wayland
-        .button(Some(Point { x: 500, y: 500 }), 1, true)
+        .button(Some(Point { x: 120, y: 200 }), 1, true)
         .expect("press");
     assert_eq!(parse(&next_line(&lines, "the held press")).0, "press 1");
     assert_eq!(wayland.pointer().expect("pointer").1, 1 << 8);

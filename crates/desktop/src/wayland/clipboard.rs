@@ -307,7 +307,7 @@ impl ClipboardServer {
     pub fn start(socket: &Path) -> Result<ClipboardServer> {
         let deadline = Instant::now() + SET_TIMEOUT;
         let conn = globals::open(socket)?;
-        let (registry_queue, found, registry, _output) = globals::discover(&conn, deadline)?;
+        let (registry_queue, found, registry) = globals::discover(&conn, deadline)?;
         let seat: WlSeat = globals::bind(&registry, &found, SEAT, 1, &registry_queue.handle(), ())
             .ok_or_else(|| DesktopError::Connection("the compositor offers no wl_seat".into()))?;
         let mut queue = conn.new_event_queue::<ClipState>();

@@ -26,7 +26,7 @@ use wayland_client::{Connection, EventQueue};
 
 use super::blocking::{self, Until};
 use super::globals::{self, Globals};
-use super::screencopy::Screencopy;
+use super::screencopy::{Screencopy, Want};
 use crate::error::{DesktopError, Result};
 use crate::watcher::Drawn;
 
@@ -54,14 +54,12 @@ impl DamageWatch {
     /// thread. When this returns, every later drawing is counted.
     pub fn start(socket: &Path, deadline: Instant) -> Result<DamageWatch> {
         let conn = globals::open(socket)?;
-        let (queue, found, registry, output) = globals::discover(&conn, deadline)?;
-        let output = output.ok_or_else(|| {
-            DesktopError::Connection("the compositor offers no wl_output to watch".into())
-        })?;
+        let (mut queue, mut found, registry) = globals::discover(&conn, deadline)?;
+        let output = globals::bind_output(&conn, &mut queue, &mut found, &registry, deadline)?;
         let mut capture = Screencopy::new(&conn, &registry, &found, output.clone())?;
         // The first copy with damage starts the compositor's damage tracking for us; it completes
         // at once (all is new to us) and counts as the starting point, not as drawing.
-        capture.copy(&conn, false, true, Until::deadline(deadline))?;
+        capture.copy(&conn, Want::Damage, Until::deadline(deadline))?;
         let wake = blocking::eventfd()?;
         let (damage_tx, damage_rx) = watch::channel(0u64);
         let drawn = Arc::new(Mutex::new(Drawn::default()));
@@ -134,7 +132,7 @@ impl Watch {
                 deadline: None,
                 stop: Some(self.wake.as_fd()),
             };
-            let copied = self.capture.copy(&self.conn, false, true, until)?;
+            let copied = self.capture.copy(&self.conn, Want::Damage, until)?;
             let Some(area) = copied.damage else {
                 continue;
             };

@@ -133,12 +133,11 @@ pub(crate) fn open(socket: &Path) -> Result<Connection> {
     })
 }
 
-/// The registry and its globals, then (when there is one) the first output bound and described:
-/// two round trips.
+/// The registry and its globals: one round trip, and no other request.
 pub(crate) fn discover(
     conn: &Connection,
     deadline: Instant,
-) -> Result<(EventQueue<Globals>, Globals, WlRegistry, Option<WlOutput>)> {
+) -> Result<(EventQueue<Globals>, Globals, WlRegistry)> {
     let mut queue = conn.new_event_queue::<Globals>();
     let qh = queue.handle();
     let registry = conn.display().get_registry(&qh, ());
@@ -151,22 +150,32 @@ pub(crate) fn discover(
         until,
         "listing the compositor's globals",
     )?;
-    let output = match globals.find(OUTPUT) {
-        Some(g) => {
-            let output: WlOutput = registry.bind(g.name, g.version.min(3), &qh, ());
-            globals.output.scale = 1;
-            roundtrip(
-                conn,
-                &mut queue,
-                &mut globals,
-                until,
-                "reading the output's mode",
-            )?;
-            Some(output)
-        }
-        None => None,
+    Ok((queue, globals, registry))
+}
+
+/// Bind the first output and read its mode (into `globals.output`): one round trip.
+pub(crate) fn bind_output(
+    conn: &Connection,
+    queue: &mut EventQueue<Globals>,
+    globals: &mut Globals,
+    registry: &WlRegistry,
+    deadline: Instant,
+) -> Result<WlOutput> {
+    let Some(g) = globals.find(OUTPUT) else {
+        return Err(DesktopError::Connection(
+            "the compositor offers no wl_output (no screen to act on)".into(),
+        ));
     };
-    Ok((queue, globals, registry, output))
+    let output: WlOutput = registry.bind(g.name, g.version.min(3), &queue.handle(), ());
+    globals.output.scale = 1;
+    roundtrip(
+        conn,
+        queue,
+        globals,
+        Until::deadline(deadline),
+        "reading the output's mode",
+    )?;
+    Ok(output)
 }
 
 /// Bind the global `interface` at most at `version`, on the queue of `qh`.

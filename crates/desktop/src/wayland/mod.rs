@@ -34,7 +34,7 @@ use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1:
 use self::blocking::{roundtrip, Until};
 use self::globals::{Globals, KNOWN};
 use self::input::Input;
-use self::screencopy::Screencopy;
+use self::screencopy::{Screencopy, Want};
 use crate::capture::Frame;
 use crate::error::{DesktopError, Result};
 use crate::x11::Point;
@@ -67,13 +67,9 @@ impl Wayland {
     pub fn connect(socket: &Path) -> Result<Wayland> {
         let deadline = Instant::now() + Duration::from_secs(10);
         let conn = globals::open(socket)?;
-        let (queue, globals, registry, output) = globals::discover(&conn, deadline)?;
+        let (mut queue, mut globals, registry) = globals::discover(&conn, deadline)?;
         globals::check_offered(|name| globals.has(name))?;
-        let Some(output) = output else {
-            return Err(DesktopError::Connection(
-                "the compositor offers no wl_output".into(),
-            ));
-        };
+        let output = globals::bind_output(&conn, &mut queue, &mut globals, &registry, deadline)?;
         let found = KNOWN
             .iter()
             .copied()
@@ -171,10 +167,13 @@ impl Wayland {
     /// Capture the output, with the pointer drawn in when `pointer` is set.
     pub fn capture(&mut self, pointer: bool) -> Result<Frame> {
         let until = self.until();
-        let copied = self.capture.copy(&self.conn, pointer, false, until)?;
+        let copied = self
+            .capture
+            .copy_with_pointer(&self.conn, Want::Pixels, pointer, until)?;
+        let frame = copied.frame.ok_or(DesktopError::Closed)?;
         let output = &mut self.globals.output;
-        (output.width, output.height) = (copied.frame.width, copied.frame.height);
-        Ok(copied.frame)
+        (output.width, output.height) = (frame.width, frame.height);
+        Ok(frame)
     }
 
     /// A hash of the screen's pixels, without the pointer ([`Frame::hash`] of `capture(false)`).

@@ -60,10 +60,20 @@ struct Layout {
     stride: u32,
 }
 
-/// A copied screen, and the box drawn since the last copy with damage (None: nothing, or a copy
-/// without damage).
+/// What a copy is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// The pixels, now.
+    Pixels,
+    /// Where something was drawn: the compositor completes the copy once something was drawn since
+    /// our last such copy; the pixels are not read.
+    Damage,
+}
+
+/// A copied screen (`None` for [`Want::Damage`]), and the box drawn since the last copy with damage
+/// (`None`: nothing, or a copy for the pixels).
 pub(crate) struct Copied {
-    pub frame: Frame,
+    pub frame: Option<Frame>,
     pub damage: Option<Area>,
 }
 
@@ -109,14 +119,17 @@ impl Screencopy {
         })
     }
 
-    /// Copy the output, the pointer drawn in when `pointer`. With `with_damage`, the compositor
-    /// waits until something was drawn since our last copy with damage (so `until` should allow
-    /// for that), and says where.
-    pub fn copy(
+    /// Copy the output (for [`Want::Pixels`], the pointer drawn in when `pointer`). For
+    /// [`Want::Damage`], `until` must allow for the wait until something is drawn.
+    pub fn copy(&mut self, conn: &Connection, want: Want, until: Until) -> Result<Copied> {
+        self.copy_with_pointer(conn, want, false, until)
+    }
+
+    pub fn copy_with_pointer(
         &mut self,
         conn: &Connection,
+        want: Want,
         pointer: bool,
-        with_damage: bool,
         until: Until,
     ) -> Result<Copied> {
         let qh = self.queue.handle();
@@ -127,7 +140,7 @@ impl Screencopy {
             version: frame.version(),
             ..CopyState::default()
         };
-        let result = self.copy_frame(conn, &frame, with_damage, until);
+        let result = self.copy_frame(conn, &frame, want, until);
         frame.destroy();
         result
     }
@@ -136,7 +149,7 @@ impl Screencopy {
         &mut self,
         conn: &Connection,
         frame: &ZwlrScreencopyFrameV1,
-        with_damage: bool,
+        want: Want,
         until: Until,
     ) -> Result<Copied> {
         let what = "capturing the screen";
@@ -155,7 +168,7 @@ impl Screencopy {
         let Some(buffer) = &self.buffer else {
             return Err(DesktopError::Closed);
         };
-        if with_damage {
+        if want == Want::Damage {
             frame.copy_with_damage(&buffer.buffer);
         } else {
             frame.copy(&buffer.buffer);
@@ -170,6 +183,12 @@ impl Screencopy {
                     .into(),
             ));
         }
+        if want == Want::Damage {
+            return Ok(Copied {
+                frame: None,
+                damage: self.state.damage,
+            });
+        }
         let size = layout.stride as usize * layout.height as usize;
         self.raw.resize(size, 0);
         buffer
@@ -178,7 +197,7 @@ impl Screencopy {
             .map_err(|e| DesktopError::Io(format!("reading the captured screen: {e}")))?;
         let frame = to_rgb(&self.raw, layout, self.state.y_invert)?;
         Ok(Copied {
-            frame,
+            frame: Some(frame),
             damage: self.state.damage,
         })
     }
