@@ -172,7 +172,8 @@ impl Screen {
             .to_owned()
     }
 
-    /// This screen with what `pattern` matches on each row replaced by `·` in the default look,
+    /// This screen with what `pattern` matches on each row (its first group, if it has one)
+    /// replaced by `·` in the default look,
     /// for what legitimately differs between two runs of one program (a random tip, a clock).
     pub fn masked(&self, pattern: &Regex) -> Screen {
         let mut screen = self.clone();
@@ -180,7 +181,12 @@ impl Screen {
             let line: String = row.iter().map(|g| g.ch).collect();
             // Byte offsets of the match, as glyph indexes.
             let starts: Vec<usize> = line.char_indices().map(|(i, _)| i).collect();
-            for found in pattern.find_iter(&line) {
+            for captures in pattern.captures_iter(&line) {
+                // The first group when the pattern has one (the part to mask, found by what is
+                // around it), else the whole match.
+                let found = captures
+                    .get(1)
+                    .unwrap_or_else(|| captures.get(0).expect("a match"));
                 let from = starts.partition_point(|&i| i < found.start());
                 let to = starts.partition_point(|&i| i < found.end());
                 for glyph in &mut row[from..to] {
