@@ -7,7 +7,7 @@
 //!
 //! What is the same to a person and so not a difference: a blank cell in the default look at the
 //! end of a row and no cell at all (tmux keeps a row only as long as it was written; screenpilot's
-//! rows are always full).
+//! rows are always full), and the text colour of a space that draws no line and is not inverse.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -200,6 +200,18 @@ impl Screen {
         screen
     }
 
+    /// This screen with the background `colour` read as the terminal's default.
+    pub fn background_as_default(&self, colour: &str) -> Screen {
+        let mut screen = self.clone();
+        for glyph in screen.rows.iter_mut().flatten() {
+            if glyph.look.bg == colour {
+                glyph.look.bg = "default".into();
+            }
+        }
+        screen.rows = screen.rows.into_iter().map(trim_blank_end).collect();
+        screen
+    }
+
     /// Every difference between the two screens, one line each, cell by cell: empty when they are
     /// the same.
     pub fn differences(&self, tmux: &Screen) -> Vec<String> {
@@ -249,8 +261,24 @@ impl Screen {
     }
 }
 
-/// A row without the blank default cells at its end (unwritten, to tmux).
+/// A row with the invisible left out: the text colour of a space that shows no line
+/// (underline, strike) and no inverse is drawn nowhere, and without the blank default cells at
+/// its end (unwritten, to tmux).
 fn trim_blank_end(mut row: Vec<Glyph>) -> Vec<Glyph> {
+    const SHOWS_FG: [&str; 7] = [
+        "underline",
+        "double_underline",
+        "undercurl",
+        "dotted_underline",
+        "dashed_underline",
+        "strike",
+        "reverse",
+    ];
+    for glyph in &mut row {
+        if glyph.ch == ' ' && !SHOWS_FG.iter().any(|a| glyph.look.attrs.contains(*a)) {
+            glyph.look.fg = "default".into();
+        }
+    }
     let plain = Look::plain();
     while row.last().is_some_and(|g| g.ch == ' ' && g.look == plain) {
         row.pop();

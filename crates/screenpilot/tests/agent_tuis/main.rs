@@ -52,6 +52,9 @@ struct Agent {
     env: &'static [(&'static str, &'static str)],
     /// What legitimately differs between two runs of it, masked on both sides (each says why).
     masks: &'static [&'static str],
+    /// A background colour it paints in some runs and not in others, read as the default one on
+    /// both sides.
+    unpainted_sometimes: Option<&'static str>,
 }
 
 /// The test's scratch: a shared project directory and one HOME per side; the tmux pane; the daemon.
@@ -63,6 +66,7 @@ struct Duo {
     theirs: Side,
     tmux: Option<TmuxPane>,
     masks: Vec<Regex>,
+    unpainted_sometimes: Option<&'static str>,
 }
 
 fn prefix(var: &str, default: &str) -> PathBuf {
@@ -228,6 +232,7 @@ impl Duo {
                 .iter()
                 .map(|m| Regex::new(m).expect("a mask"))
                 .collect(),
+            unpainted_sometimes: agent.unpainted_sometimes,
         };
         duo.same_screens(first, START_MS);
         duo
@@ -280,6 +285,10 @@ impl Duo {
             a = a.masked(mask);
             b = b.masked(mask);
         }
+        if let Some(colour) = self.unpainted_sometimes {
+            a = a.background_as_default(colour);
+            b = b.background_as_default(colour);
+        }
         let differences = a.differences(&b);
         assert!(
             differences.is_empty(),
@@ -320,13 +329,13 @@ impl Duo {
             &limit,
         ]);
         assert_eq!(answer["until"]["held"], "regex", "paste: {answer}");
-        assert_eq!(answer["input"], "keys", "after the paste: {answer}");
         self.tmux().paste(text);
         self.same_screens(shown, STEP_MS)
     }
 
-    /// Wait for the input box by the readiness condition: its `marker` on the screen, and the
-    /// program blocked reading the terminal (`input=keys`, from the kernel).
+    /// Wait for the input box by the readiness condition: its `marker` on the screen. (What the
+    /// answer's `input=` says is read at that instant: an agent that animates or loads in the
+    /// background reads `none` there, so it is not asserted.)
     fn input_box(&self, marker: &str) {
         let limit = STEP_MS.to_string();
         let marker = format!("--marker={marker}");
@@ -339,7 +348,6 @@ impl Duo {
             &limit,
         ]);
         assert_eq!(ready["reason"], "MARKER", "{}: {}", self.sid, ready["text"]);
-        assert_eq!(ready["input"], "keys", "{}: {}", self.sid, ready["text"]);
     }
 
     /// End the agent as a person does: Ctrl-C until it exits (the first may clear the input box,
@@ -350,7 +358,7 @@ impl Duo {
         let started = Instant::now();
         let mut exited = false;
         for _ in 0..5 {
-            let answer = self.daemon.sp_json(&[
+            let (_, answer) = self.daemon.json_status(&[
                 "keys",
                 &self.sid,
                 "C-c",
@@ -359,10 +367,15 @@ impl Duo {
                 "--until-timeout-ms",
                 &limit,
             ]);
-            if answer["until"]["held"] == "exit" || answer["alive"] == false {
+            // Ended by this Ctrl-C, or by the one before once its answer was out.
+            if answer["until"]["held"] == "exit"
+                || answer["alive"] == false
+                || answer["error"]["code"] == "session_exited"
+            {
                 exited = true;
                 break;
             }
+            assert_eq!(answer["ok"], true, "{}: Ctrl-C: {answer}", self.sid);
         }
         self.daemon
             .sp_json(&["wait", &self.sid, "--exit", "--timeout-ms", &limit]);
@@ -442,6 +455,10 @@ fn codex_reads_as_in_tmux_through_sign_in_and_a_pasted_prompt() {
         args: &["--no-daemon"],
         env: &[],
         masks: &[],
+        // Codex paints its input box on #313137 (its blend of the background colour the terminal
+        // reported) only when that answer came before it drew the box, and does not redraw it
+        // when it comes later: seen painted on either side and not on the other, run to run.
+        unpainted_sometimes: Some("#313137"),
     };
     let duo = Duo::start(&fresh, r"^> 1\. Sign in with ChatGPT");
     duo.keys(&["Down", "Down", "Enter"], r"^> 1\. Use an OpenAI API key");
@@ -466,7 +483,8 @@ fn claude_code_reads_as_in_tmux_through_onboarding_and_a_pasted_prompt() {
         ],
         // The mascot beside the version, model and folder blinks and looks around now and then:
         // which pose each side caught is timing, not terminal.
-        masks: &[r"^([ \x{2580}-\x{259F}]+?)  +(?:Claude Code v|.+ · |/)"],
+        masks: &[r"^([ \x{2580}-\x{259F}]{9}) +(?:Claude Code v|.+ · Amazon Bedrock|/)"],
+        unpainted_sometimes: None,
     };
     let duo = Duo::start(&agent, r"^ ❯ ✔ Auto \(match terminal\)");
     duo.keys(&["Down", "Enter"], r"^ Security notes:");
@@ -487,16 +505,19 @@ fn gemini_cli_reads_as_in_tmux_through_trust_and_a_pasted_prompt() {
         // never sent, there is no network.
         env: &[("GEMINI_API_KEY", "offline-test-key")],
         masks: &[],
+        unpainted_sometimes: None,
     };
     // The whole first screen: its logo and tips come in a later frame than the dialog.
     let duo = Duo::start(
         &agent,
         r"^ Gemini CLI v(?s:.*)^ │ ● 1\. Trust folder \(project\)",
     );
-    // Not trusted: trusting makes Gemini CLI restart itself, and 2 of 5 restarts here hung
-    // before the new process drew anything (in Gemini CLI's relaunch, with the terminal in line
-    // mode): not what this test is about.
-    duo.keys(&["Down", "Down", "Enter"], r"● 2\. Use Gemini API Key");
+    // Not trusted: trusting makes Gemini CLI restart itself, a test of its own.
+    duo.keys(&["Down", "Down"], r"● 3\. Don't trust");
+    // Enter in a step of its own: Gemini CLI leaves raw mode between keys, and an Enter that
+    // arrived with the arrows (read raw, so not turned into a newline) then waits in the
+    // terminal's line buffer for a newline that never comes; it hung 2 runs of 5 here.
+    duo.keys(&["Enter"], r"● 2\. Use Gemini API Key");
     duo.keys(&["Enter"], r"Enter Gemini API Key");
     duo.keys(&["Enter"], r"Type your message or @path/to/file");
     duo.input_box(r"^ > ");

@@ -150,14 +150,6 @@ impl TmuxPane {
         Screen::from_tmux(&capture, (n[0], n[1], n[2] == 1), n[3] == 1)
     }
 
-    /// The pid of the pane's program (`env`, which exec'd it).
-    pub fn pid(&self) -> i32 {
-        self.tmux(&["display-message", "-p", "-t", "agent", "#{pane_pid}"])
-            .trim()
-            .parse()
-            .expect("a pid")
-    }
-
     /// Wait until `pattern` matches the pane's text and the program has written nothing for
     /// `quiet`; the screen then. Panics with the last screen after `timeout`.
     pub fn settle(&self, pattern: &Regex, quiet: Duration, timeout: Duration) -> Screen {
