@@ -27,6 +27,7 @@ mod ssh;
 #[path = "groups/browser.rs"]
 mod browser;
 
-/// Also Node 22 from npm (the npm packages, pi, the MCP Inspector).
+/// Also Node 22 from npm (the npm packages, pi, the MCP Inspector, the agents' own CLIs: Codex,
+/// Claude Code, Gemini CLI).
 #[path = "groups/node.rs"]
 mod node;
