@@ -45,6 +45,9 @@ const EVENTS: &[(&str, &str)] = &[
 /// A connection to a desktop's accessibility bus.
 pub struct Bus {
     pub(crate) conn: zbus::Connection,
+    /// Every application gives boxes relative to its window (on Wayland, where a client cannot
+    /// know where its window is): set by [`Bus::boxes_relative_to_windows`].
+    relative_boxes: std::sync::atomic::AtomicBool,
     events: watch::Receiver<u64>,
     pump: tokio::task::JoinHandle<()>,
 }
@@ -116,7 +119,24 @@ impl Bus {
                 .map_err(|e| from_zbus(e.into(), "subscribing to accessibility events"))?;
             register(&registry, event).await?;
         }
-        Ok(Bus { conn, events, pump })
+        Ok(Bus {
+            conn,
+            relative_boxes: Default::default(),
+            events,
+            pump,
+        })
+    }
+
+    /// Say that every application on this bus gives its boxes relative to its window (a Wayland
+    /// desktop): they are placed where the window list shows each window, as GTK 4's always are.
+    pub fn boxes_relative_to_windows(&self, relative: bool) {
+        self.relative_boxes
+            .store(relative, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn relative_boxes(&self) -> bool {
+        self.relative_boxes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The processes with a connection on the accessibility bus: programs that speak

@@ -116,6 +116,8 @@ pub(crate) struct Toolkit {
     pub lenient: Lenient,
     /// Chromium or Electron: its tree is woken first ([`Bus::wake`]).
     pub chromium: bool,
+    /// Its boxes are relative to its window (GTK 4; any toolkit on Wayland).
+    pub relative: bool,
 }
 
 /// The shared state of one walk.
@@ -267,13 +269,15 @@ impl Bus {
             Ok::<_, A11yError>((name.unwrap_or_default(), version.unwrap_or_default()))
         };
         let (name, version) = read.await.unwrap_or_default();
+        let gtk4 = name.eq_ignore_ascii_case("gtk") && version.starts_with("4.");
         Toolkit {
-            lenient: if name.eq_ignore_ascii_case("gtk") && version.starts_with("4.") {
+            lenient: if gtk4 {
                 Lenient::VisibleUnderShowingWindow
             } else {
                 Lenient::No
             },
             chromium: name.eq_ignore_ascii_case("chromium"),
+            relative: gtk4 || self.relative_boxes(),
         }
     }
 
@@ -358,6 +362,7 @@ impl Bus {
                 Toolkit {
                     lenient: Lenient::No,
                     chromium: false,
+                    relative: false,
                 },
             )
             .await?;
@@ -583,8 +588,7 @@ impl Walk<'_> {
                     raw_states: fetched.states,
                     interfaces: fetched.interfaces,
                     raw_role: fetched.role,
-                    window_origin: (lenient == Lenient::VisibleUnderShowingWindow)
-                        .then_some((0, 0)),
+                    window_origin: toolkit.relative.then_some((0, 0)),
                     pixels: None,
                 });
             }

@@ -8,6 +8,10 @@
 
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
+use std::sync::Arc;
+
+use crate::on_wayland::WaylandParts;
+use crate::wayland::ClipboardServer;
 use crate::x11::clipboard_owner::Owner;
 use crate::x11::{ClipContent, ClipKind, Selection};
 
@@ -47,6 +51,9 @@ impl Desktop {
             return Err(DesktopError::Closed);
         }
         let limit = self.step_timeout;
+        if let Some(wayland) = self.wayland() {
+            return set_on_wayland(wayland, which, content, limit).await;
+        }
         let mut owner = match tokio::time::timeout(limit, self.clipboard_owner().lock()).await {
             Ok(guard) => guard,
             Err(_) => {
@@ -81,4 +88,38 @@ impl Desktop {
             }),
         }
     }
+}
+
+/// Set `which` through the desktop's data-control source (started on the first set; it keeps
+/// answering pastes until another program copies or the desktop closes).
+async fn set_on_wayland(
+    wayland: &WaylandParts,
+    which: Selection,
+    content: ClipContent,
+    limit: std::time::Duration,
+) -> Result<()> {
+    let mut server = match tokio::time::timeout(limit, wayland.clipboard.lock()).await {
+        Ok(guard) => guard,
+        Err(_) => {
+            return Err(DesktopError::Busy {
+                what: format!("setting {}", which.human()),
+                waited: limit,
+            })
+        }
+    };
+    if !server.as_ref().is_some_and(|s| s.alive()) {
+        let socket = wayland.socket.clone();
+        let started = crate::desktop::blocking("starting the clipboard source", limit, move || {
+            ClipboardServer::start(&socket)
+        })
+        .await?;
+        *server = Some(Arc::new(started));
+    }
+    let Some(running) = server.clone() else {
+        return Err(DesktopError::Closed);
+    };
+    crate::desktop::blocking(&format!("setting {}", which.human()), limit, move || {
+        running.set(which, content, limit)
+    })
+    .await
 }

@@ -18,8 +18,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+use crate::backend::Backend;
 use crate::error::{DesktopError, Result};
 use crate::looks::Looks;
+use crate::on_wayland::{self, WaylandParts};
 use crate::private_dir::PrivateDir;
 use crate::process::{find_on_path, log_tail, Child, ExitStatus, Launch};
 use crate::ready::{self, FocusBy};
@@ -50,6 +52,12 @@ pub enum Target {
     Launch { width: u32, height: u32 },
     /// An existing display, e.g. ":0"; never stopped by us.
     Attach { display: String },
+    /// A private headless Wayland compositor (sway) of this size, started (and later stopped) by us;
+    /// as an unprivileged user when we are root, since sway refuses root.
+    LaunchWayland { width: u32, height: u32 },
+    /// The wlroots compositor of an existing `WAYLAND_DISPLAY` ("wayland-1", or its socket's path);
+    /// never stopped by us.
+    AttachWayland { display: String },
 }
 
 /// What to start.
@@ -139,11 +147,14 @@ pub struct DesktopInfo {
     pub sid: String,
     /// Always "desktop".
     pub kind: String,
-    /// The X display, e.g. ":3".
+    /// The X display, e.g. ":3"; on Wayland its WAYLAND_DISPLAY, e.g. "wayland-1".
     pub display: String,
+    /// A Wayland desktop (written only when true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wayland: bool,
     /// True when attached to an existing display (which `close` leaves running).
     pub attached: bool,
-    /// The Xvfb we started; `null` when attached.
+    /// The Xvfb (or sway) we started; `null` when attached.
     pub pid: Option<i32>,
     /// The program started on the display, if any.
     pub program_pid: Option<i32>,
@@ -211,7 +222,7 @@ pub struct Desktop {
     xauthority: Option<PathBuf>,
     program_log: Option<PathBuf>,
     /// The connection every call goes through, one call at a time; `None` once closed.
-    connection: Arc<tokio::sync::Mutex<Option<X11>>>,
+    connection: Arc<tokio::sync::Mutex<Option<Box<dyn Backend>>>>,
     size: Mutex<(u32, u32)>,
     started: SystemTime,
     last_used: Mutex<Instant>,
@@ -233,6 +244,8 @@ pub struct Desktop {
     launched: Mutex<Vec<Arc<Child>>>,
     /// The owner of the selections we set, started on the first `clipboard_set`.
     clipboard: tokio::sync::Mutex<Option<ClipboardOwner>>,
+    /// On Wayland: the compositor, its watches and the clipboard's source.
+    wayland: Option<WaylandParts>,
     /// Dropped (and removed) after everything else.
     private_dir: PrivateDir,
 }
@@ -265,6 +278,27 @@ impl Desktop {
     pub async fn start(sid: String, spec: DesktopSpec) -> Result<Desktop> {
         let dir = PrivateDir::create(&spec.label)?;
         let limit = spec.step_timeout;
+        if matches!(
+            spec.target,
+            Target::LaunchWayland { .. } | Target::AttachWayland { .. }
+        ) {
+            let started = on_wayland::start(dir.path(), &spec.target, limit).await?;
+            let size = crate::backend::Backend::size(&started.backend);
+            let desktop = Desktop::new(
+                sid,
+                &spec,
+                started.display,
+                size,
+                Box::new(started.backend),
+                dir,
+            );
+            let desktop = Desktop {
+                attached: started.attached,
+                wayland: Some(started.parts),
+                ..desktop
+            };
+            return desktop.finish_start(&spec).await;
+        }
         let (display, xvfb, xauthority, x, watch_conn) = match &spec.target {
             Target::Launch { width, height } => {
                 check_size(*width, *height, "size")?;
@@ -292,6 +326,9 @@ impl Desktop {
                     Some((watch, 0)),
                 )
             }
+            Target::LaunchWayland { .. } | Target::AttachWayland { .. } => {
+                unreachable!("started above")
+            }
             Target::Attach { display } => {
                 let name = display.clone();
                 let x = blocking("connecting to the display", limit, move || {
@@ -314,55 +351,13 @@ impl Desktop {
             }
         };
         let size = x.size();
+        let desktop = Desktop::new(sid, &spec, display, size, Box::new(x), dir);
         let mut desktop = Desktop {
-            sid,
-            display: display.clone(),
             attached: xvfb.is_none(),
             xvfb,
-            window_manager: None,
-            program: None,
-            watcher: None,
-            window: None,
-            argv: spec.program.clone().unwrap_or_default(),
-            xauthority: xauthority.clone(),
-            program_log: None,
-            connection: Arc::new(tokio::sync::Mutex::new(Some(x))),
-            size: Mutex::new(size),
-            started: SystemTime::now(),
-            last_used: Mutex::new(Instant::now()),
-            viewers: Mutex::default(),
-            closed: AtomicBool::new(false),
-            broken: AtomicBool::new(false),
-            step_timeout: limit,
-            session_bus: None,
-            attached_bus: spec.program_env.as_deref().and_then(|vars| {
-                vars.iter()
-                    .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
-                    .and_then(|(_, v)| v.to_str().map(str::to_owned))
-            }),
-            ready_timeout: spec.ready_timeout,
-            program_env_base: spec.program_env.clone(),
-            program_cwd: spec.cwd.clone(),
-            launched: Mutex::default(),
-            clipboard: tokio::sync::Mutex::new(None),
-            private_dir: dir,
+            xauthority,
+            ..desktop
         };
-        if !desktop.attached {
-            let launched = SessionBus::launch(
-                desktop.private_dir.path(),
-                &desktop.display,
-                desktop.xauthority.as_deref(),
-                limit,
-            )
-            .await;
-            match launched {
-                Ok(bus) => desktop.session_bus = bus,
-                Err(e) => {
-                    desktop.close().await;
-                    return Err(e);
-                }
-            }
-        }
         if let Some((conn, screen)) = watch_conn {
             match blocking("watching the display", limit, move || {
                 Watcher::start(conn, screen)
@@ -377,10 +372,76 @@ impl Desktop {
                 Err(_) => {}
             }
         }
-        match desktop.bring_up(&spec).await {
-            Ok(()) => Ok(desktop),
+        desktop.finish_start(&spec).await
+    }
+
+    /// A desktop on `backend` with nothing started yet beside it.
+    fn new(
+        sid: String,
+        spec: &DesktopSpec,
+        display: String,
+        size: (u32, u32),
+        backend: Box<dyn Backend>,
+        dir: PrivateDir,
+    ) -> Desktop {
+        Desktop {
+            sid,
+            display,
+            attached: true,
+            xvfb: None,
+            window_manager: None,
+            program: None,
+            watcher: None,
+            window: None,
+            argv: spec.program.clone().unwrap_or_default(),
+            xauthority: None,
+            program_log: None,
+            connection: Arc::new(tokio::sync::Mutex::new(Some(backend))),
+            size: Mutex::new(size),
+            started: SystemTime::now(),
+            last_used: Mutex::new(Instant::now()),
+            viewers: Mutex::default(),
+            closed: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+            step_timeout: spec.step_timeout,
+            session_bus: None,
+            attached_bus: spec.program_env.as_deref().and_then(|vars| {
+                vars.iter()
+                    .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
+                    .and_then(|(_, v)| v.to_str().map(str::to_owned))
+            }),
+            ready_timeout: spec.ready_timeout,
+            program_env_base: spec.program_env.clone(),
+            program_cwd: spec.cwd.clone(),
+            launched: Mutex::default(),
+            clipboard: tokio::sync::Mutex::new(None),
+            wayland: None,
+            private_dir: dir,
+        }
+    }
+
+    /// The session bus of a desktop of our own, then the window manager and the program; closed
+    /// again on any error.
+    async fn finish_start(mut self, spec: &DesktopSpec) -> Result<Desktop> {
+        if !self.attached {
+            let launched = SessionBus::launch(
+                self.private_dir.path(),
+                self.display_env(),
+                self.step_timeout,
+            )
+            .await;
+            match launched {
+                Ok(bus) => self.session_bus = bus,
+                Err(e) => {
+                    self.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        match self.bring_up(spec).await {
+            Ok(()) => Ok(self),
             Err(e) => {
-                desktop.close().await;
+                self.close().await;
                 Err(e)
             }
         }
@@ -391,7 +452,7 @@ impl Desktop {
     async fn bring_up(&mut self, spec: &DesktopSpec) -> Result<()> {
         let env = self.desktop_env();
         let limit = self.step_timeout;
-        if !self.attached {
+        if !self.attached && self.wayland.is_none() {
             let wm = match &spec.window_manager {
                 WindowManager::None => None,
                 WindowManager::Auto => find_on_path(KNOWN_WINDOW_MANAGERS).map(|(name, _)| name),
@@ -431,7 +492,7 @@ impl Desktop {
         // Which windows were there before, and who gives the program's window the keyboard.
         let (before, wm) = self
             .run("looking at the display", limit, |x| {
-                Ok((x.windows()?, x.window_manager()?))
+                Ok((x.windows()?, x.focus_by_window_manager()?))
             })
             .await?;
         let before: HashSet<u32> = before.iter().map(|w| w.id).collect();
@@ -462,7 +523,7 @@ impl Desktop {
                 });
             }
         }
-        if self.watcher.is_none() {
+        if !self.watches_windows() {
             // Nothing would wake the wait (an attached display without a second connection).
             return Ok(());
         }
@@ -472,7 +533,7 @@ impl Desktop {
                 program,
                 &log,
                 &before,
-                FocusBy::of(&wm),
+                FocusBy::of(wm),
                 spec.ready_timeout,
             )
             .await?;
@@ -488,7 +549,7 @@ impl Desktop {
         &self,
         what: &str,
         limit: Duration,
-        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+        job: impl FnOnce(&mut dyn Backend) -> Result<R> + Send + 'static,
     ) -> Result<R> {
         self.touch();
         if self.closed.load(Ordering::SeqCst) {
@@ -509,7 +570,7 @@ impl Desktop {
                 return Err(DesktopError::Closed);
             };
             x.begin(deadline)?;
-            let result = job(x);
+            let result = job(x.as_mut());
             Ok((result, x.size()))
         })
         .await;
@@ -546,11 +607,20 @@ impl Desktop {
     /// What this desktop sets for everything it runs: its display, and its session bus with the
     /// toolkits' accessibility switches.
     fn desktop_env(&self) -> Vec<(OsString, OsString)> {
-        let mut env = display_env(&self.display, self.xauthority.as_deref());
+        let mut env = self.display_env();
         if let Some(bus) = &self.session_bus {
             env.extend(bus.env());
         }
         env
+    }
+
+    /// What points a program at this desktop's display: `DISPLAY` and `XAUTHORITY`, or on Wayland
+    /// `WAYLAND_DISPLAY`, `XDG_RUNTIME_DIR` and the toolkits' switches to it.
+    fn display_env(&self) -> Vec<(OsString, OsString)> {
+        match &self.wayland {
+            Some(wayland) => wayland.env.clone(),
+            None => display_env(&self.display, self.xauthority.as_deref()),
+        }
     }
 
     pub(crate) fn program_cwd(&self) -> Option<&PathBuf> {
@@ -575,7 +645,17 @@ impl Desktop {
 
     /// Window changes are counted (a watcher runs), so waits on them are woken.
     pub(crate) fn watches_windows(&self) -> bool {
-        self.watcher.is_some()
+        self.watcher.is_some() || self.wayland.is_some()
+    }
+
+    /// A Wayland desktop (else X11).
+    pub fn is_wayland(&self) -> bool {
+        self.wayland.is_some()
+    }
+
+    /// The Wayland parts, on a Wayland desktop.
+    pub(crate) fn wayland(&self) -> Option<&WaylandParts> {
+        self.wayland.as_ref()
     }
 
     /// A fresh log file for a program started on the running desktop.
@@ -640,6 +720,7 @@ impl Desktop {
             return false;
         }
         self.xvfb.as_ref().is_none_or(|x| !x.exited())
+            && self.wayland.as_ref().is_none_or(WaylandParts::alive)
     }
 
     pub fn info(&self) -> DesktopInfo {
@@ -649,8 +730,12 @@ impl Desktop {
             sid: self.sid.clone(),
             kind: "desktop".to_owned(),
             display: self.display.clone(),
+            wayland: self.wayland.is_some(),
             attached: self.attached,
-            pid: self.xvfb.as_ref().map(|c| c.pid),
+            pid: self.xvfb.as_ref().map(|c| c.pid).or_else(|| {
+                let compositor = self.wayland.as_ref()?.compositor.as_ref()?;
+                Some(compositor.child.pid)
+            }),
             program_pid: self.program.as_ref().map(|c| c.pid),
             cmd: self.argv.clone(),
             width,
@@ -703,9 +788,10 @@ impl Desktop {
     /// value before acting, then wait for it to pass that value ([`Desktop::settle`]). Its
     /// `changed()` fails once the desktop is closed, or at once when changes cannot be watched.
     pub fn damage_updates(&self) -> tokio::sync::watch::Receiver<u64> {
-        match &self.watcher {
-            Some(watcher) => watcher.damage_updates(),
-            None => tokio::sync::watch::channel(0).1,
+        match (&self.watcher, &self.wayland) {
+            (Some(watcher), _) => watcher.damage_updates(),
+            (None, Some(wayland)) => wayland.damage_updates(),
+            (None, None) => tokio::sync::watch::channel(0).1,
         }
     }
 
@@ -719,7 +805,12 @@ impl Desktop {
     /// true for anything else (several batches, a box larger than [`Looks::LARGEST`], a box that
     /// cannot be read).
     pub async fn drawing_changed(&self, looks: &mut Looks) -> bool {
-        let Some(drawn) = self.watcher.as_ref().map(|w| w.drawn()) else {
+        let drawn = match (&self.watcher, &self.wayland) {
+            (Some(watcher), _) => Some(watcher.drawn()),
+            (None, Some(wayland)) => wayland.drawn(),
+            (None, None) => None,
+        };
+        let Some(drawn) = drawn else {
             return true;
         };
         let one_batch = drawn.generation == looks.seen + 1;
@@ -748,9 +839,10 @@ impl Desktop {
     /// A generation counter bumped whenever the window list, a title, a window's mapping or
     /// geometry, or the focus changes. Its `changed()` fails once the desktop is closed.
     pub fn window_updates(&self) -> tokio::sync::watch::Receiver<u64> {
-        match &self.watcher {
-            Some(watcher) => watcher.window_updates(),
-            None => tokio::sync::watch::channel(0).1,
+        match (&self.watcher, &self.wayland) {
+            (Some(watcher), _) => watcher.window_updates(),
+            (None, Some(wayland)) => wayland.window_updates.clone(),
+            (None, None) => tokio::sync::watch::channel(0).1,
         }
     }
 
@@ -767,6 +859,7 @@ impl Desktop {
     /// [`Desktop::settle`] returns at once with `settled: false`.
     pub fn watches_damage(&self) -> bool {
         self.watcher.as_ref().is_some_and(|w| w.has_damage)
+            || self.wayland.as_ref().is_some_and(|w| w.damage.is_some())
     }
 
     /// Wait until the screen reacted (drawn after generation `since`) and then was still for
@@ -826,6 +919,9 @@ impl Desktop {
             let joined = tokio::task::spawn_blocking(move || thread.join());
             let _ = tokio::time::timeout(Duration::from_secs(2), joined).await;
         }
+        if let Some(wayland) = &self.wayland {
+            wayland.stop_watches().await;
+        }
         let owner = match tokio::time::timeout(Duration::from_secs(2), self.clipboard.lock()).await
         {
             Ok(mut guard) => guard.take(),
@@ -875,6 +971,9 @@ impl Desktop {
         if let Some(xvfb) = &self.xvfb {
             xvfb.stop(grace).await;
         }
+        if let Some(compositor) = self.wayland.as_ref().and_then(|w| w.compositor.as_ref()) {
+            compositor.stop(grace).await;
+        }
         self.program.as_ref().and_then(Child::status)
     }
 }
@@ -884,7 +983,7 @@ impl ready::Display for Desktop {
         &self,
         what: &str,
         limit: Duration,
-        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+        job: impl FnOnce(&mut dyn Backend) -> Result<R> + Send + 'static,
     ) -> impl std::future::Future<Output = Result<R>> + Send {
         Desktop::run(self, what, limit, job)
     }

@@ -67,6 +67,10 @@ pub enum DesktopError {
     /// The desktop was closed while the operation ran.
     #[error("the desktop session was closed")]
     Closed,
+    /// This desktop's window system cannot do what was asked (an X11-only step on Wayland, input on a
+    /// compositor that offers no protocol for it). Nothing was sent.
+    #[error("{what}: not possible on this {backend} desktop")]
+    Unsupported { what: String, backend: &'static str },
     #[error("{0}")]
     Io(String),
 }
@@ -96,6 +100,7 @@ impl DesktopError {
             DesktopError::TypeNotOffered { .. } => "type_not_offered",
             DesktopError::WindowGone { .. } => "window_gone",
             DesktopError::Closed => "session_closed",
+            DesktopError::Unsupported { .. } => "unsupported",
             DesktopError::Io(_) => "io_error",
         }
     }

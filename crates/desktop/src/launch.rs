@@ -62,7 +62,7 @@ impl Desktop {
         };
         let (before, wm) = self
             .run("looking at the display", self.step_timeout, |x| {
-                Ok((x.windows()?, x.window_manager()?))
+                Ok((x.windows()?, x.focus_by_window_manager()?))
             })
             .await?;
         let before: HashSet<u32> = before.iter().map(|w| w.id).collect();
@@ -102,7 +102,7 @@ impl Desktop {
             &child,
             &log,
             &before,
-            FocusBy::of(&wm),
+            FocusBy::of(wm),
             self.ready_timeout(),
         )
         .await;

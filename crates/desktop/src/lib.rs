@@ -1,4 +1,5 @@
-//! X11 desktops for screenpilot.
+//! X11 and Wayland desktops for screenpilot (one [`Backend`] trait; see the crate README for the
+//! Wayland backend and for macOS and Windows on paper).
 //!
 //! A desktop is a display that agents look at and act on: a private Xvfb that this crate starts (with
 //! an optional window manager and program), or an existing `DISPLAY` it attaches to. Frames are read
@@ -22,6 +23,7 @@
 //! through screencopy and types and points through virtual input devices, with the method names of
 //! [`X11`]; a damage watch, the clipboard and a window list come with it.
 
+pub mod backend;
 pub mod capture;
 mod clipboard;
 pub mod desktop;
@@ -32,6 +34,7 @@ pub mod keysym;
 mod launch;
 pub mod looks;
 pub mod ocr;
+pub mod on_wayland;
 mod orphans;
 mod private_dir;
 pub mod process;
@@ -48,6 +51,7 @@ pub mod wayland;
 mod window_actions;
 pub mod x11;
 
+pub use backend::Backend;
 pub use capture::{decode_png, encode_png, Frame};
 pub use desktop::{
     check_size, Desktop, DesktopInfo, DesktopSpec, Target, DEFAULT_READY_TIMEOUT, DEFAULT_SIZE,

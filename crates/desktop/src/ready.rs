@@ -16,9 +16,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::backend::Backend;
 use crate::error::{DesktopError, Result};
 use crate::process::{log_tail, Child};
-use crate::x11::{WindowInfo, WindowManagerState, X11};
+use crate::x11::{WindowInfo, WindowManagerState};
 
 /// What waiting for readiness needs of a desktop: its connection, its window counter, and whether it
 /// is a display we attached to. `Desktop` implements it; declared here so this file needs nothing of
@@ -28,7 +29,7 @@ pub(crate) trait Display: Sync {
         &self,
         what: &str,
         limit: Duration,
-        job: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+        job: impl FnOnce(&mut dyn Backend) -> Result<R> + Send + 'static,
     ) -> impl Future<Output = Result<R>> + Send;
     fn window_updates(&self) -> watch::Receiver<u64>;
     fn damage_updates(&self) -> watch::Receiver<u64>;
@@ -68,8 +69,8 @@ pub(crate) enum FocusBy {
 }
 
 impl FocusBy {
-    pub fn of(state: &WindowManagerState) -> FocusBy {
-        if state.announced.is_some() {
+    pub fn of(by_window_manager: bool) -> FocusBy {
+        if by_window_manager {
             FocusBy::WindowManager
         } else {
             FocusBy::Us
@@ -150,7 +151,8 @@ pub(crate) async fn window_manager(
     // Announced: wait until its event loop answers (see x11/wm.rs for why).
     let answers = desktop
         .run("reading _NET_SUPPORTED", limit, |x| {
-            x.window_manager_answers_frame_requests()
+            x.x11("reading _NET_SUPPORTED")?
+                .window_manager_answers_frame_requests()
         })
         .await?;
     if !answers {
@@ -164,7 +166,10 @@ pub(crate) async fn window_manager(
         .run(
             "waiting for the window manager to answer",
             remaining,
-            move |x| x.window_manager_answers(give_up.as_ref()),
+            move |x| {
+                x.x11("waiting for the window manager")?
+                    .window_manager_answers(give_up.as_ref())
+            },
         )
         .await;
     match answered {
@@ -197,7 +202,9 @@ async fn taken_over(
     loop {
         updates.borrow_and_update();
         let state = desktop
-            .run("checking the window manager", limit, |x| x.window_manager())
+            .run("checking the window manager", limit, |x| {
+                x.x11("checking the window manager")?.window_manager()
+            })
             .await?;
         if state.announced.is_some() || (state.redirect_taken && !announces) {
             return Ok(Some(Some(state)));

@@ -36,13 +36,13 @@ const TOOLKIT_SWITCHES: &[(&str, &str)] = &[
 ];
 
 impl SessionBus {
-    /// Start a session bus for `display`, with its runtime directory under `dir`. `None` when this
+    /// Start a session bus for the display that `display_env` points programs at, with its runtime
+    /// directory under `dir`. `None` when this
     /// machine has no `dbus-daemon` (the desktop then has no accessibility tree; everything else
     /// works).
     pub async fn launch(
         dir: &Path,
-        display: &str,
-        xauthority: Option<&Path>,
+        display_env: Vec<(OsString, OsString)>,
         limit: Duration,
     ) -> Result<Option<SessionBus>> {
         let runtime = dir.join("run");
@@ -64,8 +64,9 @@ impl SessionBus {
                 format!("--print-address={}", write_end.as_raw_fd()),
             ],
             // What it starts (the accessibility registry) opens the display too, with its key.
-            env: crate::server::display_env(display, xauthority)
+            env: display_env
                 .into_iter()
+                .filter(|(key, _)| key != "XDG_RUNTIME_DIR")
                 .chain([(OsString::from("XDG_RUNTIME_DIR"), runtime.into_os_string())])
                 .collect(),
             env_clear: false,

@@ -13,10 +13,10 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::time::Instant;
 
+use crate::backend::Backend;
 use crate::desktop::Desktop;
 use crate::error::{DesktopError, Result};
-use crate::x11::manage::CloseBy;
-use crate::x11::{MoveResize, WindowInfo, X11};
+use crate::x11::{MoveResize, WindowInfo};
 
 /// How long a window action waits for its effect (at most the desktop's step limit).
 pub const WINDOW_ACTION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,9 +51,9 @@ impl Desktop {
             }
             // A window manager that does not speak EWMH maps it on request; then it can take the
             // keyboard from us.
-            if now.mapped && !sent_direct && x.window_manager()?.announced.is_none() {
+            if now.mapped && !sent_direct && !x.focus_by_window_manager()? {
                 sent_direct = true;
-                x.set_focus(window)?;
+                x.x11("focusing")?.set_focus(window)?;
                 return Ok(Look::Wait);
             }
             Ok(Look::Wait)
@@ -85,7 +85,7 @@ impl Desktop {
         to.check("geometry")?;
         let (before, by_ewmh) = self
             .window_action("moving", window, move |x| {
-                Ok((x.request_move_resize(window, to)?, x.moves_by_ewmh()?))
+                Ok((x.request_move_resize(window, to)?, x.moves_exactly()?))
             })
             .await?;
         let was = before.clone();
@@ -174,7 +174,7 @@ impl Desktop {
         let (before, all) = self
             .window_action("closing", window, move |x| {
                 let all: HashSet<u32> = x.windows()?.iter().map(|w| w.id).collect();
-                let (info, _by): (WindowInfo, CloseBy) = x.request_close(window, kill)?;
+                let info = x.request_close(window, kill)?;
                 Ok((info, all))
             })
             .await?;
@@ -202,7 +202,7 @@ impl Desktop {
         &self,
         doing: &str,
         window: u32,
-        request: impl FnOnce(&mut X11) -> Result<R> + Send + 'static,
+        request: impl FnOnce(&mut dyn Backend) -> Result<R> + Send + 'static,
     ) -> Result<R> {
         self.run(
             &format!("{doing} window {window:#x}"),
@@ -219,7 +219,7 @@ impl Desktop {
         &self,
         doing: &'static str,
         window: u32,
-        look: impl FnMut(&mut X11) -> Result<Look<R>> + Send + 'static,
+        look: impl FnMut(&mut dyn Backend) -> Result<Look<R>> + Send + 'static,
     ) -> Result<R> {
         let limit = WINDOW_ACTION_TIMEOUT.min(self.step_timeout);
         let deadline = Instant::now() + limit;

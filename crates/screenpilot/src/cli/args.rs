@@ -100,7 +100,7 @@ pub enum Verb {
     /// Run a Textual app and drive it: textual APP [--actions JSON] [--query SEL]... [--screenshot];
     /// with --session NAME it stays open (later calls give --session without APP; --close stops it).
     Textual(TextualArgs),
-    /// X11 desktop sessions: desktop start [--sid ID] [--size 1280x800] [--display :N] [-- PROGRAM ARGS]
+    /// Desktop sessions (X11, or Wayland with --wayland): desktop start [--sid ID] [--size 1280x800] [--display :N] [--wayland] [-- PROGRAM ARGS]
     Desktop {
         #[command(subcommand)]
         action: DesktopVerb,
@@ -698,9 +698,14 @@ pub struct DesktopStartArgs {
     /// Screen size, WIDTHxHEIGHT (default 1280x800).
     #[arg(long, value_name = "WxH")]
     pub size: Option<String>,
-    /// Attach to this existing display (e.g. :0) instead of starting Xvfb; close leaves it running.
+    /// Attach to this existing display (e.g. :0, or wayland-1 with --wayland) instead of starting
+    /// one; close leaves it running.
     #[arg(long, value_name = ":N")]
     pub display: Option<String>,
+    /// A Wayland desktop: a private headless sway (as an unprivileged user when run as root), or
+    /// with --display the wlroots compositor of that WAYLAND_DISPLAY.
+    #[arg(long)]
+    pub wayland: bool,
     /// Window manager: auto (default), none, or a program name.
     #[arg(long, value_name = "WM")]
     pub wm: Option<String>,

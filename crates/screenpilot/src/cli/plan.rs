@@ -416,6 +416,7 @@ fn plan_desktop_start(a: &DesktopStartArgs) -> Result<DesktopStartParams, OpErro
         sid: a.sid.clone(),
         size: size.map(|(w, h)| [u32::from(w), u32::from(h)]),
         display: a.display.clone(),
+        wayland: a.wayland,
         window_manager: a.wm.clone(),
         argv: (!a.program.is_empty()).then(|| a.program.clone()),
         cwd: a.cwd.as_ref().map(|p| p.to_string_lossy().into_owned()),

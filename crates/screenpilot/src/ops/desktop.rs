@@ -37,6 +37,9 @@ pub struct DesktopStartParams {
     #[serde(default)]
     pub shell: bool,
     pub display: Option<String>,
+    /// A Wayland desktop (headless sway; with display, that WAYLAND_DISPLAY's compositor).
+    #[serde(default)]
+    pub wayland: bool,
     /// "auto" (default: openbox, fluxbox, icewm, xfwm4, matchbox or twm if installed), "none", or a program.
     pub window_manager: Option<String>,
     pub cwd: Option<String>,
@@ -91,7 +94,7 @@ impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const STARTS_SESSION: bool = true;
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager) with cmd; answers once its window has the focus. display: attach (\":0\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
+    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager; wayland: headless sway) with cmd; answers once its window has the focus. display: attach (\":0\"; with wayland \"wayland-1\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
         ("shell", Profile::CLASSIC),
@@ -100,8 +103,8 @@ impl Operation for DesktopStart {
         ("max_long_edge", Profile::CLASSIC),
         ("max_pixels", Profile::CLASSIC),
     ];
-    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Start an X11 desktop session: a private Xvfb (default 1280x800; only you can connect), optionally running cmd, \
-or attach to an existing display (\"display\": \":0\"; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
+    const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Start a desktop session: a private Xvfb (default 1280x800; only you can connect), or with \"wayland\": true a private headless sway, optionally running cmd, \
+or attach to an existing display (\"display\": \":0\", or \"wayland-1\" with wayland; close never stops it). See and act on it with `computer`; `list` shows it (kind desktop), \
 `close` stops what it started; waits, snapshot and screenshot work on it as on terminals. Counts toward the session limit and idle expiry. \
 With cmd it returns once the program's first window is shown with the keyboard focus (else window_not_ready). max_long_edge/max_pixels set its screenshot size for models. \
 Returns {ok, sid, kind, display, width, height, attached, pid, program_pid, window {title, class, ...}, window_manager, xauthority}; start more programs on it with env DISPLAY and XAUTHORITY. \
@@ -145,15 +148,32 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
         (Some(_), Some(_)) => {
             return Err(OpError::invalid(
                 "size",
-                "size is for a new Xvfb; an attached display keeps its own size",
+                "size is for a new desktop; an attached display keeps its own size",
             ))
+        }
+        (Some(display), None) if p.wayland => {
+            let valid = !display.is_empty() && !display.contains(':') && !display.contains('\0');
+            if !valid || display.len() > 200 {
+                return Err(OpError::invalid(
+                    "display",
+                    format!("{display:?} is not a WAYLAND_DISPLAY like \"wayland-1\" (or a socket path)"),
+                ));
+            }
+            Target::AttachWayland {
+                display: display.clone(),
+            }
         }
         (Some(display), None) => {
             let valid = display.starts_with(':') || display.contains(':');
             if !valid || display.len() > 100 {
+                let hint = if display.starts_with("wayland") {
+                    " (a Wayland display: add wayland: true)"
+                } else {
+                    ""
+                };
                 return Err(OpError::invalid(
                     "display",
-                    format!("{display:?} is not an X display name like \":0\""),
+                    format!("{display:?} is not an X display name like \":0\"{hint}"),
                 ));
             }
             Target::Attach {
@@ -163,7 +183,11 @@ async fn desktop_start(ctx: &Context, p: DesktopStartParams) -> Result<DesktopIn
         (None, size) => {
             let [width, height] = size.unwrap_or([DEFAULT_SIZE.0, DEFAULT_SIZE.1]);
             screenpilot_desktop::check_size(width, height, "size")?;
-            Target::Launch { width, height }
+            if p.wayland {
+                Target::LaunchWayland { width, height }
+            } else {
+                Target::Launch { width, height }
+            }
         }
     };
     let window_manager = window_manager(p.window_manager.as_deref())?;
@@ -238,6 +262,7 @@ async fn launch_on(desktop: &Desktop, p: DesktopStartParams) -> Result<DesktopIn
     let settings_of_a_new_desktop = [
         ("size", p.size.is_some()),
         ("display", p.display.is_some()),
+        ("wayland", p.wayland),
         ("window_manager", p.window_manager.is_some()),
         ("max_long_edge", p.max_long_edge.is_some()),
         ("max_pixels", p.max_pixels.is_some()),

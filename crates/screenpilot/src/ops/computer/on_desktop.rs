@@ -111,7 +111,7 @@ pub(super) async fn perform(
         .run(name, limit, move |x| {
             let mut fields = Map::new();
             // Where a click or scroll without a point acts: the pointer, as a person's would.
-            let here = |x: &screenpilot_desktop::x11::X11, at: Option<Px>| match at {
+            let here = |x: &dyn screenpilot_desktop::Backend, at: Option<Px>| match at {
                 Some(at) => Ok((point(at), false)),
                 None => x.pointer().map(|(p, _)| (p, true)),
             };

@@ -54,10 +54,9 @@ impl DesktopTree {
                         "this desktop has no session bus (dbus-daemon is not installed: apt install dbus at-spi2-core), so its applications' accessibility cannot be reached".to_owned()
                     });
                 };
-                Bus::connect(&address)
-                    .await
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
+                let bus = Bus::connect(&address).await.map_err(|e| e.to_string())?;
+                bus.boxes_relative_to_windows(desktop.is_wayland());
+                Ok(Arc::new(bus))
             })
             .await;
         reached.clone().map_err(|why| {

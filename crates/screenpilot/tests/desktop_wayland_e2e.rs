@@ -1,0 +1,280 @@
+//! Wayland desktops through the real binary: a private headless sway (run as nobody when the tests
+//! run as root), foot and GTK 3 programs on it natively, driven by `computer` and `act` and checked
+//! outside screenpilot: files the programs write, what the programs print, sway's own IPC
+//! (`swaymsg`), wl-clipboard. Synchronisation is by events only: files written (inotify), the
+//! product's waits, process exits.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{json, Value};
+
+use common::{brief, png_of, wait_for_file, Background, Daemon, LONG_MS};
+
+const LONG: Duration = Duration::from_millis(LONG_MS);
+
+/// The environment a program on the desktop got, as it wrote it with `env > path`.
+fn env_file(path: &Path) -> HashMap<String, String> {
+    wait_for_file(path, LONG)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// A Wayland client (wl-paste, swaymsg, ...) run beside screenpilot on the desktop of `env`.
+fn beside(env: &HashMap<String, String>, program: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).env_remove("DISPLAY");
+    for key in ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SWAYSOCK"] {
+        cmd.env(key, &env[key]);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
+}
+
+/// The ref on the first line of `elements` that `line` (a regex) matches.
+fn ref_in(elements: &str, line: &str) -> String {
+    let pattern = Regex::new(line).expect("a regex");
+    let found = elements
+        .lines()
+        .find(|l| pattern.is_match(l))
+        .unwrap_or_else(|| panic!("no line {line:?} in\n{elements}"));
+    Regex::new(r"\[(e\d+)\]")
+        .expect("re")
+        .captures(found)
+        .map_or_else(|| panic!("no ref on {found:?}"), |c| c[1].to_owned())
+}
+
+fn elements(d: &Daemon, sid: &str) -> String {
+    let snap = d.sp_json(&["snapshot", sid]);
+    snap["elements"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no elements in {snap}"))
+        .to_owned()
+}
+
+/// The box of the first element line matching `line`: `@x,y,w,h` in screenshot pixels.
+fn box_of(elements: &str, line: &str) -> (i64, i64, i64, i64) {
+    let pattern = Regex::new(line).expect("a regex");
+    let found = elements
+        .lines()
+        .find(|l| pattern.is_match(l))
+        .unwrap_or_else(|| panic!("no line {line:?} in\n{elements}"));
+    let caps = Regex::new(r"@(-?\d+),(-?\d+),(\d+),(\d+)")
+        .expect("re")
+        .captures(found)
+        .unwrap_or_else(|| panic!("no box on {found:?}"));
+    let n = |i: usize| caps[i].parse::<i64>().expect("a number");
+    (n(1), n(2), n(3), n(4))
+}
+
+/// Where sway has the window titled `title`: its client area, from `swaymsg -t get_tree`.
+fn sway_rect(env: &HashMap<String, String>, title: &str) -> Option<(i64, i64, i64, i64)> {
+    let out = beside(env, "swaymsg", &["-r", "-t", "get_tree"]);
+    let tree: Value = serde_json::from_slice(&out.stdout).expect("sway's tree");
+    fn find(node: &Value, title: &str) -> Option<(i64, i64, i64, i64)> {
+        if node["name"] == title && node["pid"].is_number() {
+            let (r, w) = (&node["rect"], &node["window_rect"]);
+            let n = |v: &Value| v.as_i64().unwrap_or(0);
+            return Some((
+                n(&r["x"]) + n(&w["x"]),
+                n(&r["y"]) + n(&w["y"]),
+                n(&w["width"]),
+                n(&w["height"]),
+            ));
+        }
+        ["nodes", "floating_nodes"]
+            .iter()
+            .filter_map(|k| node[k].as_array())
+            .flatten()
+            .find_map(|n| find(n, title))
+    }
+    find(&tree, title)
+}
+
+#[test]
+fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_closes() {
+    let d = Daemon::new();
+    let dir = d.path().to_path_buf();
+    let fifo = dir.join("say");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let script = format!(
+        // Opened read-write, the fifo never reads as ended when one writer closes.
+        "env > {env}; head -n 1 > {typed}; echo ready; while read l; do echo \"$l\"; done <> {fifo}",
+        env = dir.join("env.txt").display(),
+        typed = dir.join("typed.txt").display(),
+        fifo = fifo.display()
+    );
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--wayland",
+        "--sid",
+        "wl",
+        "--size",
+        "1024x768",
+        "--",
+        "foot",
+        "-T",
+        "sp-foot",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(started["wayland"], true, "{}", brief(&started));
+    assert_eq!(started["window"]["title"], "sp-foot", "{}", brief(&started));
+    assert_eq!(started["window"]["focused"], true, "{}", brief(&started));
+    assert_eq!(
+        (started["width"].clone(), started["height"].clone()),
+        (json!(1024), json!(768))
+    );
+    // sway refuses root: ours runs as nobody when the tests are root.
+    let sway = started["pid"].as_i64().expect("sway's pid");
+    let status = std::fs::read_to_string(format!("/proc/{sway}/status")).expect("sway runs");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(status.contains("\nUid:\t65534\t"), "{status}");
+    }
+    let env = env_file(&dir.join("env.txt"));
+    assert_eq!(env["GDK_BACKEND"], "wayland");
+    assert!(
+        !env.contains_key("DISPLAY"),
+        "no X display for a Wayland program"
+    );
+
+    // The first key typed after start reaches the program, and so does every character.
+    let text = "héllo wörld ✓ 日本";
+    d.sp_json(&["computer", "wl", "type", &format!("{text}\n")]);
+    assert_eq!(
+        wait_for_file(&dir.join("typed.txt"), LONG),
+        format!("{text}\n")
+    );
+    d.wait_regex("wl", "^sp-foot$");
+
+    // A wait for a visual change is woken by the compositor's damage, and only by it.
+    d.sp_json(&["wait", "wl", "--ready", "--stable-ms", "200"]);
+    let hash = d.snapshot("wl")["hash"]
+        .as_str()
+        .expect("a hash")
+        .to_owned();
+    let (status, still) = d.json_status(&["wait", "wl", "--change", &hash, "--timeout-ms", "300"]);
+    assert_eq!(status, 1, "nothing was drawn: {still}");
+    let waiting = Background::spawn(d.command(&[
+        "--json",
+        "wait",
+        "wl",
+        "--visual-change",
+        &hash,
+        "--timeout-ms",
+        "20000",
+    ]));
+    std::fs::write(&fifo, "painted\n").expect("the fifo");
+    let out = waiting.finish();
+    let changed = common::parse_json(&out);
+    assert_eq!(changed["changed"], true, "{changed}");
+
+    // The window moves and closes by its ref; sway itself says where it is.
+    let shown = elements(&d, "wl");
+    let window = ref_in(&shown, r#"^window "sp-foot""#);
+    d.sp_json(&["act", "wl", &window, "move", "--to", "100,120"]);
+    let rect = sway_rect(&env, "sp-foot").expect("foot's window");
+    assert_eq!((rect.0, rect.1), (100, 120), "{rect:?}");
+    let moved = d.snapshot("wl");
+    let listed = moved["windows"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["title"] == "sp-foot"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (listed["x"].clone(), listed["y"].clone()),
+        (json!(100), json!(120)),
+        "{moved}"
+    );
+    d.sp_json(&["act", "wl", &window, "close"]);
+    assert!(sway_rect(&env, "sp-foot").is_none(), "closed");
+    let ended = d.sp_json(&["wait", "wl", "--exit", "--timeout-ms", &LONG_MS.to_string()]);
+    assert_eq!(ended["exited"], true, "{ended}");
+    d.sp_json(&["close", "wl"]);
+    assert!(
+        common::wait_for_process_exit(sway as i32, LONG),
+        "sway ended with its desktop"
+    );
+}
+
+#[test]
+fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_clipboard() {
+    let d = Daemon::new();
+    let dir = d.path().to_path_buf();
+    let probe = format!("env > {}; exec cat", dir.join("env.txt").display());
+    d.sp_json(&[
+        "desktop",
+        "start",
+        "--wayland",
+        "--sid",
+        "wg",
+        "--size",
+        "2560x1600",
+        "--",
+        "foot",
+        "-T",
+        "probe",
+        "sh",
+        "-c",
+        &probe,
+    ]);
+    let env = env_file(&dir.join("env.txt"));
+    let answer = dir.join("answer.txt");
+    let zenity = format!(
+        "zenity --entry --title First --text First: > {}",
+        answer.display()
+    );
+    let started = d.sp_json(&["desktop", "start", "--sid", "wg", "--", "sh", "-c", &zenity]);
+    assert_eq!(started["window"]["title"], "First", "{}", brief(&started));
+
+    // Read as text, acted on by ref: the entry takes text typed through its ref.
+    let shown = elements(&d, "wg");
+    let entry = ref_in(&shown, r#"text "First:""#);
+    d.sp_json(&["act", "wg", &entry, "type", "--text", "typed by ref"]);
+
+    // The clipboard both ways, against wl-clipboard.
+    // wl-copy leaves a child serving the copy (until the next one): no pipes for it to hold.
+    let mut copy = Command::new("wl-copy");
+    copy.arg("from wl-copy")
+        .env_remove("DISPLAY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for key in ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"] {
+        copy.env(key, &env[key]);
+    }
+    assert!(copy.status().expect("wl-copy").success());
+    let read = d.sp_json(&["act", "wg", "-", "clipboard"]);
+    assert_eq!(read["clipboard"], "from wl-copy", "{read}");
+    d.sp_json(&["act", "wg", "-", "clipboard", "--text", "from screenpilot"]);
+    let pasted = beside(&env, "wl-paste", &["-n"]);
+    assert_eq!(String::from_utf8_lossy(&pasted.stdout), "from screenpilot");
+
+    // A click at the screenshot pixel where the snapshot shows OK: the screenshot is scaled
+    // (2560x1600 to 1356x848), and the click lands on the button.
+    let shot = d.act("wg", json!({"type": "screenshot"}));
+    assert_eq!(
+        (shot["width"].clone(), shot["height"].clone()),
+        (json!(1356), json!(848))
+    );
+    let frame = screenpilot_desktop::decode_png(&png_of(&shot)).expect("a PNG");
+    assert_eq!((frame.width, frame.height), (1356, 848));
+    let now = elements(&d, "wg");
+    let (x, y, w, h) = box_of(&now, r#"button "OK""#);
+    d.act(
+        "wg",
+        json!({"type": "click", "x": x + w / 2, "y": y + h / 2}),
+    );
+    // zenity prints what its entry held when OK is pressed.
+    assert_eq!(wait_for_file(&answer, LONG), "typed by ref\n");
+}
