@@ -46,7 +46,7 @@ pub use emulator::Screen;
 pub use geometry::{CellPos, Col, PixelSize, Row, Size};
 pub use grid::{Attrs, Cell, CellGrid, CellWidth, Cursor, CursorShape};
 pub use highlights::{highlights, Highlight, HighlightKind};
-pub use images::{label_text, ShownImage};
+pub use images::{label_text, PictureInfo, ShownImage};
 pub use keys::{KeyToken, Modifiers, NamedKey};
 pub use modes::{InputModes, MouseEncoding, MouseTracking};
 pub use mouse::{MouseAction, MouseButton, MouseError, MouseEvent, TextMatch};

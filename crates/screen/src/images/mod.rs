@@ -115,6 +115,73 @@ impl ShownImage {
     }
 }
 
+/// A picture as results list it; its pixels travel beside (MCP image content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PictureInfo {
+    /// As the screen text's label names it: `[image N ...]`.
+    pub number: u64,
+    pub protocol: Protocol,
+    /// Top-left cell (row may be negative: scrolled partly off).
+    pub row: i32,
+    pub col: u16,
+    pub cols: u16,
+    pub rows: u16,
+    /// The picture's own size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// The picture as a PNG, base64, when a result carries it (MCP sends it as image content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub png: Option<String>,
+}
+
+impl ShownImage {
+    pub fn info(&self) -> PictureInfo {
+        PictureInfo {
+            number: self.number,
+            protocol: self.protocol,
+            row: self.row,
+            col: self.col,
+            cols: self.cols,
+            rows: self.rows,
+            width: self.bitmap.width,
+            height: self.bitmap.height,
+            png: None,
+        }
+    }
+
+    /// The picture as a PNG whose longer side is at most `max_edge` pixels (scaled down, nearest
+    /// pixel, never up).
+    pub fn png(&self, max_edge: u32) -> Result<Vec<u8>, ::png::EncodingError> {
+        let b = &self.bitmap;
+        let long = b.width.max(b.height).max(1);
+        let (w, h) = if long > max_edge {
+            (
+                (u64::from(b.width) * u64::from(max_edge) / u64::from(long)).max(1) as u32,
+                (u64::from(b.height) * u64::from(max_edge) / u64::from(long)).max(1) as u32,
+            )
+        } else {
+            (b.width.max(1), b.height.max(1))
+        };
+        let mut rgba = Vec::with_capacity(w as usize * h as usize * 4);
+        for y in 0..h {
+            let sy = (u64::from(y) * u64::from(b.height) / u64::from(h)) as usize;
+            for x in 0..w {
+                let sx = (u64::from(x) * u64::from(b.width) / u64::from(w)) as usize;
+                let at = (sy * b.width as usize + sx) * 4;
+                rgba.extend_from_slice(b.rgba.get(at..at + 4).unwrap_or(&[0; 4]));
+            }
+        }
+        let mut out = Vec::new();
+        let mut encoder = ::png::Encoder::new(&mut out, w, h);
+        encoder.set_color(::png::ColorType::Rgba);
+        encoder.set_depth(::png::BitDepth::Eight);
+        let mut writer = encoder.write_header()?;
+        writer.write_image_data(&rgba)?;
+        writer.finish()?;
+        Ok(out)
+    }
+}
+
 /// `text` (one line per row, as [`crate::Screen::text`] gives it) with each picture's label written
 /// over the cells of its first row, so a model reading the text sees where a picture sits. Rows keep
 /// their width: the label replaces blanks (or whatever is under the picture).

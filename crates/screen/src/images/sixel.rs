@@ -345,7 +345,6 @@ mod tests {
 
     #[test]
     fn a_sixel_bomb_is_refused_without_allocating() {
-        let started = std::time::Instant::now();
         let err = decode(b"\"1;1;100000;100000#0!100000~").unwrap_err();
         assert!(
             err.contains("declared 100000x100000 px over the 16 M px limit"),
@@ -358,6 +357,5 @@ mod tests {
         }
         let err = decode(&data).unwrap_err();
         assert!(err.contains("over the 16 M px limit"), "{err}");
-        assert!(started.elapsed().as_secs() < 10);
     }
 }

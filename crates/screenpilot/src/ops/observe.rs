@@ -1,5 +1,6 @@
 //! Reading the screen: as text and state (`snapshot`) or as a picture (`screenshot`).
 
+use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -161,7 +162,7 @@ impl Operation for Snapshot {
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
         &[("as_json", Profile::CLASSIC), ("image", Profile::CLASSIC)];
     const DESCRIPTION: &'static str =
-        "The screen now, as send shows it (screen: full for all). Desktops: windows and elements with refs for act.";
+        "The screen now, as send shows it (screen: full for all); pictures drawn in it attached. Desktops: windows and elements with refs for act.";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
@@ -199,11 +200,13 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
         };
         // A reader of deltas asking for nothing more than the screen gets a look.
         let plain = !p.as_json && !p.styled && p.scrollback.is_none() && p.image.is_none();
-        if plain && (p.reader.is_some() || p.screen.is_some()) {
+        // Pictures on the screen come whole, each beside the text that labels it.
+        let pictures = session.with_screen(|s| s.images());
+        if plain && pictures.is_empty() && (p.reader.is_some() || p.screen.is_some()) {
             let look = Look::take(&session, p.screen.unwrap_or_default(), p.reader.as_deref())?;
             return Ok(Snapshotted::Look(Looked { sid: p.sid, look }));
         }
-        let screen = SessionScreen::read(
+        let mut screen = SessionScreen::read(
             &session,
             ReadOptions {
                 scrollback: p.scrollback,
@@ -212,6 +215,7 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
                 highlights: true,
             },
         );
+        attach_pictures(&mut screen.state.images, pictures).await?;
         let image = match p.image {
             Some(format) => {
                 Some(Image::of_session(&session, format, RenderOptions::default()).await?)
@@ -223,6 +227,37 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
             image,
         })))
     }
+}
+
+/// The most pixels on the longer side of a picture attached to a snapshot: enough to tell what it
+/// shows, a few hundred tokens each.
+const PICTURE_MAX_EDGE: u32 = 512;
+
+/// Give each picture listed its PNG (scaled down to [`PICTURE_MAX_EDGE`]), encoded off the async
+/// threads.
+async fn attach_pictures(
+    listed: &mut [screenpilot_screen::PictureInfo],
+    shown: Vec<screenpilot_screen::ShownImage>,
+) -> Result<(), OpError> {
+    if listed.is_empty() {
+        return Ok(());
+    }
+    let encoded =
+        super::kit::blocking::run_bounded(super::kit::blocking::Heavy::Picture, move || {
+            shown
+                .iter()
+                .map(|image| (image.number, image.png(PICTURE_MAX_EDGE).ok()))
+                .collect::<Vec<_>>()
+        })
+        .await?;
+    for info in listed {
+        let png = encoded
+            .iter()
+            .find(|(number, _)| *number == info.number)
+            .and_then(|(_, png)| png.as_ref());
+        info.png = png.map(|png| base64::engine::general_purpose::STANDARD.encode(png));
+    }
+    Ok(())
 }
 
 /// `snapshot` of a desktop: its windows and hash, and a model-sized picture when asked for.
