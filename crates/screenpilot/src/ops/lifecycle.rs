@@ -52,7 +52,7 @@ pub struct SpawnParams {
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
     pub detect_child_exit: bool,
-    /// Show pictures programs draw (kitty, iTerm2, sixel)
+    /// Show pictures programs draw
     #[serde(default)]
     pub images: bool,
     /// Record the session as an asciicast v3 file at this path (refused if it exists, unless `force`).

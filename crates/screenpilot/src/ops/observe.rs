@@ -162,7 +162,7 @@ impl Operation for Snapshot {
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] =
         &[("as_json", Profile::CLASSIC), ("image", Profile::CLASSIC)];
     const DESCRIPTION: &'static str =
-        "The screen now, as send shows it (screen: full for all); pictures drawn in it attached. Desktops: windows and elements with refs for act.";
+        "The screen now, as send shows it (screen: full for all). Desktops: windows and elements with refs for act.";
     const CLASSIC_DESCRIPTION: Option<&'static str> = Some("Read the session's screen now. Returns {ok, sid, alive, exit_code?, alt_screen, text, hash, visual_hash, cursor{row,col,visible,shape}, title, modes, cols, rows, highlights}. \
 text: one line per row (row 0 first), no trailing padding (the cursor row runs up to the cursor). alt_screen=true: a full-screen app owns the screen. \
 hash covers text only (baseline for wait_change); visual_hash also styles and cursor (wait_visual_change). \
