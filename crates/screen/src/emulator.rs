@@ -31,6 +31,8 @@ use crate::sequence_state::SequenceState;
 use crate::unseen_lines;
 use crate::width_handler::Widths;
 
+mod images_glue;
+
 /// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
 /// It matches the default PNG rendering scale.
 pub const NOMINAL_CELL_PIXELS: (u16, u16) = (10, 20);
@@ -210,6 +212,8 @@ pub struct Screen {
     /// The same for [`Screen::history_search_tail`]: the generation, how many history rows the text
     /// covers, and the text. Several waits searching the history after one chunk of output share it.
     history_cache: Option<(u64, usize, String)>,
+    /// Pictures programs draw, when shown at all ([`Screen::set_images`]).
+    images: Option<Box<crate::images::Images>>,
 }
 
 impl Screen {
@@ -253,6 +257,7 @@ impl Screen {
             cache: None,
             search_cache: None,
             history_cache: None,
+            images: None,
         }
     }
 
@@ -288,6 +293,16 @@ impl Screen {
     /// Parse bytes written by the application. Returns the bytes the terminal must answer with
     /// (empty when there is nothing to answer); the caller writes them to the pty.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        if self.images.is_some() {
+            return self.feed_with_images(bytes);
+        }
+        self.feed_text(bytes);
+        self.generation += 1;
+        self.drain_outbox()
+    }
+
+    /// Run bytes that hold no picture through the emulator.
+    fn feed_text(&mut self, bytes: &[u8]) {
         let bytes = self.osc_limit.filter(bytes);
         let mut rest: &[u8] = &bytes;
         if self.history.is_some() && !self.alt_screen() {
@@ -303,8 +318,6 @@ impl Screen {
             let alt = self.alt_screen();
             self.scan.settle(alt);
         }
-        self.generation += 1;
-        self.drain_outbox()
     }
 
     /// Run `bytes` through the emulator in pieces, each pushing no more rows into alacritty's history
@@ -354,11 +367,13 @@ impl Screen {
     /// [`crate::width_handler`]).
     fn advance(&mut self, bytes: &[u8]) {
         self.parser.advance(&mut Widths::new(&mut self.term), bytes);
+        self.relocate_images();
     }
 
     /// Run what a synchronized update holds, as [`Screen::advance`] would.
     fn stop_sync(&mut self) {
         self.parser.stop_sync(&mut Widths::new(&mut self.term));
+        self.relocate_images();
     }
 
     /// The most lines of a run of plain lines alacritty still runs: enough to leave its screen and
@@ -526,6 +541,10 @@ impl Screen {
     /// lines (what scrollback searches see) are the same at any width.
     pub fn resize(&mut self, size: Size) {
         let size = usable(size);
+        // Rows are reflowed into new ones: pictures lose their anchors.
+        if let Some(images) = self.images.as_mut() {
+            images.placements.clear();
+        }
         if self.history.is_some() {
             // Reflowing may make more rows of the window: none may fall out before they are copied.
             self.set_window_limit(self.scrollback);
@@ -949,6 +968,10 @@ impl Screen {
         hasher.update(&cursor.row.to_le_bytes());
         hasher.update(&cursor.col.to_le_bytes());
         hasher.update(self.title.as_deref().unwrap_or("").as_bytes());
+        for image in self.images() {
+            hasher.update(&image.number.to_le_bytes());
+            hasher.update(&image.row.to_le_bytes());
+        }
         hasher.digest()
     }
 
@@ -996,6 +1019,7 @@ impl Screen {
             cursor: self.cursor(),
             palette_overrides,
             title: self.title.clone(),
+            images: self.images(),
         }
     }
 }

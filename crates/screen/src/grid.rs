@@ -135,6 +135,10 @@ pub struct CellGrid {
     pub palette_overrides: Vec<(u16, Rgb)>,
     /// The window title the application set, if any.
     pub title: Option<String>,
+    /// Pictures on the screen (see [`crate::images`]), drawn over the cells.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub images: Vec<crate::images::ShownImage>,
 }
 
 impl CellGrid {

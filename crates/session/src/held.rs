@@ -137,6 +137,9 @@ pub struct Notes {
     pub marks_expected: bool,
     #[serde(default)]
     pub detect_child_exit: bool,
+    /// Its screen shows pictures.
+    #[serde(default)]
+    pub images: bool,
     /// The recording going on: its file and whether input is recorded.
     #[serde(default)]
     pub recording: Option<(PathBuf, bool)>,

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use screenpilot_screen::{
-    highlights, styled_text, CellRuns, Cursor, Highlight, InputModes, Regions, Screen, Size,
+    highlights, label_text, styled_text, CellRuns, Cursor, Highlight, InputModes, PictureInfo,
+    Regions, Screen, Size,
 };
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -125,6 +126,13 @@ pub struct ScreenState {
     /// What the program waits for (line, secret, keys, none, unknown), read from the kernel.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub input: Option<Input>,
+    /// Pictures on the screen (sessions spawned with images), each labelled `[image N ...]` in `text`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
+    pub images: Vec<PictureInfo>,
+    /// Why pictures were refused, newest last.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub image_notes: Vec<String>,
 }
 
 /// Format a hash the way every result shows it.
@@ -269,6 +277,7 @@ impl Session {
                     signed: shell.token(),
                     marks_expected,
                     detect_child_exit: spec.detect_child_exit,
+                    images: spec.images,
                     recording: spec.record.as_ref().map(|r| (r.path.clone(), r.input)),
                 };
                 let held = crate::held::start(config, &spec, token, &notes, &limits)?;
@@ -292,7 +301,11 @@ impl Session {
             cwd: spec.cwd,
             started: SystemTime::now(),
             detect_child_exit: spec.detect_child_exit,
-            screen: Screen::new(spec.size, limits.scrollback_lines),
+            screen: {
+                let mut screen = Screen::new(spec.size, limits.scrollback_lines);
+                screen.set_images(spec.images);
+                screen
+            },
             shell,
             marks_expected,
             recorder,
@@ -330,6 +343,7 @@ impl Session {
         let pty =
             process::async_master(master).map_err(|e| format!("session '{sid}': its pty: {e}"))?;
         let mut screen = Screen::new(size, limits.scrollback_lines);
+        screen.set_images(notes.images);
         // Queries in the replay were answered when they were new.
         let _ = screen.feed(&replay);
         let mut shell = Shell::signed(notes.signed);
@@ -417,6 +431,7 @@ impl Session {
             signed: lock(&self.shell).token(),
             marks_expected: self.marks_expected,
             detect_child_exit: self.detect_child_exit,
+            images: lock(&self.screen).images_enabled(),
             recording,
         }
     }
@@ -596,12 +611,18 @@ impl Session {
             let wants_grid = options.cells || options.styled || (options.highlights && !plain);
             let hash = hash_hex(screen.hash());
             let size = screen.size();
+            let images = screen.images();
+            let text = if images.is_empty() {
+                screen.text().to_owned()
+            } else {
+                label_text(screen.text(), &images, size.cols)
+            };
             let state = ScreenState {
                 alive: exit.is_none(),
                 exit_code: exit.and_then(|e| e.exit_code),
                 signal: exit.and_then(|e| e.signal),
                 alt_screen: screen.alt_screen(),
-                text: screen.text().to_owned(),
+                text,
                 hash,
                 visual_hash: hash_hex(screen.visual_hash()),
                 cursor: screen.cursor(),
@@ -617,6 +638,8 @@ impl Session {
                 highlights: plain.then(Vec::new),
                 cells: None,
                 input: None,
+                images: images.iter().map(|i| i.info()).collect(),
+                image_notes: screen.image_notes(),
             };
             (state, wants_grid.then(|| screen.cells()))
         });

@@ -180,6 +180,10 @@ pub struct SpawnSpec {
     pub size: Size,
     /// Waits end at once when the program exits.
     pub detect_child_exit: bool,
+    /// Show the pictures programs draw and answer their graphics queries
+    /// ([`screenpilot_screen::Screen::set_images`]).
+    #[serde(default)]
+    pub images: bool,
     /// Write an asciicast v3 recording of the session here.
     #[serde(skip)]
     pub record: Option<Recording>,
@@ -197,6 +201,7 @@ impl SpawnSpec {
             env: Vec::new(),
             size: Size::new(80, 24),
             detect_child_exit: false,
+            images: false,
             record: None,
         }
     }

@@ -19,6 +19,7 @@ fn bash() -> SpawnSpec {
         env: Vec::new(),
         size: Size::new(40, 10),
         detect_child_exit: true,
+        images: false,
         record: None,
     }
 }

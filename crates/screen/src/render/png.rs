@@ -6,6 +6,7 @@
 
 use crate::color::Rgb;
 use crate::grid::{Cell, CellGrid, CellWidth};
+use crate::images::CELL_PX;
 
 use super::blend::{Blender, RgbImage};
 use super::faces::Face;
@@ -64,6 +65,7 @@ pub(crate) fn render_rgb(
             painter.frame(&decor);
         }
         painter.cells(grid, &colors);
+        painter.images(grid);
         painter.canvas
     });
     Ok((layout, image))
@@ -92,6 +94,61 @@ struct Painter<'a> {
 }
 
 impl Painter<'_> {
+    /// Draw the pictures programs placed, over the cells, each scaled (nearest pixel) from the
+    /// nominal cell size programs are told to the cell size drawn at, and clipped to the cells.
+    fn images(&mut self, grid: &CellGrid) {
+        let (cell_w, cell_h) = (
+            i64::from(self.metrics.cell_w),
+            i64::from(self.metrics.cell_h),
+        );
+        let (nominal_w, nominal_h) = (i64::from(CELL_PX.0), i64::from(CELL_PX.1));
+        let (ox, oy) = (
+            i64::from(self.layout.origin.0),
+            i64::from(self.layout.origin.1),
+        );
+        let right = ox + i64::from(grid.size.cols) * cell_w;
+        let bottom = oy + i64::from(grid.size.rows) * cell_h;
+        let stride = self.canvas.width as usize * 3;
+        for image in &grid.images {
+            let bitmap = &image.bitmap;
+            let (bw, bh) = (i64::from(bitmap.width), i64::from(bitmap.height));
+            let w = i64::from(image.area_px.0) * cell_w / nominal_w;
+            let h = i64::from(image.area_px.1) * cell_h / nominal_h;
+            if w <= 0 || h <= 0 || bw == 0 || bh == 0 {
+                continue;
+            }
+            let x0 = ox + i64::from(image.col) * cell_w;
+            let y0 = oy + i64::from(image.row) * cell_h;
+            let (x_start, x_end) = (x0.max(ox), (x0 + w).min(right));
+            let (y_start, y_end) = (y0.max(oy), (y0 + h).min(bottom));
+            for y in y_start..y_end {
+                let sy = ((y - y0) * bh / h) as usize;
+                let source = &bitmap.rgba[sy * bitmap.width as usize * 4..];
+                let row = &mut self.canvas.data[y as usize * stride..];
+                for x in x_start..x_end {
+                    let sx = ((x - x0) * bw / w) as usize;
+                    let [r, g, b, a] = [
+                        source[sx * 4],
+                        source[sx * 4 + 1],
+                        source[sx * 4 + 2],
+                        source[sx * 4 + 3],
+                    ];
+                    let px = &mut row[x as usize * 3..x as usize * 3 + 3];
+                    if a == 255 {
+                        px.copy_from_slice(&[r, g, b]);
+                    } else if a != 0 {
+                        let mix = |src: u8, dst: u8| {
+                            ((u32::from(src) * u32::from(a)
+                                + u32::from(dst) * (255 - u32::from(a)))
+                                / 255) as u8
+                        };
+                        px.copy_from_slice(&[mix(r, px[0]), mix(g, px[1]), mix(b, px[2])]);
+                    }
+                }
+            }
+        }
+    }
+
     fn fill_all(&mut self, colour: Rgb) {
         let pixels = self.canvas.width as usize * self.canvas.height as usize;
         self.canvas.data = [colour.r, colour.g, colour.b].repeat(pixels);

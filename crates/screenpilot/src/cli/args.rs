@@ -469,6 +469,10 @@ pub struct SpawnArgs {
     /// Waits end at once when the program exits.
     #[arg(long)]
     pub detect_child_exit: bool,
+    /// Show the pictures programs draw (kitty graphics, iTerm2 inline images, sixel) and answer
+    /// their graphics queries; without it programs get a text terminal's answers.
+    #[arg(long)]
+    pub images: bool,
     /// Run the words as one command line with sh -c.
     #[arg(long)]
     pub shell: bool,

@@ -83,6 +83,7 @@ pub fn plan(verb: &Verb) -> Result<Plan, OpError> {
                 cols,
                 rows,
                 detect_child_exit: a.detect_child_exit,
+                images: a.images,
                 record: a.record.as_ref().map(|p| p.to_string_lossy().into_owned()),
                 record_input: a.record_input,
                 force: a.force,

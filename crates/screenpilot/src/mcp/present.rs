@@ -37,6 +37,17 @@ fn success(op: Option<&OperationDef>, mut result: Map<String, Value>) -> CallToo
         },
         _ => None,
     };
+    // Pictures a terminal screen holds: each PNG as image content after the text that labels it.
+    let mut pictures = Vec::new();
+    if let Some(Value::Array(listed)) = result.get_mut("images") {
+        for picture in listed {
+            if let Some(png @ Value::String(_)) = picture.get_mut("png") {
+                if let Value::String(data) = std::mem::replace(png, PNG_PLACEHOLDER.into()) {
+                    pictures.push(ContentBlock::image(data, "image/png"));
+                }
+            }
+        }
+    }
     let text = match view.as_ref().map(|r| &r.view) {
         Some(
             view @ View {
@@ -51,6 +62,7 @@ fn success(op: Option<&OperationDef>, mut result: Map<String, Value>) -> CallToo
     };
     let mut content = vec![ContentBlock::text(text)];
     content.extend(image);
+    content.extend(pictures);
     // An operation can answer `ok: false` with evidence attached (computer: input was sent, then a
     // step failed; a fresh screenshot shows the outcome): a tool error that keeps its image.
     let failed = result.get("ok") == Some(&Value::Bool(false));

@@ -52,6 +52,9 @@ pub struct SpawnParams {
     /// Waits end at once (exited: true) when the program exits, instead of running to their timeout.
     #[serde(default)]
     pub detect_child_exit: bool,
+    /// Show pictures programs draw
+    #[serde(default)]
+    pub images: bool,
     /// Record the session as an asciicast v3 file at this path (refused if it exists, unless `force`).
     pub record: Option<String>,
     /// With `record`: record the input sent to the program too.
@@ -262,6 +265,7 @@ Example: {\"cmd\": \"python3 -q\", \"sid\": \"py\", \"cols\": 100, \"rows\": 30}
             env,
             size,
             detect_child_exit: p.detect_child_exit,
+            images: p.images,
             record: p.record.map(|path| Recording {
                 path: PathBuf::from(path),
                 mode: 0o666 & !p.caller_umask.unwrap_or(0o022),

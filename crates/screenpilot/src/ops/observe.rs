@@ -1,5 +1,6 @@
 //! Reading the screen: as text and state (`snapshot`) or as a picture (`screenshot`).
 
+use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -199,11 +200,13 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
         };
         // A reader of deltas asking for nothing more than the screen gets a look.
         let plain = !p.as_json && !p.styled && p.scrollback.is_none() && p.image.is_none();
-        if plain && (p.reader.is_some() || p.screen.is_some()) {
+        // Pictures on the screen come whole, each beside the text that labels it.
+        let pictures = session.with_screen(|s| s.images());
+        if plain && pictures.is_empty() && (p.reader.is_some() || p.screen.is_some()) {
             let look = Look::take(&session, p.screen.unwrap_or_default(), p.reader.as_deref())?;
             return Ok(Snapshotted::Look(Looked { sid: p.sid, look }));
         }
-        let screen = SessionScreen::read(
+        let mut screen = SessionScreen::read(
             &session,
             ReadOptions {
                 scrollback: p.scrollback,
@@ -212,6 +215,7 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
                 highlights: true,
             },
         );
+        attach_pictures(&mut screen.state.images, pictures).await?;
         let image = match p.image {
             Some(format) => {
                 Some(Image::of_session(&session, format, RenderOptions::default()).await?)
@@ -223,6 +227,37 @@ On a desktop (no styled, highlights): {sid, kind, alive, text (window titles), w
             image,
         })))
     }
+}
+
+/// The most pixels on the longer side of a picture attached to a snapshot: enough to tell what it
+/// shows, a few hundred tokens each.
+const PICTURE_MAX_EDGE: u32 = 512;
+
+/// Give each picture listed its PNG (scaled down to [`PICTURE_MAX_EDGE`]), encoded off the async
+/// threads.
+async fn attach_pictures(
+    listed: &mut [screenpilot_screen::PictureInfo],
+    shown: Vec<screenpilot_screen::ShownImage>,
+) -> Result<(), OpError> {
+    if listed.is_empty() {
+        return Ok(());
+    }
+    let encoded =
+        super::kit::blocking::run_bounded(super::kit::blocking::Heavy::Picture, move || {
+            shown
+                .iter()
+                .map(|image| (image.number, image.png(PICTURE_MAX_EDGE).ok()))
+                .collect::<Vec<_>>()
+        })
+        .await?;
+    for info in listed {
+        let png = encoded
+            .iter()
+            .find(|(number, _)| *number == info.number)
+            .and_then(|(_, png)| png.as_ref());
+        info.png = png.map(|png| base64::engine::general_purpose::STANDARD.encode(png));
+    }
+    Ok(())
 }
 
 /// `snapshot` of a desktop: its windows and hash, and a model-sized picture when asked for.

@@ -5,6 +5,8 @@
 mod abuse_limits;
 #[path = "../economy_e2e.rs"]
 mod economy;
+#[path = "../images_e2e.rs"]
+mod images;
 #[path = "../install_e2e.rs"]
 mod install;
 #[path = "../limits_e2e.rs"]

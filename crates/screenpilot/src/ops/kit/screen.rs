@@ -63,6 +63,10 @@ impl SessionScreen {
         if let Some(found) = state.highlights.as_ref().filter(|h| !h.is_empty()) {
             view.extras.push(("highlights", highlights_brief(found)));
         }
+        if !state.image_notes.is_empty() {
+            view.extras
+                .push(("image_notes", serde_json::json!(state.image_notes)));
+        }
         view
     }
 

@@ -234,6 +234,7 @@ pub async fn start(
         ],
         size: launch.size,
         detect_child_exit: true,
+        images: false,
         record: None,
     };
     let session = registry.spawn(spec).map_err(|e| match e {
