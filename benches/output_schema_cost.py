@@ -267,7 +267,9 @@ async def sessions_work(r, n):
     if r.has("send_line"):
         await classic_work(r, sh, n)
     test_file = os.path.join(r.workdir, f"{r.prefix}steps.toml")
-    for _ in range(n):
+    for i in range(n):
+        # save_test writes what was done since the last one: something each time.
+        await line_and_wait(r, sh, f"echo sv{i}", f"^sv{i}$")
         await r.timed("save_test", "save_test", {"file": test_file, "sids": [sh], "force": True})
     if r.has("spawn"):
         for i in range(n):
