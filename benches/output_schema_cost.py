@@ -332,7 +332,8 @@ async def classic_work(r, sh, n):
                               "sid": reporter})
     await r.untimed("wait_for", {"sid": reporter, "pattern": "^target: TARGET$", "timeout_ms": 10000})
     for _ in range(n):
-        await r.timed("mouse click", "mouse", {"sid": reporter, "action": "click", "text": "TARGET"})
+        # By cell: the reporter's lines soon scroll its TARGET off the screen.
+        await r.timed("mouse click", "mouse", {"sid": reporter, "action": "click", "col": 5, "row": 3})
     await r.untimed("close", {"sid": reporter})
     for i in range(n):
         sid = r.sid(f"x{i}")

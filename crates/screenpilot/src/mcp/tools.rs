@@ -508,6 +508,8 @@ fn merge_under(map: &mut Map<String, Value>, from: &Value) {
 mod tests {
     use super::*;
 
+    const BOTH: [OutputSchemas; 2] = [OutputSchemas::Compact, OutputSchemas::Full];
+
     fn compact(schema: Value) -> Value {
         Value::Object(compact_schema(
             schema.as_object().cloned().unwrap_or_default(),
@@ -558,11 +560,14 @@ mod tests {
         }
     }
 
-    /// What `check` finds in every tool's input and output schema.
-    fn in_every_schema(check: fn(&Value, String, &mut Vec<String>)) -> Vec<String> {
+    /// What `check` finds in every tool's input schema and its output schemas of the kinds given.
+    fn in_every_schema(
+        check: fn(&Value, String, &mut Vec<String>),
+        kinds: &[OutputSchemas],
+    ) -> Vec<String> {
         let mut found = Vec::new();
         for op in crate::ops::OPERATIONS.iter() {
-            for outputs in [OutputSchemas::Compact, OutputSchemas::Full] {
+            for &outputs in kinds {
                 let tool = tool_of(op, &Profile::ALL, outputs);
                 let input = Value::Object((*tool.input_schema).clone());
                 check(&input, format!("{}.inputSchema", op.name), &mut found);
@@ -578,7 +583,7 @@ mod tests {
 
     #[test]
     fn no_schema_has_a_true_subschema() {
-        let found = in_every_schema(true_subschemas);
+        let found = in_every_schema(true_subschemas, &BOTH);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -598,10 +603,12 @@ mod tests {
     }
 
     /// A field called `title` or `description` is a field, not schema noise: a schema that requires
-    /// it must still define it (the window list's `title` was stripped once).
+    /// it must still define it (the window list's `title` was stripped once). The compact output
+    /// schemas name every field an answer has in `required` and type only the first few, on purpose
+    /// ([`super::output_schemas`]): the exact ones are checked.
     #[test]
     fn every_required_field_is_defined() {
-        let found = in_every_schema(undefined_required);
+        let found = in_every_schema(undefined_required, &[OutputSchemas::Full]);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -658,7 +665,7 @@ mod tests {
 
     #[test]
     fn no_schema_has_a_type_list_or_an_empty_subschema() {
-        let found = in_every_schema(unportable);
+        let found = in_every_schema(unportable, &BOTH);
         assert!(found.is_empty(), "{found:#?}");
     }
 
