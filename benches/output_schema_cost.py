@@ -1,70 +1,47 @@
 #!/usr/bin/env python3
-"""What screenpilot's output schemas cost a validating MCP client: the official Python SDK 1.x checks
-every tool result's structuredContent against the tool's outputSchema, on the client's CPU, on every call.
+"""What screenpilot's output schemas cost a validating MCP client: the official Python SDK checks every
+tool result's structuredContent against the tool's outputSchema, on the client's CPU, on every call.
+SDK 1.30 and SDK 2.x side by side, every tool of every profile, with the compact output schemas
+`screenpilot mcp` lists by default and the exact ones of `--output-schemas full`.
 
-Run: python3 benches/output_schema_cost.py [--calls N] [--repeat R] [--binary PATH] [--profiles LIST]
-                                           [--json FILE]
-     (after `cargo build --release -p screenpilot`; needs bash and python3 on PATH.) The script runs
-     itself under a venv of its own, .venv/mcp1 with mcp==1.30.0: when that venv is missing it makes it
-     (`python3 -m venv .venv/mcp1`, `.venv/mcp1/bin/pip install mcp==1.30.0`), then re-executes itself
-     under .venv/mcp1/bin/python. Default binary: target/release/screenpilot, or target/debug/screenpilot
-     when that one is newer (the run says which it took).
+Run: python3 benches/output_schema_cost.py [--calls N] [--binary PATH] [--profiles LIST] [--schemas LIST]
+                                           [--sdks LIST] [--textual-python PATH] [--constructs]
+                                           [--repeat R] [--json FILE]
+     (after `cargo build --release -p screenpilot`; needs bash, python3 and Xvfb on PATH.) Each SDK runs
+     in a venv of its own: .venv/mcp1 with mcp==1.30.0 and .venv/mcp2 with mcp==2.3.0 (the newest 2.x
+     when this was written); a missing venv is made (`python3 -m venv .venv/mcpN`, then
+     `.venv/mcpN/bin/pip install mcp==VERSION`). This script runs each measuring pass as a child
+     process under that venv's python (`--worker`). Default binary: target/release/screenpilot, or
+     target/debug/screenpilot when that one is newer (the run says which it took). textual_run starts
+     its app with --textual-python (default: $SCREENPILOT_TEST_PYTHON, else python3), which needs
+     textual.
 
-Where SDK 1.30 validates (mcp/client/session.py): `ClientSession.list_tools` caches each tool's
-outputSchema in `_tool_output_schemas`; `call_tool`, on every result that is not isError, calls
-`_validate_tool_result`, which runs `jsonschema.validate(result.structuredContent, output_schema,
-registry=Registry())`. `jsonschema.validate` picks the validator class from `$schema` (2020-12 when
-absent), then checks the *schema itself* against that dialect's metaschema (`cls.check_schema`), then
-builds a fresh validator (so nothing is cached between calls: no resolved `$ref`) and walks the instance.
-SDK 2.x validates too (read in 2.3.0: `validate_tool_result`), but checks each schema once and keeps a
-compiled validator per tool, so its per-call cost is what the "reused validator" column below shows.
+Where the SDKs validate (mcp/client/session.py): SDK 1.30's `call_tool`, on every result that is not
+isError, calls `_validate_tool_result`, which runs `jsonschema.validate(result.structuredContent,
+output_schema, registry=Registry())`. `jsonschema.validate` checks the *schema itself* against the Draft
+2020-12 metaschema (`cls.check_schema`) and builds a fresh validator before it walks the result, every
+call, so the cost grows with the number of schema objects (subschemas) in outputSchema. SDK 2.x
+(`validate_tool_result`) checks a schema once and keeps a compiled validator per tool.
 
 What it does: a private daemon (SCREENPILOT_DIR a fresh temp dir, SCREENPILOT_MAX_SESSIONS=32 so ten
-sessions fit, stopped with `screenpilot daemon stop --end-sessions` at the end), then for each profile (the default one,
-and `--tools classic,textual,desktop`, which serves every tool) `screenpilot mcp` over stdio three times:
-1. through the SDK 1.30 ClientSession, validating as it does by default;
-2. through the same session with validation skipped (the tool's cached schema set to None, which is what
-   `_validate_tool_result` checks), so the difference is the validation and nothing else;
-3. over raw JSON-RPC (newline-delimited over the pipes, no SDK), for comparison.
-Each pass runs the same workload on real sessions of its own (a bash with PS1='$ ', a python3 REPL): list
-with 1 and with 10 sessions, snapshot, send/spawn with until (default profile), send_line + wait_for,
-expect, send_keys (classic profile), screenshot, run, close. Each timed call is made --calls times.
+sessions fit, stopped with `screenpilot daemon stop --end-sessions` at the end); then, for each profile
+(default = `screenpilot mcp`, terminal = `--tools terminal`, all = `--tools classic,textual,desktop`,
+which serves the classic tools beside the Textual and desktop ones), each kind of output schema
+(compact, the default; full, `--output-schemas full`) and each SDK, one pass: `screenpilot mcp` over
+stdio through that SDK's ClientSession, validating as it does by default, and a workload that calls
+every tool the profile lists --calls times on real sessions (a bash with PS1='$ ', python3 REPLs,
+Xvfb desktops, the Textual counter fixture). A listed tool with no timed call is reported as an error.
 
-Columns of the table:
-- SDK median/p95: wall time of `await session.call_tool(...)` (request, server, response, pydantic
-  parsing, validation), validating as the SDK does by default.
-- SDK no-val: the same without the validation.
-- in-SDK validation: the CPU time of the SDK's own `_validate_tool_result` step inside those calls (the
-  method wrapped with a timer).
-- validation only: `jsonschema.validate(sc, schema, registry=Registry())`, exactly the SDK's call, timed
-  in-process (CPU time) on the structuredContent each validated call returned and the schema tools/list
-  gave.
-Wall times (SDK, raw) move with the machine's load, which the run prints; validation times are this
-thread's CPU time (time.thread_time), so other processes change them less.
-- raw JSON-RPC: the same calls with no SDK at all.
-
-The construct experiment takes one result per tool (the last one recorded) and validates it against
-variants of the tool's schema, each timed --repeat times (median CPU time):
-- listed: the schema as tools/list gives it; `validate()` as the SDK calls it, and its `check_schema`
-  part (the metaschema check of the schema) on its own;
-- inlined: every `$ref` replaced by what it points to, `$defs` dropped;
-- compact: inlined, and nullable unions `anyOf [T, null]` as `type: [T, "null"]`, unions of consts as
-  one `enum`, fields with the same subschema grouped under one `patternProperties` entry naming them
-  exactly (`^(a|b|c)$`), descriptions dropped (annotations: they do not change what validates);
-- one shape: inlined, and the unions of object shapes (terminal | desktop, Snapped | Looked) narrowed to
-  the branch this result takes, as a tool answering with one shape would list it; nullable fields as
-  type lists and const unions as enums, no grouping;
-- one shape, compact: the same, grouped as in compact;
-- draft-07: inlined, tuples as `items: [...]`, and `"$schema": "http://json-schema.org/draft-07/schema#"`
-  (jsonschema then checks against the draft-07 metaschema; for reference only: clients that accept
-  2020-12 only refuse it);
-- one shape, compact, draft-07: both, to show where an older dialect's floor is.
-For each: the number of subschemas (schema objects the metaschema check walks), bytes, `validate()` as
-the SDK calls it, its `check_schema` part, a `Draft202012Validator` (or the declared dialect's) built once
-and reused (`is_valid`, what a well-behaved client could do), and whether the variant gives the same
-verdict as the listed schema on the result and on its mutations (each value given a value of another
-type, each key removed, an unknown key added): "same" counts agreements; "stricter", mutations the variant
-refuses and the listed schema lets through (a union accepting a broken result as its other shape).
+Per call it records:
+- call: wall time of `await session.call_tool(...)` (request, server, response, parsing, validation);
+- client CPU: this thread's CPU time (time.thread_time) over that await: what the client itself spends
+  on the call (the SDK's reading, parsing and validation; the event loop's share), whatever else the
+  machine runs;
+- validation: the CPU time of the SDK's own validation step inside the call (the method wrapped with a
+  timer).
+The table gives medians per call kind. --constructs adds the earlier construct experiment (SDK 1.30 only):
+one result per tool validated against variants of its schema (inlined, type lists, one shape,
+draft-07), with the verdicts compared on the result's mutations.
 """
 
 import argparse
@@ -82,36 +59,28 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-VENV = os.path.join(ROOT, ".venv", "mcp1")
-VENV_PY = os.path.join(VENV, "bin", "python")
-MCP_VERSION = "1.30.0"
-REEXEC_MARK = "OUTPUT_SCHEMA_COST_REEXEC"
+FIXTURES = os.path.join(ROOT, "crates", "screenpilot", "tests", "fixtures")
+SDKS = {"1": ("mcp1", "1.30.0"), "2": ("mcp2", "2.3.0")}
 CALL_TIMEOUT_S = 60
-PROFILES = {"default": [], "all": ["--tools", "classic,textual,desktop"]}
+PROFILES = {"default": [], "terminal": ["--tools", "terminal"], "all": ["--tools", "classic,textual,desktop"]}
+SCHEMAS = {"compact": [], "full": ["--output-schemas", "full"]}
 PS1 = "$ "
 
 
-def ensure_sdk():
-    """Run under .venv/mcp1 with mcp==1.30.0, making it first when it is missing."""
-    try:
-        from importlib.metadata import version
-
-        if version("mcp") == MCP_VERSION:
-            return
-    except Exception:
-        pass
-    if os.environ.get(REEXEC_MARK):
-        raise SystemExit(f"{VENV_PY} still has no mcp=={MCP_VERSION}")
-    if not os.path.exists(VENV_PY):
-        print(f"making {VENV} (python3 -m venv)", file=sys.stderr)
-        subprocess.run(["python3", "-m", "venv", VENV], check=True)
-    has = subprocess.run([VENV_PY, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{MCP_VERSION}'"],
+def venv_python(sdk):
+    """The venv's python for SDK "1" or "2", making the venv when it is missing."""
+    name, wanted = SDKS[sdk]
+    venv = os.path.join(ROOT, ".venv", name)
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        print(f"making {venv} (python3 -m venv)", file=sys.stderr)
+        subprocess.run(["python3", "-m", "venv", venv], check=True)
+    has = subprocess.run([python, "-c", f"import importlib.metadata as m; assert m.version('mcp') == '{wanted}'"],
                          capture_output=True)
     if has.returncode != 0:
-        print(f"installing mcp=={MCP_VERSION} into {VENV}", file=sys.stderr)
-        subprocess.run([VENV_PY, "-m", "pip", "install", "-q", f"mcp=={MCP_VERSION}"], check=True)
-    os.environ[REEXEC_MARK] = "1"
-    os.execv(VENV_PY, [VENV_PY, os.path.abspath(__file__)] + sys.argv[1:])
+        print(f"installing mcp=={wanted} into {venv}", file=sys.stderr)
+        subprocess.run([python, "-m", "pip", "install", "-q", f"mcp=={wanted}"], check=True)
+    return python
 
 
 def pick_binary(given):
@@ -160,15 +129,14 @@ def timed_median(fn, repeat):
 
 
 # ----------------------------------------------------------------------------------------------------
-# Clients. Each has call(tool, args) -> (ms, structuredContent, is_error, text) and a tools dict.
+# The client: whichever SDK this python has. call(tool, args) -> (structuredContent, is_error, text).
 
 
 class SdkClient:
-    """The SDK 1.30 ClientSession over stdio; `validate` False skips the SDK's own result validation."""
+    """The SDK's ClientSession over stdio, validating as it does by default, each call timed."""
 
     def __init__(self, argv, env, log):
         self.argv, self.env, self.log = argv, env, log
-        self.validate = True
 
     async def __aenter__(self):
         from contextlib import AsyncExitStack
@@ -180,18 +148,20 @@ class SdkClient:
         params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env)
         read, write = await self.stack.enter_async_context(stdio_client(params, errlog=self.log))
         self.session = await self.stack.enter_async_context(ClientSession(read, write))
-        # Time the SDK's own validation step where it runs, by wrapping the method call_tool awaits.
-        original = self.session._validate_tool_result
+        # Time the SDK's own validation step where it runs, by wrapping the method call_tool awaits
+        # (SDK 1.x: _validate_tool_result; 2.x: validate_tool_result).
+        name = "validate_tool_result" if hasattr(self.session, "validate_tool_result") else "_validate_tool_result"
+        original = getattr(self.session, name)
         self.last_validation_ms = None
 
-        async def timed_validation(name, result):
+        async def timed_validation(tool, result):
             t0 = time.thread_time()
             try:
-                return await original(name, result)
+                return await original(tool, result)
             finally:
                 self.last_validation_ms = cpu_ms_since(t0)
 
-        self.session._validate_tool_result = timed_validation
+        setattr(self.session, name, timed_validation)
         await self.session.initialize()
         listed = await self.session.list_tools()
         self.tools = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools}
@@ -201,208 +171,222 @@ class SdkClient:
         await self.stack.aclose()
 
     async def call(self, tool, args):
+        """(wall ms, client CPU ms, validation CPU ms, structuredContent, is_error, text)"""
         from datetime import timedelta
 
-        cache = self.session._tool_output_schemas
-        saved = cache.get(tool)
-        if not self.validate:
-            cache[tool] = None
+        from importlib.metadata import version
+
+        timeout = timedelta(seconds=CALL_TIMEOUT_S) if version("mcp").startswith("1.") else CALL_TIMEOUT_S
         self.last_validation_ms = None
-        try:
-            t0 = time.perf_counter()
-            result = await self.session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=CALL_TIMEOUT_S))
-            elapsed = ms_since(t0)
-        finally:
-            cache[tool] = saved
+        t0, c0 = time.perf_counter(), time.thread_time()
+        result = await self.session.call_tool(tool, args, read_timeout_seconds=timeout)
+        wall, cpu = ms_since(t0), cpu_ms_since(c0)
+        sc = getattr(result, "structured_content", getattr(result, "structuredContent", None))
+        err = bool(getattr(result, "is_error", getattr(result, "isError", False)))
         text = "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")
-        return elapsed, result.structuredContent, bool(result.isError), text
-
-
-class RawClient:
-    """Newline-delimited JSON-RPC over the server's pipes, nothing else."""
-
-    def __init__(self, argv, env, log):
-        self.argv, self.env, self.log = argv, env, log
-        self.next_id = 0
-
-    async def __aenter__(self):
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     env=self.env)
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "output_schema_cost", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.tools = {t["name"]: t for t in self.request("tools/list", {})["tools"]}
-        return self
-
-    async def __aexit__(self, *exc):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-    def send(self, msg):
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"server closed its stdout during {method}")
-            msg = json.loads(line)
-            if msg.get("id") == self.next_id and ("result" in msg or "error" in msg):
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg["result"]
-
-    async def call(self, tool, args):
-        t0 = time.perf_counter()
-        result = self.request("tools/call", {"name": tool, "arguments": args})
-        elapsed = ms_since(t0)
-        text = "\n".join(b.get("text", "") for b in result.get("content", []) if b.get("type") == "text")
-        return elapsed, result.get("structuredContent"), bool(result.get("isError")), text
+        return wall, cpu, self.last_validation_ms, sc, err, text
 
 
 # ----------------------------------------------------------------------------------------------------
-# The workload: the same calls for every pass; timed calls go to a row per label.
+# The workload: every listed tool, each timed call kind a row of its own.
 
 
 class Recorder:
-    def __init__(self, client, prefix):
-        self.client, self.prefix = client, prefix
-        self.rows = {}  # label -> {"tool", "ms": [...], "instances": [...], "errors": int, "first_error"}
+    def __init__(self, client, prefix, workdir, textual_python):
+        self.client, self.prefix, self.workdir, self.textual_python = client, prefix, workdir, textual_python
+        self.rows = {}  # label -> {"tool", "wall_ms", "cpu_ms", "validation_ms", "instances", "errors", ...}
 
     def sid(self, name):
         return self.prefix + name
 
+    def has(self, tool):
+        return tool in self.client.tools
+
     async def untimed(self, tool, args):
-        _, sc, err, text = await self.client.call(tool, args)
+        _, _, _, sc, err, text = await self.client.call(tool, args)
         if err:
             raise RuntimeError(f"{tool} {json.dumps(args)}: {text}")
         return sc
 
     async def timed(self, label, tool, args):
-        ms, sc, err, text = await self.client.call(tool, args)
-        row = self.rows.setdefault(label, {"tool": tool, "ms": [], "in_sdk_ms": [], "instances": [], "errors": 0,
-                                           "first_error": None})
-        row["ms"].append(ms)
-        in_sdk = getattr(self.client, "last_validation_ms", None)
-        if in_sdk is not None and getattr(self.client, "validate", False):
-            row["in_sdk_ms"].append(in_sdk)
+        wall, cpu, validation, sc, err, text = await self.client.call(tool, args)
+        row = self.rows.setdefault(label, {"tool": tool, "wall_ms": [], "cpu_ms": [], "validation_ms": [],
+                                           "instances": [], "errors": 0, "first_error": None})
         if err:
             row["errors"] += 1
             row["first_error"] = row["first_error"] or text[:200]
-        elif sc is not None:
+            return sc
+        row["wall_ms"].append(wall)
+        row["cpu_ms"].append(cpu)
+        if validation is not None:
+            row["validation_ms"].append(validation)
+        if sc is not None and len(row["instances"]) < 3:
             row["instances"].append(sc)
         return sc
 
 
-def bash_args(sid, profile):
-    args = {"cmd": "bash --norc --noprofile", "sid": sid, "env": {"PS1": PS1}}
-    if profile == "default":
-        args["until"] = {"regex": r"\$ $"}
-    return args
-
-
-async def start_bash(r, profile, name):
-    await r.untimed("spawn", bash_args(r.sid(name), profile))
-    if profile != "default":
-        await r.untimed("wait_for", {"sid": r.sid(name), "pattern": r"\$ $", "timeout_ms": 10000})
-
-
-async def start_python(r, profile, name):
-    if profile == "default":
-        await r.untimed("spawn", {"cmd": "python3 -q", "sid": r.sid(name), "until": {"regex": "^>>> $"}})
+async def spawn_and_wait(r, sid, cmd, ready):
+    """A session up and showing `ready`, with the profile's own tools (an until, or wait_for)."""
+    if r.has("send"):
+        await r.untimed("spawn", {"cmd": cmd, "sid": sid, "env": {"PS1": PS1}, "until": {"regex": ready}})
     else:
-        await r.untimed("spawn", {"cmd": "python3 -q", "sid": r.sid(name)})
-        await r.untimed("wait_for", {"sid": r.sid(name), "pattern": "^>>> $", "timeout_ms": 10000})
+        await r.untimed("spawn", {"cmd": cmd, "sid": sid, "env": {"PS1": PS1}})
+        await r.untimed("wait_for", {"sid": sid, "pattern": ready, "timeout_ms": 10000})
 
 
-async def list_with_ten(r, profile, n):
-    extra = [f"b{k}" for k in range(8)]
-    for name in extra:
-        await start_bash(r, profile, name)
-    for _ in range(n):
-        await r.timed("list (10 sessions)", "list", {})
-    for name in extra:
-        await r.untimed("close", {"sid": r.sid(name)})
+async def line_and_wait(r, sid, line, ready):
+    if r.has("send"):
+        await r.untimed("send", {"sid": sid, "text": line, "keys": ["Enter"], "until": {"regex": ready}})
+    else:
+        await r.untimed("send_line", {"sid": sid, "text": line})
+        await r.untimed("wait_for", {"sid": sid, "pattern": ready, "timeout_ms": 10000})
 
 
-async def workload_default(r, n):
-    sh, py = r.sid("sh"), r.sid("py")
-    await start_bash(r, "default", "sh")
-    for _ in range(n):
-        await r.timed("list (1 session)", "list", {})
-    for _ in range(n):
-        await r.timed("snapshot terminal (screen=full)", "snapshot", {"sid": sh, "screen": "full"})
-    for _ in range(n):
-        await r.timed("snapshot terminal (auto, unchanged)", "snapshot", {"sid": sh})
-    for i in range(n):
-        await r.timed("send text+Enter until regex (bash)", "send",
-                      {"sid": sh, "text": f"echo tok{i}", "keys": ["Enter"], "until": {"regex": f"^tok{i}$"}})
-    for i in range(n):
-        await r.timed("run (bash)", "run", {"sid": sh, "command": f"echo run{i}"})
-    for _ in range(n):
-        await r.timed("screenshot terminal", "screenshot", {"sid": sh})
-    await start_python(r, "default", "py")
-    for i in range(n):
-        await r.timed("send keys until regex (python)", "send",
-                      {"sid": py, "keys": [f"{1000 + i}*2", "Enter"], "until": {"regex": f"^{2 * (1000 + i)}$"}})
-    for i in range(n):
-        sid = r.sid(f"s{i}")
-        await r.timed("spawn python3 until >>>", "spawn", {"cmd": "python3 -q", "sid": sid, "until": {"regex": "^>>> $"}})
-        await r.timed("close", "close", {"sid": sid})
-    await list_with_ten(r, "default", n)
-    await r.untimed("close", {"sid": sh})
-    await r.untimed("close", {"sid": py})
-
-
-async def workload_all(r, n):
-    sh, py = r.sid("sh"), r.sid("py")
-    await start_bash(r, "all", "sh")
+async def sessions_work(r, n):
+    """The tools every profile has (list, close, save_test) and the terminal ones it lists."""
+    sh = r.sid("sh")
+    await spawn_and_wait(r, sh, "bash --norc --noprofile", r"\$ $")
     for _ in range(n):
         await r.timed("list (1 session)", "list", {})
-    for _ in range(n):
-        await r.timed("snapshot terminal", "snapshot", {"sid": sh})
+    if r.has("snapshot"):
+        for _ in range(n):
+            await r.timed("snapshot terminal", "snapshot", {"sid": sh})
+        if r.has("send"):
+            for _ in range(n):
+                await r.timed("snapshot terminal (screen=full)", "snapshot", {"sid": sh, "screen": "full"})
+    if r.has("screenshot"):
+        for _ in range(n):
+            await r.timed("screenshot terminal", "screenshot", {"sid": sh})
+    if r.has("send"):
+        for i in range(n):
+            await r.timed("send text+Enter until regex", "send",
+                          {"sid": sh, "text": f"echo tok{i}", "keys": ["Enter"], "until": {"regex": f"^tok{i}$"}})
+    if r.has("run"):
+        for i in range(n):
+            await r.timed("run", "run", {"sid": sh, "command": f"echo run{i}"})
+    if r.has("send_line"):
+        await classic_work(r, sh, n)
+    test_file = os.path.join(r.workdir, f"{r.prefix}steps.toml")
     for i in range(n):
-        await r.timed("send_line (bash)", "send_line", {"sid": sh, "text": f"echo tok{i}"})
-        await r.timed("wait_for (bash output)", "wait_for", {"sid": sh, "pattern": f"^tok{i}$", "timeout_ms": 10000})
-    for i in range(n):
-        await r.untimed("send_line", {"sid": sh, "text": f"echo ex{i}"})
-        await r.timed("expect (bash output)", "expect",
-                      {"sid": sh, "patterns": [f"^ex{i}$", "denied"], "timeout_ms": 10000})
-    await start_python(r, "all", "py")
-    for i in range(n):
-        await r.timed("send_keys (python)", "send_keys", {"sid": py, "keys": [f"{1000 + i}*3", "Enter"]})
-        await r.timed("wait_for (python output)", "wait_for",
-                      {"sid": py, "pattern": f"^{3 * (1000 + i)}$", "timeout_ms": 10000})
-    for _ in range(n):
-        await r.timed("screenshot terminal", "screenshot", {"sid": sh})
-    for i in range(n):
-        sid = r.sid(f"s{i}")
-        await r.timed("spawn python3", "spawn", {"cmd": "python3 -q", "sid": sid})
-        await r.untimed("wait_for", {"sid": sid, "pattern": "^>>> $", "timeout_ms": 10000})
-        await r.timed("close", "close", {"sid": sid})
-    await list_with_ten(r, "all", n)
+        # save_test writes what was done since the last one: something each time.
+        await line_and_wait(r, sh, f"echo sv{i}", f"^sv{i}$")
+        await r.timed("save_test", "save_test", {"file": test_file, "sids": [sh], "force": True})
+    if r.has("spawn"):
+        for i in range(n):
+            sid = r.sid(f"s{i}")
+            if r.has("send"):
+                await r.timed("spawn python3 until >>>", "spawn",
+                              {"cmd": "python3 -q", "sid": sid, "until": {"regex": "^>>> $"}})
+            else:
+                await r.timed("spawn python3", "spawn", {"cmd": "python3 -q", "sid": sid})
+            await r.timed("close", "close", {"sid": sid})
+        extra = [r.sid(f"b{k}") for k in range(9)]
+        for sid in extra:
+            await spawn_and_wait(r, sid, "bash --norc --noprofile", r"\$ $")
+        for _ in range(n):
+            await r.timed("list (10 sessions)", "list", {})
+        for sid in extra:
+            await r.untimed("close", {"sid": sid})
     await r.untimed("close", {"sid": sh})
-    await r.untimed("close", {"sid": py})
 
 
-WORKLOADS = {"default": workload_default, "all": workload_all}
+async def classic_work(r, sh, n):
+    """The classic tools, on the bash session and a mouse-reporting app."""
+    for _ in range(n):
+        await r.timed("alive", "alive", {"sid": sh})
+    for i in range(n):
+        size = (100, 30) if i % 2 == 0 else (80, 24)
+        await r.timed("resize", "resize", {"sid": sh, "cols": size[0], "rows": size[1]})
+    for i in range(n):
+        await r.timed("send_line", "send_line", {"sid": sh, "text": f"echo wf{i}"})
+        await r.timed("wait_for (output)", "wait_for", {"sid": sh, "pattern": f"^wf{i}$", "timeout_ms": 10000})
+    for i in range(n):
+        await r.timed("type", "type", {"sid": sh, "text": f"echo ty{i}"})
+        await r.timed("send_keys Enter", "send_keys", {"sid": sh, "keys": ["Enter"]})
+        await r.timed("expect (output)", "expect", {"sid": sh, "patterns": [f"^ty{i}$", "denied"], "timeout_ms": 10000})
+    for i in range(n):
+        before = await r.untimed("snapshot", {"sid": sh})
+        await r.untimed("send_line", {"sid": sh, "text": f"echo wc{i}"})
+        await r.timed("wait_change", "wait_change", {"sid": sh, "hash": before["hash"], "timeout_ms": 10000})
+    for i in range(n):
+        before = await r.untimed("snapshot", {"sid": sh})
+        await r.untimed("send_line", {"sid": sh, "text": f"echo wv{i}"})
+        await r.timed("wait_visual_change", "wait_visual_change",
+                      {"sid": sh, "visual_hash": before["visual_hash"], "timeout_ms": 10000})
+    for i in range(n):
+        await r.untimed("send_line", {"sid": sh, "text": f"echo rd{i}"})
+        await r.timed("wait_ready (marker)", "wait_ready", {"sid": sh, "marker": f"^rd{i}$", "max_wait_ms": 10000})
+    for i in range(n):
+        await r.untimed("send_line", {"sid": sh, "text": f"echo wt{i}"})
+        await r.timed("wait (until regex)", "wait", {"sid": sh, "until": {"regex": f"^wt{i}$"}, "timeout_ms": 10000})
+    cast = os.path.join(r.workdir, f"{r.prefix}record.cast")
+    for _ in range(n):
+        await r.timed("record start", "record", {"sid": sh, "action": "start", "path": cast, "force": True})
+        await r.timed("record stop", "record", {"sid": sh, "action": "stop"})
+    if r.has("watch"):
+        for _ in range(n):
+            await r.timed("watch start", "watch", {})
+            await r.timed("watch stop", "watch", {"stop": True})
+    reporter = r.sid("mouse")
+    await r.untimed("spawn", {"argv": [sys.executable, os.path.join(FIXTURES, "input_reporter.py"), "--mouse"],
+                              "sid": reporter})
+    await r.untimed("wait_for", {"sid": reporter, "pattern": "^target: TARGET$", "timeout_ms": 10000})
+    for _ in range(n):
+        # By cell: the reporter's lines soon scroll its TARGET off the screen.
+        await r.timed("mouse click", "mouse", {"sid": reporter, "action": "click", "col": 5, "row": 3})
+    await r.untimed("close", {"sid": reporter})
+    for i in range(n):
+        sid = r.sid(f"x{i}")
+        await r.untimed("spawn", {"cmd": "sleep 0.05", "sid": sid})
+        await r.timed("wait_exit", "wait_exit", {"sid": sid, "timeout_ms": 10000})
+        await r.untimed("close", {"sid": sid})
 
 
-async def run_pass(kind, argv, env, log, profile, prefix, n):
-    client = (SdkClient if kind != "raw" else RawClient)(argv, env, log)
-    async with client:
-        if kind == "sdk-noval":
-            client.validate = False
-        r = Recorder(client, prefix)
-        await WORKLOADS[profile](r, n)
-        return r.rows, client.tools
+async def desktop_work(r, n):
+    """desktop_start (and close) n times, then computer and act on one desktop."""
+    for i in range(n):
+        sid = r.sid(f"d{i}")
+        await r.timed("desktop_start", "desktop_start", {"sid": sid, "size": [640, 400]})
+        await r.timed("close desktop", "close", {"sid": sid})
+    desk = r.sid("desk")
+    await r.untimed("desktop_start", {"sid": desk, "size": [640, 400]})
+    for i in range(n):
+        await r.timed("computer click (desktop)", "computer",
+                      {"sid": desk, "action": {"type": "click", "x": 100 + i, "y": 200}})
+    await r.untimed("act", {"sid": desk, "do": "clipboard", "text": "from-bench"})
+    for _ in range(n):
+        await r.timed("act clipboard", "act", {"sid": desk, "do": "clipboard"})
+    if r.has("snapshot"):
+        for _ in range(n):
+            await r.timed("snapshot desktop", "snapshot", {"sid": desk})
+    await r.untimed("close", {"sid": desk})
+
+
+async def textual_work(r, n):
+    app = os.path.join(r.workdir, "counter.py")
+    shutil.copy(os.path.join(FIXTURES, "textual", "counter.py"), app)
+    for _ in range(n):
+        await r.timed("textual_run", "textual_run",
+                      {"app": app, "python": r.textual_python, "actions": [{"click": "#inc"}], "query": ["#label"]})
+
+
+async def workload(r, n):
+    await sessions_work(r, n)
+    if r.has("desktop_start"):
+        await desktop_work(r, n)
+    if r.has("textual_run"):
+        await textual_work(r, n)
+
+
+async def run_worker(argv, env, prefix, n, workdir, textual_python):
+    log = open(os.path.join(workdir, f"{prefix}server.log"), "wb")
+    try:
+        async with SdkClient(argv, env, log) as client:
+            r = Recorder(client, prefix, workdir, textual_python)
+            await workload(r, n)
+            return r.rows, client.tools
+    finally:
+        log.close()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -708,20 +692,6 @@ def construct_experiment(tool, schema, instance, repeat):
 # ----------------------------------------------------------------------------------------------------
 
 
-def validation_only(schema, instances, n):
-    """jsonschema.validate exactly as SDK 1.30's _validate_tool_result calls it, n times over the instances."""
-    from jsonschema import validate
-    from referencing import Registry
-
-    xs = []
-    for i in range(n):
-        inst = instances[i % len(instances)]
-        t0 = time.thread_time()
-        validate(inst, schema, registry=Registry())
-        xs.append(cpu_ms_since(t0))
-    return xs
-
-
 def linear_fit(points):
     """Least squares y = a + b x."""
     if len(points) < 3:
@@ -744,106 +714,168 @@ def same_note(c):
     return f" ({', '.join(parts)})" if parts else ""
 
 
+
+
 def fmt(x):
     return "-" if x is None or x != x else (f"{x:.1f}" if x >= 10 else f"{x:.2f}")
 
 
-def main():
-    ensure_sdk()
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--calls", type=int, default=50, help="timed calls per tool and pass (default 50)")
-    ap.add_argument("--repeat", type=int, default=15, help="repeats of each construct-experiment timing")
-    ap.add_argument("--binary", help="screenpilot binary (default: release, or debug when newer)")
-    ap.add_argument("--profiles", default="default,all", help="default,all (all: --tools classic,textual,desktop)")
-    ap.add_argument("--json", metavar="FILE", help="write the raw figures here")
-    args = ap.parse_args()
-    import jsonschema
+def worker(args):
+    """One pass, in the SDK's venv: the workload through ClientSession; raw figures to args.json."""
     from importlib.metadata import version
 
+    argv = [args.binary, "mcp"] + PROFILES[args.profile] + SCHEMAS[args.schemas]
+    workdir = tempfile.mkdtemp(prefix="output-schema-cost-work-")
+    prefix = f"{args.profile[0]}{args.schemas[0]}{version('mcp')[0]}-"
+    try:
+        rows, tools = asyncio.run(run_worker(argv, dict(os.environ), prefix, args.calls, workdir,
+                                             args.textual_python))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    timed = {row["tool"] for row in rows.values()}
+    out = {"mcp": version("mcp"), "jsonschema": version("jsonschema"), "rows": rows,
+           "untimed_tools": sorted(set(tools) - timed),
+           "schemas": {name: t.get("outputSchema") for name, t in tools.items()}, "constructs": []}
+    if args.constructs:
+        for label, row in rows.items():
+            schema = out["schemas"].get(row["tool"])
+            if schema and row["instances"]:
+                for c in construct_experiment(row["tool"], schema, row["instances"][-1], args.repeat):
+                    c.update(profile=args.profile, label=label)
+                    out["constructs"].append(c)
+    with open(args.json, "w") as f:
+        json.dump(out, f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calls", type=int, default=30, help="timed calls per call kind and pass (default 30)")
+    ap.add_argument("--binary", help="screenpilot binary (default: release, or debug when newer)")
+    ap.add_argument("--profiles", default="default,terminal,all",
+                    help="default,terminal,all (all: --tools classic,textual,desktop)")
+    ap.add_argument("--schemas", default="compact,full", help="compact,full (full: --output-schemas full)")
+    ap.add_argument("--sdks", default="1,2", help="1,2: mcp 1.30.0 and 2.3.0")
+    ap.add_argument("--textual-python", default=os.environ.get("SCREENPILOT_TEST_PYTHON", "python3"),
+                    help="a python with textual, for textual_run's app")
+    ap.add_argument("--constructs", action="store_true", help="also the construct experiment (SDK 1.30 passes)")
+    ap.add_argument("--repeat", type=int, default=15, help="repeats of each construct-experiment timing")
+    ap.add_argument("--json", metavar="FILE", help="write the raw figures here")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--profile", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+
     binary, why = pick_binary(args.binary)
+    args.binary = os.path.abspath(binary)
     why += time.strftime(", built %Y-%m-%d %H:%M:%S UTC", time.gmtime(os.path.getmtime(binary)))
-    print(f"binary: {binary} ({why}); mcp {version('mcp')}, jsonschema {version('jsonschema')}, "
-          f"python {sys.version.split()[0]}; {args.calls} calls per tool and pass", file=sys.stderr)
+    pythons = {sdk: venv_python(sdk) for sdk in args.sdks.split(",")}
+    print(f"binary: {binary} ({why}); {args.calls} calls per call kind and pass", file=sys.stderr)
     load_before = os.getloadavg()
     spdir = tempfile.mkdtemp(prefix="output-schema-cost-")
     env = dict(os.environ, SCREENPILOT_DIR=spdir, SCREENPILOT_MAX_SESSIONS="32")
     env.pop("TMUX", None)
-    log = open(os.path.join(spdir, "servers.log"), "wb")
-    subprocess.run([binary, "daemon", "start"], env=env, check=True, capture_output=True, timeout=30)
-    out = {"binary": binary, "binary_why": why, "mcp": version("mcp"), "jsonschema": version("jsonschema"),
-           "calls": args.calls, "load_before": load_before, "rows": [], "constructs": []}
+    subprocess.run([args.binary, "daemon", "start"], env=env, check=True, capture_output=True, timeout=30)
+    passes = {}  # (profile, schemas, sdk) -> worker output
     try:
         for profile in args.profiles.split(","):
-            argv = [binary, "mcp"] + PROFILES[profile]
-            passes = {}
-            for kind, prefix in (("sdk", "v"), ("sdk-noval", "n"), ("raw", "r")):
-                print(f"{profile}: {kind} pass", file=sys.stderr)
-                passes[kind], tools = asyncio.run(run_pass(kind, argv, env, log, profile, prefix, args.calls))
-            seen_tools = set()
-            for label, row in passes["sdk"].items():
-                schema = tools[row["tool"]].get("outputSchema")
-                vonly = validation_only(schema, row["instances"], args.calls) if schema and row["instances"] else []
-                out["rows"].append({
-                    "label": label, "tool": row["tool"], "profile": profile, "calls": len(row["ms"]),
-                    "errors": {k: passes[k].get(label, {}).get("errors", 0) for k in passes},
-                    "first_error": row["first_error"],
-                    "sdk_ms": row["ms"], "in_sdk_validation_ms": row["in_sdk_ms"], "sdk_noval_ms": passes["sdk-noval"].get(label, {}).get("ms", []),
-                    "raw_ms": passes["raw"].get(label, {}).get("ms", []), "validation_ms": vonly,
-                    "instance_bytes": median([len(json.dumps(i)) for i in row["instances"]]) if row["instances"] else None,
-                    "schema_bytes": len(json.dumps(schema, separators=(",", ":"))) if schema else 0,
-                })
-                key = (row["tool"], json.dumps(schema, sort_keys=True))
-                if schema and row["instances"] and key not in seen_tools:
-                    seen_tools.add(key)
-                    print(f"{profile}: construct experiment on {row['tool']}", file=sys.stderr)
-                    out.setdefault("instances", []).append({"tool": row["tool"], "profile": profile,
-                                                            "instance": row["instances"][-1]})
-                    for c in construct_experiment(row["tool"], schema, row["instances"][-1], args.repeat):
-                        c.update(profile=profile, label=label)
-                        out["constructs"].append(c)
+            for schemas in args.schemas.split(","):
+                for sdk, python in pythons.items():
+                    print(f"{profile}, {schemas} output schemas, SDK {SDKS[sdk][1]}: pass", file=sys.stderr)
+                    out_file = os.path.join(spdir, f"{profile}-{schemas}-{sdk}.json")
+                    argv = [python, os.path.abspath(__file__), "--worker", "--profile", profile, "--schemas",
+                            schemas, "--calls", str(args.calls), "--binary", args.binary, "--textual-python",
+                            args.textual_python, "--repeat", str(args.repeat), "--json", out_file]
+                    if args.constructs and sdk == "1":
+                        argv.append("--constructs")
+                    subprocess.run(argv, env=env, check=True)
+                    with open(out_file) as f:
+                        passes[(profile, schemas, sdk)] = json.load(f)
     finally:
-        subprocess.run([binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True, timeout=30)
-        log.close()
+        subprocess.run([args.binary, "daemon", "stop", "--end-sessions"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(spdir, ignore_errors=True)
 
-    print(f"\nscreenpilot: {binary} ({why}); MCP Python SDK {out['mcp']}, jsonschema {out['jsonschema']}; "
-          f"default = `screenpilot mcp`, all = `--tools classic,textual,desktop`; load average "
-          f"{load_before[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end ({os.cpu_count()} CPUs); "
-          f"validation columns are CPU ms, the others wall ms\n")
-    print("| tool | profile | calls | SDK median ms | SDK p95 ms | SDK no-val median ms | in-SDK validation median ms "
-          "| validation-only median ms | raw JSON-RPC median ms | schema B | result B |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in out["rows"]:
-        errs = sum(r["errors"].values())
-        note = f" ({errs} errors)" if errs else ""
-        print(f"| {r['label']}{note} | {r['profile']} | {r['calls']} | {fmt(median(r['sdk_ms']))} | {fmt(p95(r['sdk_ms']))} "
-              f"| {fmt(median(r['sdk_noval_ms']))} | {fmt(median(r['in_sdk_validation_ms']))} "
-              f"| {fmt(median(r['validation_ms']))} | {fmt(median(r['raw_ms']))} "
-              f"| {r['schema_bytes']} | {fmt(r['instance_bytes'])} |")
-    print("\nConstruct experiment (one result per tool; ms are medians; validate() = the SDK's call; reused = "
-          "a validator built once; same = verdicts equal to the listed schema's on the result and its mutations)\n")
-    print("| tool | variant | subschemas | bytes | validate() ms | of which check_schema ms | fresh validator, "
-          "instance only ms | reused validator ms | same |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for c in out["constructs"]:
-        tag = f"{c['tool']} ({c['profile']})"
-        print(f"| {tag} | {c['variant']} | {c['subschemas']} | {c['bytes']} | {fmt(c['validate_ms'])} "
-              f"| {fmt(c['check_schema_ms'])} | {fmt(c['fresh_instance_ms'])} | {fmt(c['reused_ms'])} "
-              f"| {c['same_verdicts']}/{c['cases']}{same_note(c)} |")
+    versions = {sdk: next(p["mcp"] for (_, _, s), p in passes.items() if s == sdk) for sdk in pythons}
+    jsonschema_version = next(iter(passes.values()))["jsonschema"]
+    print(f"\nscreenpilot: {binary} ({why}); MCP Python SDK {', '.join(versions.values())}, jsonschema "
+          f"{jsonschema_version}; default = `screenpilot mcp`, terminal = `--tools terminal`, all = "
+          f"`--tools classic,textual,desktop`; load average {load_before[0]:.2f} at the start, "
+          f"{os.getloadavg()[0]:.2f} at the end ({os.cpu_count()} CPUs). Medians of {args.calls} calls; "
+          f"validation and client CPU are CPU ms of the client's thread, call is wall ms; each cell is "
+          f"compact / full (`--output-schemas full`)\n")
+    sdk_cols = "".join(f"| SDK {versions[s]} validation | SDK {versions[s]} client CPU | SDK {versions[s]} call "
+                       for s in pythons)
+    print(f"| call | profile | subschemas {sdk_cols}|")
+    print("|---|---|---" + "|---|---|---" * len(pythons) + "|")
+
+    def schema_of(profile, schemas, tool):
+        for sdk in pythons:
+            p = passes.get((profile, schemas, sdk))
+            if p and p["schemas"].get(tool):
+                return p["schemas"][tool]
+        return None
+
+    worst = {}
+    for profile in args.profiles.split(","):
+        labels = []
+        for (p, _, _), out in passes.items():
+            if p == profile:
+                labels += [label for label in out["rows"] if label not in labels]
+        for label in labels:
+            tool = next(out["rows"][label]["tool"] for (p, _, _), out in passes.items()
+                        if p == profile and label in out["rows"])
+            counts = " / ".join(str(count_subschemas(schema_of(profile, s, tool)) if schema_of(profile, s, tool)
+                                    else "-") for s in args.schemas.split(","))
+            cells = []
+            for sdk in pythons:
+                for key in ("validation_ms", "cpu_ms", "wall_ms"):
+                    values = []
+                    for schemas in args.schemas.split(","):
+                        row = passes.get((profile, schemas, sdk), {}).get("rows", {}).get(label)
+                        m = median(row[key]) if row else float("nan")
+                        values.append(fmt(m))
+                        if key in ("validation_ms", "cpu_ms") and row and m == m:
+                            k = (sdk, schemas, key)
+                            if m > worst.get(k, (0, ""))[0]:
+                                worst[k] = (m, f"{label} ({profile})")
+                    cells.append(" / ".join(values))
+            errors = sum(passes[k]["rows"].get(label, {}).get("errors", 0) for k in passes if k[0] == profile)
+            note = f" ({errors} errors)" if errors else ""
+            print(f"| {label}{note} | {profile} | {counts} | " + " | ".join(cells) + " |")
     print()
-    for dialect in sorted({c["dialect"] for c in out["constructs"]}):
-        fit = linear_fit([(c["subschemas"], c["validate_ms"]) for c in out["constructs"]
-                          if c["dialect"] == dialect and c["validate_ms"] is not None])
-        if fit:
-            out.setdefault("fits", {})[dialect] = fit
-            print(f"{dialect}: validate() as the SDK calls it ~ {fit['a']:.2f} ms + {fit['b']:.3f} ms per subschema "
-                  f"(least squares over {fit['n']} variants, r^2 {fit['r2']:.2f})")
-    for r in out["rows"]:
-        if r["first_error"]:
-            print(f"\nfirst error of {r['label']} ({r['profile']}): {r['first_error']}")
+    for (sdk, schemas, key), (m, where) in sorted(worst.items()):
+        what = "validation" if key == "validation_ms" else "client CPU"
+        print(f"SDK {versions[sdk]}, {schemas} output schemas: most {what} per call {fmt(m)} ms ({where})")
+    for (profile, schemas, sdk), out in passes.items():
+        if out["untimed_tools"]:
+            print(f"ERROR {profile}/{schemas}/SDK {versions[sdk]}: listed tools with no timed call: "
+                  f"{out['untimed_tools']}")
+        for label, row in out["rows"].items():
+            if row["first_error"]:
+                print(f"first error of {label} ({profile}, {schemas}, SDK {versions[sdk]}): {row['first_error']}")
+    constructs = [c for out in passes.values() for c in out["constructs"]]
+    if constructs:
+        print("\nConstruct experiment (SDK 1.30; one result per tool; ms are medians; validate() = the SDK's "
+              "call; reused = a validator built once; same = verdicts equal to the listed schema's on the "
+              "result and its mutations)\n")
+        print("| tool | variant | subschemas | bytes | validate() ms | of which check_schema ms | fresh validator, "
+              "instance only ms | reused validator ms | same |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for c in constructs:
+            print(f"| {c['tool']} ({c['profile']}) | {c['variant']} | {c['subschemas']} | {c['bytes']} "
+                  f"| {fmt(c['validate_ms'])} | {fmt(c['check_schema_ms'])} | {fmt(c['fresh_instance_ms'])} "
+                  f"| {fmt(c['reused_ms'])} | {c['same_verdicts']}/{c['cases']}{same_note(c)} |")
+        for dialect in sorted({c["dialect"] for c in constructs}):
+            fit = linear_fit([(c["subschemas"], c["validate_ms"]) for c in constructs
+                              if c["dialect"] == dialect and c["validate_ms"] is not None])
+            if fit:
+                print(f"{dialect}: validate() as SDK 1.30 calls it ~ {fit['a']:.2f} ms + {fit['b']:.3f} ms per "
+                      f"subschema (least squares over {fit['n']} variants, r^2 {fit['r2']:.2f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+            json.dump({"binary": binary, "binary_why": why, "versions": versions, "calls": args.calls,
+                       "load_before": load_before,
+                       "passes": {"/".join(k): v for k, v in passes.items()}}, f, indent=1)
 
 
 if __name__ == "__main__":

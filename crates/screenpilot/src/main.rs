@@ -275,6 +275,7 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
         http,
         token_file,
         tools,
+        output_schemas,
     } = &cli.verb
     {
         return screenpilot::mcp::run(
@@ -282,6 +283,7 @@ async fn run(cli: &Cli, hosts: Vec<Host>) -> Result<i32, OpError> {
             http.as_deref(),
             token_file.as_deref(),
             tools.as_deref(),
+            *output_schemas,
         )
         .await
         .map(|()| 0);

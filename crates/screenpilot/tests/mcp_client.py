@@ -5,8 +5,9 @@ Usage: mcp_client.py SCREENPILOT_BINARY [--transport stdio|http|both]
 Runs one agent-like flow over stdio and/or loopback streamable HTTP: initialize, list tools, spawn bash,
 send a line, wait for its output, snapshot, screenshot (PNG image content, decoded with the stdlib), tool
 errors, cancellation of a long wait, close. Over stdio it then calls every other listed tool at least once
-on a real session, so every tool's structuredContent is checked against its outputSchema (the summary's
-`validated_outputs`, which tests/mcp_e2e.rs compares with `listed_tools`). Uses $SCREENPILOT_DIR when set
+on a real session, so every tool's structuredContent is checked against its outputSchema, the compact
+one listed by default and the exact one of `--output-schemas full` (the summary's `validated_outputs`
+and `validated_full_outputs`, which tests/mcp_e2e.rs compares with `listed_tools`). Uses $SCREENPILOT_DIR when set
 (else a temp dir whose daemon it stops at the end). Prints one JSON summary on stdout; exits non-zero on
 any failure.
 """
@@ -99,10 +100,35 @@ def decode_png(data: bytes) -> tuple[int, int]:
     return width, height
 
 
-# Every tool's outputSchema, once listed; each successful result's structuredContent is checked
-# against it with a JSON Schema Draft 2020-12 validator (not only by the SDK's own check).
+# Every tool's outputSchema, once listed (the compact one `screenpilot mcp` lists by default), and its
+# exact one (`--output-schemas full`); each successful result's structuredContent is checked against
+# both with a JSON Schema Draft 2020-12 validator (not only by the SDK's own check).
 OUTPUT_SCHEMAS: dict[str, dict] = {}
+FULL_OUTPUT_SCHEMAS: dict[str, dict] = {}
 VALIDATED: set[str] = set()
+VALIDATED_FULL: set[str] = set()
+# Most schema objects in a compact outputSchema (MOST_SUBSCHEMAS in src/mcp/output_schemas.rs): what
+# keeps SDK 1.x's metaschema check of each result under 2 ms.
+MOST_SUBSCHEMAS = 4
+SUBSCHEMA_ONE = {"additionalProperties", "unevaluatedProperties", "items", "additionalItems", "unevaluatedItems",
+                 "contains", "propertyNames", "not", "if", "then", "else"}
+SUBSCHEMA_MAPS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+SUBSCHEMA_LISTS = {"anyOf", "oneOf", "allOf", "prefixItems"}
+
+
+def subschemas(schema) -> int:
+    """Schema objects in a schema, itself included: what the metaschema check walks."""
+    if not isinstance(schema, dict):
+        return 1
+    count = 1
+    for key, value in schema.items():
+        if key in SUBSCHEMA_MAPS and isinstance(value, dict):
+            count += sum(subschemas(v) for v in value.values())
+        elif key in SUBSCHEMA_LISTS and isinstance(value, list):
+            count += sum(subschemas(v) for v in value)
+        elif key in SUBSCHEMA_ONE:
+            count += subschemas(value)
+    return count
 
 
 def remember_output_schemas(tools) -> None:
@@ -110,22 +136,58 @@ def remember_output_schemas(tools) -> None:
         schema = tool.output_schema
         check(isinstance(schema, dict), f"{tool.name}: no outputSchema")
         check(schema.get("type") == "object", f"{tool.name}: outputSchema is not an object")
+        check(subschemas(schema) <= MOST_SUBSCHEMAS,
+              f"{tool.name}: the default outputSchema has {subschemas(schema)} subschemas: {schema}")
         jsonschema.Draft202012Validator.check_schema(schema)
         OUTPUT_SCHEMAS[tool.name] = schema
+
+
+def remember_full_output_schemas(binary: str, env: dict) -> None:
+    """Every tool's exact outputSchema, as `screenpilot mcp --output-schemas full` lists it (raw
+    JSON-RPC over the pipes: no SDK needed to read a list)."""
+    argv = [binary, "mcp", "--tools", "terminal,textual,desktop,classic", "--output-schemas", "full"]
+    server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "mcp_client", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ):
+            server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        listed = None
+        while listed is None:
+            line = server.stdout.readline()
+            check(bool(line), "--output-schemas full: the server closed its stdout before tools/list")
+            message = json.loads(line)
+            if message.get("id") == 2:
+                listed = message["result"]["tools"]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=STEP_LIMIT_S)
+    for tool in listed:
+        schema = tool.get("outputSchema")
+        check(isinstance(schema, dict) and schema.get("type") == "object", f"{tool['name']}: no full outputSchema")
+        jsonschema.Draft202012Validator.check_schema(schema)
+        FULL_OUTPUT_SCHEMAS[tool["name"]] = schema
 
 
 def validate_output(tool: str, result) -> None:
     if result.is_error and not (result.structured_content or {}).get("sid"):
         return  # an error answer ({ok: false, error}) is not the tool's output
-    schema = OUTPUT_SCHEMAS.get(tool)
-    if schema is None:
-        return
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(result.structured_content),
-        key=lambda e: list(e.path),
-    )
-    check(not errors, f"{tool}: structuredContent does not match outputSchema: {[e.message for e in errors[:3]]}")
-    VALIDATED.add(tool)
+    for schemas, validated, which in ((OUTPUT_SCHEMAS, VALIDATED, "outputSchema"),
+                                      (FULL_OUTPUT_SCHEMAS, VALIDATED_FULL, "the full outputSchema")):
+        schema = schemas.get(tool)
+        if schema is None:
+            continue
+        errors = sorted(
+            jsonschema.Draft202012Validator(schema).iter_errors(result.structured_content),
+            key=lambda e: list(e.path),
+        )
+        check(not errors, f"{tool}: structuredContent does not match {which}: {[e.message for e in errors[:3]]}")
+        validated.add(tool)
 
 
 async def call(session: ClientSession, tool: str, args: dict, **kw):
@@ -657,6 +719,7 @@ def main() -> int:
 
     summary: dict = {"ok": False, "binary": args.binary}
     try:
+        remember_full_output_schemas(args.binary, env)
         if args.transport in ("stdio", "both"):
             summary["stdio"] = anyio.run(run_stdio, args.binary, env, root)
             summary["stdio_auto_mode"] = anyio.run(run_stdio_modern, args.binary, env, root)
@@ -665,6 +728,7 @@ def main() -> int:
         if args.transport == "secret":
             summary["secret"] = anyio.run(run_stdio_secret, args.binary, env, root)
         summary["validated_outputs"] = sorted(VALIDATED) if args.transport != "secret" else []
+        summary["validated_full_outputs"] = sorted(VALIDATED_FULL) if args.transport != "secret" else []
         summary["ok"] = True
     except BaseException as e:  # noqa: BLE001 - every failure goes into the summary
         leaf = innermost(e)

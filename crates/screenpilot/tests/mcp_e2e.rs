@@ -113,7 +113,8 @@ fn mcp_over_stdio_with_the_python_sdk() {
     // The 17 terminal tools at least; other backends add theirs.
     assert!(summary["stdio"]["tools"].as_u64() >= Some(17));
     // Every tool tools/list names was called, and its result's structuredContent checked against its
-    // outputSchema (Draft 2020-12): a new tool with no validated call fails here.
+    // outputSchema (Draft 2020-12), the compact one listed by default and the exact one of
+    // `--output-schemas full`: a new tool with no validated call fails here.
     let listed = sorted_strings(&summary["stdio"]["listed_tools"]);
     let validated = sorted_strings(&summary["validated_outputs"]);
     assert_eq!(
@@ -124,6 +125,11 @@ fn mcp_over_stdio_with_the_python_sdk() {
     assert_eq!(
         validated, listed,
         "the tools validated are not the tools listed"
+    );
+    assert_eq!(
+        sorted_strings(&summary["validated_full_outputs"]),
+        listed,
+        "the tools validated against their full outputSchema are not the tools listed"
     );
 }
 

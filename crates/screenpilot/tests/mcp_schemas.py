@@ -1,6 +1,7 @@
 """List screenpilot's MCP tools (every tool, and each --tools profile) over stdio with raw JSON-RPC,
-and check that every schema is a valid JSON Schema Draft 2020-12 with no `true` subschema, and every
-description fits OpenAI's 1,024 characters.
+as served by default and with `--output-schemas full`, and check that every schema is a valid JSON
+Schema Draft 2020-12 with no `true` subschema, that every default outputSchema is compact (at most
+MOST_SUBSCHEMAS schema objects), and that every description fits OpenAI's 1,024 characters.
 
 Usage: mcp_schemas.py BINARY [PROFILES ...]   ("" is the full list). Prints a JSON summary:
 {"PROFILE": {"tools": [names], "bytes": N}}; exits 1 with the problems on stderr.
@@ -16,6 +17,23 @@ SUBSCHEMA = {"additionalProperties", "unevaluatedProperties", "items", "addition
              "unevaluatedItems", "contains", "propertyNames", "not", "if", "then", "else"}
 SUBSCHEMA_MAPS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 SUBSCHEMA_LISTS = {"anyOf", "oneOf", "allOf", "prefixItems"}
+# MOST_SUBSCHEMAS in src/mcp/output_schemas.rs: what keeps SDK 1.x's check of a result under 2 ms.
+MOST_SUBSCHEMAS = 4
+
+
+def subschemas(schema):
+    """Schema objects in a schema, itself included: what the metaschema check walks."""
+    if not isinstance(schema, dict):
+        return 1
+    count = 1
+    for key, value in schema.items():
+        if key in SUBSCHEMA_MAPS and isinstance(value, dict):
+            count += sum(subschemas(v) for v in value.values())
+        elif key in SUBSCHEMA_LISTS and isinstance(value, list):
+            count += sum(subschemas(v) for v in value)
+        elif key in SUBSCHEMA:
+            count += subschemas(value)
+    return count
 
 
 def boolean_subschemas(schema, path):
@@ -38,8 +56,9 @@ def boolean_subschemas(schema, path):
     return found
 
 
-def tools_list(binary, profile):
+def tools_list(binary, profile, full=False):
     args = [binary, "mcp"] + (["--tools", profile] if profile else [])
+    args += ["--output-schemas", "full"] if full else []
     server = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def send(message):
@@ -62,14 +81,20 @@ def main():
     binary, profiles = sys.argv[1], sys.argv[2:] or [""]
     problems, summary = [], {}
     for profile in profiles:
+        _, full = tools_list(binary, profile, full=True)
+        full_schemas = {t["name"]: t.get("outputSchema") for t in full["tools"]}
         line, result = tools_list(binary, profile)
         for tool in result["tools"]:
             name = tool["name"]
+            output = tool.get("outputSchema")
+            if isinstance(output, dict) and subschemas(output) > MOST_SUBSCHEMAS:
+                problems.append(f"{name}: the default outputSchema has {subschemas(output)} subschemas")
+            tool = dict(tool, fullOutputSchema=full_schemas.get(name))
             if len(tool["description"]) > 1024:
                 problems.append(f"{name}: description is {len(tool['description'])} characters")
             if not tool.get("annotations"):
                 problems.append(f"{name}: no annotations")
-            for field in ("inputSchema", "outputSchema"):
+            for field in ("inputSchema", "outputSchema", "fullOutputSchema"):
                 schema = tool.get(field)
                 if not isinstance(schema, dict):
                     problems.append(f"{name}: no {field}")

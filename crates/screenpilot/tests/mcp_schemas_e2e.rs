@@ -142,26 +142,39 @@ fn assert_inspector_clean(out: &Output, what: &str) {
     );
 }
 
-/// MCP Inspector 2.12's CLI, `--strict`, for every tool and for the smallest profile.
+/// MCP Inspector 2.12's CLI, `--strict`, for every tool and for the smallest profile, with the
+/// output schemas listed by default and with the exact ones.
 #[test]
 fn mcp_inspector_strict_accepts_the_tools_without_a_warning() {
     let (inspector, path) = inspector();
     // A private daemon directory (nothing may touch the user's), its daemon stopped at the end.
     let scratch = Daemon::new();
     let dir = scratch.path();
-    for profile in [None, Some("textual"), Some("classic")] {
+    // The compact output schemas served by default, and the exact ones of `--output-schemas full`.
+    let runs = [
+        (None, "compact"),
+        (Some("textual"), "compact"),
+        (Some("classic"), "compact"),
+        (None, "full"),
+        (Some("classic"), "full"),
+    ];
+    for (profile, output_schemas) in runs {
         let mut command = Command::new(&inspector);
         command.args(["--cli", "--strict", BINARY, "mcp"]);
         if let Some(profile) = profile {
             command.args(["--tools", profile]);
         }
+        command.args(["--output-schemas", output_schemas]);
         let out = command
             .args(["--method", "tools/list"])
             .env("PATH", &path)
             .env("SCREENPILOT_DIR", dir)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", inspector.display()));
-        assert_inspector_clean(&out, &format!("{profile:?}"));
+        assert_inspector_clean(
+            &out,
+            &format!("{profile:?}, {output_schemas} output schemas"),
+        );
         let listed: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("Inspector printed no JSON ({e}): {}", describe(&out)));
         let tools = listed["tools"].as_array().cloned().unwrap_or_default();

@@ -195,6 +195,10 @@ pub enum Verb {
         /// default: all three), classic (the seed's terminal tools: send_keys, wait_for, ...).
         #[arg(long, value_name = "PROFILES")]
         tools: Option<String>,
+        /// What each tool lists as outputSchema: compact (the fields every answer has and the
+        /// top-level types, cheap for clients that validate every result) or full (the exact schema).
+        #[arg(long, value_enum, value_name = "SCHEMAS", default_value_t = crate::mcp::output_schemas::OutputSchemas::Compact)]
+        output_schemas: crate::mcp::output_schemas::OutputSchemas,
     },
 }
 

@@ -6,6 +6,7 @@
 //! knows what a tool does beyond its name and schema; [`present`] shapes the answers.
 
 mod http;
+pub mod output_schemas;
 pub mod present;
 pub mod profiles;
 mod server;
@@ -27,13 +28,19 @@ use crate::ops::{ErrorCode, OpError};
 
 /// Serve MCP on stdio, or on loopback HTTP when `http` is `IP:PORT`. Returns when the client goes away
 /// (stdio) or on SIGINT/SIGTERM (HTTP). `tools` picks profiles ([`profiles`]); `None` serves all.
+/// `output_schemas` picks summaries or exact schemas as each tool's `outputSchema`.
 pub async fn run(
     fleet: Fleet,
     http: Option<&str>,
     token_file: Option<&Path>,
     tools: Option<&str>,
+    output_schemas: output_schemas::OutputSchemas,
 ) -> Result<(), OpError> {
-    let server = Screenpilot::serving_on(fleet, profiles::select(tools)?);
+    let selection = profiles::Selection {
+        output_schemas,
+        ..profiles::select(tools)?
+    };
+    let server = Screenpilot::serving_on(fleet, selection);
     let outcome = match http {
         Some(addr) => http::serve(server.clone(), addr, token_file).await,
         None => serve_stdio(server.clone()).await,

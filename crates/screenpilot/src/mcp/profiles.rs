@@ -2,6 +2,7 @@
 //! kind of session loads only the tools for it, and pays fewer tokens for tools/list. Each operation
 //! declares its own profiles ([`crate::ops::Operation::PROFILES`]); this file only reads the flag.
 
+use super::output_schemas::OutputSchemas;
 use crate::ops::{ErrorCode, OpError, OperationDef, Profile, OPERATIONS};
 
 /// What `--tools` asks for: the operations, and how they are listed.
@@ -11,6 +12,8 @@ pub struct Selection {
     /// The profiles asked for: they say which parameters are listed, and whether screens are whole
     /// (the classic profile) or deltas.
     pub profiles: Vec<Profile>,
+    /// Summaries or exact schemas as `outputSchema` (`--output-schemas`).
+    pub output_schemas: OutputSchemas,
 }
 
 impl Selection {
@@ -72,6 +75,7 @@ pub fn select(tools: Option<&str>) -> Result<Selection, OpError> {
             .filter(|op| op.tool && op.profiles.iter().any(|p| wanted.contains(p)))
             .collect(),
         profiles: wanted,
+        output_schemas: OutputSchemas::default(),
     })
 }
 

@@ -68,6 +68,7 @@ impl Screenpilot {
             Selection {
                 ops: OPERATIONS.iter().filter(|op| op.tool).collect(),
                 profiles: crate::ops::Profile::ALL.to_vec(),
+                output_schemas: Default::default(),
             },
         )
     }
@@ -87,7 +88,7 @@ impl Screenpilot {
                 tools: selection
                     .ops
                     .iter()
-                    .map(|op| tools::tool_of(op, &selection.profiles))
+                    .map(|op| tools::tool_of(op, &selection.profiles, selection.output_schemas))
                     .collect(),
                 shutdown: CancellationToken::new(),
                 running: tokio::sync::watch::Sender::new(0),

@@ -17,6 +17,7 @@
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
+use super::output_schemas::{self, OutputSchemas};
 use crate::ops::{OperationDef, Profile};
 
 /// Numeric formats schemars derives from Rust types; no JSON Schema validator knows them.
@@ -27,9 +28,10 @@ const RUST_FORMATS: &[&str] = &[
 
 /// An operation as an MCP tool, as a server serving `profiles` lists it: its compacted parameter
 /// schema (with only the parameters those profiles list, [`crate::ops::Operation::FIELD_PROFILES`]),
-/// its description (the classic one when the classic profile is served), and the full schema of its
-/// answer as `outputSchema` (clients validate `structuredContent` against it).
-pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
+/// its description (the classic one when the classic profile is served), and the schema of its answer
+/// as `outputSchema` (clients validate `structuredContent` against it), a summary or the exact one as
+/// `outputs` says ([`super::output_schemas`]).
+pub fn tool_of(op: &OperationDef, profiles: &[Profile], outputs: OutputSchemas) -> Tool {
     let mut schema = match (op.params_schema)() {
         Value::Object(schema) => compact_schema(schema),
         _ => Map::from_iter([("type".to_owned(), json!("object"))]),
@@ -71,8 +73,10 @@ pub fn tool_of(op: &OperationDef, profiles: &[Profile]) -> Tool {
     let tool =
         Tool::new(op.name, description, portable(schema)).with_annotations(annotations_of(op));
     match (op.output_schema)() {
-        Value::Object(output) => tool
-            .with_raw_output_schema(std::sync::Arc::new(portable(compact_output_schema(output)))),
+        Value::Object(output) => {
+            let exact = portable(compact_output_schema(output));
+            tool.with_raw_output_schema(std::sync::Arc::new(output_schemas::listed(exact, outputs)))
+        }
         _ => tool,
     }
 }
@@ -302,10 +306,9 @@ fn compact_value(value: &mut Value, defs: &Map<String, Value>) {
     }
 }
 
-/// The answer schema as listed: exact (every field's type checked), and as small as that allows,
-/// because a validating client pays for its size on every result: the official Python SDK 1.x checks
-/// the whole schema against the 2020-12 metaschema before each validation, at about 0.19 ms a
-/// subschema here (benches/output_schema_cost.py). So it has no descriptions, titles, defaults or
+/// The exact answer schema (what `--output-schemas full` lists, and what the default summary is made
+/// from): every field's type checked, and as small as that allows, because a validating client pays
+/// for its size on every result ([`super::output_schemas`]). So it has no descriptions, titles, defaults or
 /// Rust integer formats (a model reads the tool description, not this), and a definition used once
 /// is written in place. ("T or null" stays an `anyOf` of two, not a list of types, which would be one
 /// subschema fewer: MCP Inspector --strict and single-`type` clients refuse type lists.)
@@ -505,6 +508,8 @@ fn merge_under(map: &mut Map<String, Value>, from: &Value) {
 mod tests {
     use super::*;
 
+    const BOTH: [OutputSchemas; 2] = [OutputSchemas::Compact, OutputSchemas::Full];
+
     fn compact(schema: Value) -> Value {
         Value::Object(compact_schema(
             schema.as_object().cloned().unwrap_or_default(),
@@ -544,7 +549,7 @@ mod tests {
     #[test]
     fn every_description_fits_1024_characters() {
         for op in crate::ops::OPERATIONS.iter() {
-            let length = tool_of(op, &Profile::ALL)
+            let length = tool_of(op, &Profile::ALL, OutputSchemas::Full)
                 .description
                 .map_or(0, |d| d.chars().count());
             assert!(
@@ -555,16 +560,22 @@ mod tests {
         }
     }
 
-    /// What `check` finds in every tool's input and output schema.
-    fn in_every_schema(check: fn(&Value, String, &mut Vec<String>)) -> Vec<String> {
+    /// What `check` finds in every tool's input schema and its output schemas of the kinds given.
+    fn in_every_schema(
+        check: fn(&Value, String, &mut Vec<String>),
+        kinds: &[OutputSchemas],
+    ) -> Vec<String> {
         let mut found = Vec::new();
         for op in crate::ops::OPERATIONS.iter() {
-            let tool = tool_of(op, &Profile::ALL);
-            let input = Value::Object((*tool.input_schema).clone());
-            check(&input, format!("{}.inputSchema", op.name), &mut found);
-            if let Some(output) = &tool.output_schema {
-                let output = Value::Object((**output).clone());
-                check(&output, format!("{}.outputSchema", op.name), &mut found);
+            for &outputs in kinds {
+                let tool = tool_of(op, &Profile::ALL, outputs);
+                let input = Value::Object((*tool.input_schema).clone());
+                check(&input, format!("{}.inputSchema", op.name), &mut found);
+                if let Some(output) = &tool.output_schema {
+                    let output = Value::Object((**output).clone());
+                    let path = format!("{}.outputSchema ({outputs:?})", op.name);
+                    check(&output, path, &mut found);
+                }
             }
         }
         found
@@ -572,7 +583,7 @@ mod tests {
 
     #[test]
     fn no_schema_has_a_true_subschema() {
-        let found = in_every_schema(true_subschemas);
+        let found = in_every_schema(true_subschemas, &BOTH);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -592,10 +603,12 @@ mod tests {
     }
 
     /// A field called `title` or `description` is a field, not schema noise: a schema that requires
-    /// it must still define it (the window list's `title` was stripped once).
+    /// it must still define it (the window list's `title` was stripped once). The compact output
+    /// schemas name every field an answer has in `required` and type only the first few, on purpose
+    /// ([`super::output_schemas`]): the exact ones are checked.
     #[test]
     fn every_required_field_is_defined() {
-        let found = in_every_schema(undefined_required);
+        let found = in_every_schema(undefined_required, &[OutputSchemas::Full]);
         assert!(found.is_empty(), "{found:?}");
     }
 
@@ -652,16 +665,7 @@ mod tests {
 
     #[test]
     fn no_schema_has_a_type_list_or_an_empty_subschema() {
-        let mut found = Vec::new();
-        for op in crate::ops::OPERATIONS.iter() {
-            let tool = tool_of(op, &Profile::ALL);
-            let input = Value::Object((*tool.input_schema).clone());
-            unportable(&input, format!("{}.inputSchema", op.name), &mut found);
-            if let Some(output) = &tool.output_schema {
-                let output = Value::Object((**output).clone());
-                unportable(&output, format!("{}.outputSchema", op.name), &mut found);
-            }
-        }
+        let found = in_every_schema(unportable, &BOTH);
         assert!(found.is_empty(), "{found:#?}");
     }
 
@@ -717,7 +721,9 @@ mod tests {
             "wait_exit",
         ];
         for op in crate::ops::OPERATIONS.iter() {
-            let annotations = tool_of(op, &Profile::ALL).annotations.unwrap_or_default();
+            let annotations = tool_of(op, &Profile::ALL, OutputSchemas::Compact)
+                .annotations
+                .unwrap_or_default();
             assert_eq!(annotations.open_world_hint, Some(false), "{}", op.name);
             let looks = read_only.contains(&op.name);
             assert_eq!(

@@ -67,7 +67,11 @@ mod tests {
             .iter()
             .find(|op| op.name == "probe")
             .expect("probe is served with the classic tools");
-        let tool = crate::mcp::tools::tool_of(op, &[Profile::Classic]);
+        let tool = crate::mcp::tools::tool_of(
+            op,
+            &[Profile::Classic],
+            crate::mcp::output_schemas::OutputSchemas::Compact,
+        );
         let schema = serde_json::to_value(&tool.input_schema).expect("json");
         assert_eq!(schema["required"], json!(["sid", "text"]), "{schema}");
         assert_eq!(schema["properties"]["times"]["type"], "integer", "{schema}");
