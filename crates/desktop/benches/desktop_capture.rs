@@ -118,7 +118,7 @@ async fn bench_size(width: u32, height: u32) {
     let pixels = scene(width, height);
     let painted = desktop
         .run("paint", Duration::from_secs(30), move |x| {
-            let conn = x.connection();
+            let conn = x.x11("painting")?.connection();
             let root = conn.setup().roots[0].root;
             let gc = conn.generate_id()?;
             conn.create_gc(gc, root, &CreateGCAux::new())?;

@@ -69,7 +69,7 @@ async fn bench_start() {
 /// One action, then settle, capture and encode: what a `computer` call costs after dispatch.
 async fn act_and_screenshot(
     desktop: &Desktop,
-    action: impl FnOnce(&mut screenpilot_desktop::X11) -> screenpilot_desktop::Result<()>
+    action: impl FnOnce(&mut dyn screenpilot_desktop::Backend) -> screenpilot_desktop::Result<()>
         + Send
         + 'static,
 ) -> Option<(Duration, bool)> {

@@ -28,6 +28,8 @@ use crate::ready::{self, FocusBy};
 use crate::server::{display_env, launch_xvfb, WindowManager, KNOWN_WINDOW_MANAGERS};
 use crate::session_bus::SessionBus;
 use crate::settle::{self, Settle, Settled, DEFAULT_REACTION};
+pub(crate) use crate::step::blocking;
+pub use crate::target::Target;
 use crate::watcher::Watcher;
 use crate::x11::clipboard_owner::Owner as ClipboardOwner;
 use crate::x11::{connect_local, WindowInfo, X11};
@@ -44,21 +46,6 @@ pub const MIN_SIDE: u32 = 64;
 pub const MAX_SIDE: u32 = 8192;
 /// Most pixels in one screen (8K UHD).
 pub const MAX_PIXELS: u64 = 7680 * 4320;
-
-/// Where the desktop's display comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A private Xvfb of this size, started (and later stopped) by us.
-    Launch { width: u32, height: u32 },
-    /// An existing display, e.g. ":0"; never stopped by us.
-    Attach { display: String },
-    /// A private headless Wayland compositor (sway) of this size, started (and later stopped) by us;
-    /// as an unprivileged user when we are root, since sway refuses root.
-    LaunchWayland { width: u32, height: u32 },
-    /// The wlroots compositor of an existing `WAYLAND_DISPLAY` ("wayland-1", or its socket's path);
-    /// never stopped by us.
-    AttachWayland { display: String },
-}
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -254,23 +241,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Run a blocking job under a time limit.
-pub(crate) async fn blocking<R: Send + 'static>(
-    what: &str,
-    limit: Duration,
-    job: impl FnOnce() -> Result<R> + Send + 'static,
-) -> Result<R> {
-    let task = tokio::task::spawn_blocking(job);
-    match tokio::time::timeout(limit, task).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(e)) => Err(DesktopError::Io(format!("{what} failed: {e}"))),
-        Err(_) => Err(DesktopError::Timeout {
-            what: what.to_owned(),
-            limit,
-        }),
-    }
 }
 
 impl Desktop {

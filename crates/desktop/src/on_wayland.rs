@@ -16,11 +16,12 @@ use tokio::sync::watch;
 
 use crate::backend::Backend;
 use crate::capture::Frame;
-use crate::desktop::{blocking, Target};
 use crate::error::{DesktopError, Result};
 use crate::keyboard::Modifier;
 use crate::keysym::Keysym;
+use crate::step::blocking;
 use crate::sway::{self, Compositor, SwayEvents, SwayIpc};
+use crate::target::Target;
 use crate::watcher::Drawn;
 use crate::wayland::{ClipboardServer, DamageWatch, Wayland};
 use crate::x11::{Button, ClipContent, ClipKind, MoveResize, Point, Selection, WindowInfo};

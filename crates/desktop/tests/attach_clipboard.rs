@@ -15,6 +15,7 @@ use screenpilot_desktop::{ClipContent, ClipKind, Desktop, DesktopSpec, Selection
 async fn root_children(desktop: &Desktop) -> Vec<u32> {
     desktop
         .run("listing the root's children", LONG, |x| {
+            let x = x.x11("listing the root's children")?;
             let root = x.connection().setup().roots[0].root;
             Ok(x.connection().query_tree(root)?.reply()?.children)
         })

@@ -117,7 +117,7 @@ async fn text_we_set_is_read_by_xclip_and_pasted_into_a_gtk_entry_after_the_call
             .iter()
             .map(|n| keysym::by_name(n).expect("a key name"))
             .collect();
-        move |x: &mut screenpilot_desktop::X11| x.key_chord(&keys, Duration::ZERO)
+        move |x: &mut dyn screenpilot_desktop::Backend| x.key_chord(&keys, Duration::ZERO)
     };
     let drawn = *desktop.damage_updates().borrow();
     desktop

@@ -97,7 +97,9 @@ async fn twm_which_never_announces_itself_is_waited_for_and_its_framed_client_fo
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let desktop = start(spec(Some(&argv), WindowManager::Program("twm".into()))).await;
     let state = desktop
-        .run("window manager", LONG, |x| x.window_manager())
+        .run("window manager", LONG, |x| {
+            x.x11("reading the window manager")?.window_manager()
+        })
         .await
         .expect("window manager state");
     assert!(
@@ -190,7 +192,9 @@ async fn a_desktop_without_a_program_is_ready_once_openbox_announced_itself() {
     require(&["Xvfb", "openbox"]);
     let desktop = start(spec(None, openbox())).await;
     let state = desktop
-        .run("window manager", LONG, |x| x.window_manager())
+        .run("window manager", LONG, |x| {
+            x.x11("reading the window manager")?.window_manager()
+        })
         .await
         .expect("window manager state");
     assert_eq!(state.name.as_deref(), Some("Openbox"), "{state:?}");

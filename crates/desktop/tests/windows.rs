@@ -188,7 +188,7 @@ async fn ids_that_are_not_top_level_windows_are_refused_and_nothing_is_sent() {
     let root = desktop
         .run("root", LONG, |x| {
             use screenpilot_desktop::x11rb::connection::Connection;
-            Ok(x.connection().setup().roots[0].root)
+            Ok(x.x11("reading the root")?.connection().setup().roots[0].root)
         })
         .await
         .expect("root");

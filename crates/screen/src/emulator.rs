@@ -33,9 +33,7 @@ use crate::width_handler::Widths;
 
 mod images_glue;
 
-/// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
-/// It matches the default PNG rendering scale.
-pub const NOMINAL_CELL_PIXELS: (u16, u16) = (10, 20);
+pub use crate::geometry::NOMINAL_CELL_PIXELS;
 
 /// The most bytes of a window title kept; a longer title is cut (at a character boundary), so every
 /// `list` and wait answer that carries it stays small.

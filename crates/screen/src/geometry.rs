@@ -69,3 +69,7 @@ pub struct PixelSize {
     pub width: u32,
     pub height: u32,
 }
+
+/// The nominal size of one cell in pixels, reported to applications that ask (CSI 14 t / 16 t).
+/// It matches the default PNG rendering scale.
+pub const NOMINAL_CELL_PIXELS: (u16, u16) = (10, 20);

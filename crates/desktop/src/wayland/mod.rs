@@ -14,6 +14,7 @@
 mod blocking;
 pub mod clipboard;
 pub mod damage;
+mod gestures;
 mod globals;
 mod input;
 mod keymap;

@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use super::{Bitmap, MAX_IMAGE_PIXELS};
+use super::bitmap::{Bitmap, MAX_IMAGE_PIXELS};
 
 /// Why a picture was refused: the text of the note a snapshot shows.
 pub(crate) type Refusal = String;

@@ -9,9 +9,9 @@
 
 use std::ops::Range;
 
+use super::bitmap::{Bitmap, MAX_PAYLOAD_BYTES};
 use super::decode::{Base64, Refusal};
 use super::sixel::SixelDecoder;
-use super::{Bitmap, MAX_PAYLOAD_BYTES};
 
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;

@@ -2,8 +2,8 @@
 //! is shown (`inline=1`), how large (`width`/`height` as cells, `Npx`, `N%` or `auto`) and whether
 //! the aspect ratio is kept (`preserveAspectRatio`, default 1).
 
+use super::bitmap::{CELL_PX, MAX_PAYLOAD_BYTES};
 use super::decode::Refusal;
-use super::{CELL_PX, MAX_PAYLOAD_BYTES};
 
 /// One dimension as asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

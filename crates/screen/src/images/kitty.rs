@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use super::bitmap::{Bitmap, MAX_PAYLOAD_BYTES};
 use super::decode::{self, check_size, Refusal};
-use super::{Bitmap, MAX_PAYLOAD_BYTES};
 
 /// The keys of one command (`a=T,f=100,i=3,...`); absent keys take kitty's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,6 +15,7 @@
 //! capability queries (primary DA, XTSMGRAPHICS, kitty `a=q`, cell size) answered as a terminal with
 //! graphics: otherwise programs keep their text fallback.
 
+pub(crate) mod bitmap;
 pub(crate) mod decode;
 pub(crate) mod intercept;
 pub(crate) mod iterm;
@@ -26,41 +27,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// The most pixels of one picture, declared or decoded.
-pub const MAX_IMAGE_PIXELS: u64 = 16 << 20;
-
-/// The most bytes one transmission may carry (after base64), across its chunks.
-pub const MAX_PAYLOAD_BYTES: usize = 64 << 20;
-
-/// The most decoded bytes (RGBA) of all the pictures one screen keeps.
-pub const MAX_SCREEN_BYTES: usize = 64 << 20;
-
-/// The most placements one screen keeps.
-pub const MAX_PLACEMENTS: usize = 256;
+pub(crate) use bitmap::CELL_PX;
+pub use bitmap::{Bitmap, MAX_IMAGE_PIXELS, MAX_PAYLOAD_BYTES, MAX_PLACEMENTS, MAX_SCREEN_BYTES};
 
 /// The most notes kept; older ones go.
 const MAX_NOTES: usize = 8;
-
-/// The size of a cell in pixels as programs are told it (CSI 16 t and the like).
-pub(crate) const CELL_PX: (u32, u32) = (
-    crate::emulator::NOMINAL_CELL_PIXELS.0 as u32,
-    crate::emulator::NOMINAL_CELL_PIXELS.1 as u32,
-);
-
-/// Decoded pixels: 8-bit RGBA, rows top to bottom.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bitmap {
-    pub width: u32,
-    pub height: u32,
-    pub rgba: Vec<u8>,
-}
-
-impl Bitmap {
-    /// Bytes it takes.
-    pub fn bytes(&self) -> usize {
-        self.rgba.len()
-    }
-}
 
 /// Which protocol drew a picture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

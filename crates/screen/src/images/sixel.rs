@@ -5,8 +5,8 @@
 //! Colour registers (`#Pc;Pu;Px;Py;Pz`, HLS or RGB in percent), repeats (`!Pn`), `$` (back to the
 //! left) and `-` (down six pixels) are followed.
 
+use super::bitmap::{Bitmap, MAX_IMAGE_PIXELS};
 use super::decode::{check_size, Refusal};
-use super::{Bitmap, MAX_IMAGE_PIXELS};
 
 /// The most colour registers.
 const REGISTERS: usize = 1024;

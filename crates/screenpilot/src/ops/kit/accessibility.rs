@@ -242,8 +242,9 @@ pub fn look_of(frame: &screenpilot_desktop::Frame, bounds: a11y::Bounds) -> u64 
         .hash()
 }
 
-/// How long a snapshot waits for a program on the accessibility bus to put its window in the tree.
-const REGISTER_LIMIT: Duration = Duration::from_secs(3);
+/// How long after its start a program on the accessibility bus is waited for to put its window in
+/// the tree (a Qt app on a loaded two-core machine took over 3 s).
+const REGISTER_LIMIT: Duration = Duration::from_secs(8);
 
 /// The shown windows whose program is on the accessibility bus but has no window in the tree read
 /// (none when no such window: a program without accessibility, xterm, costs nothing).
