@@ -1,5 +1,5 @@
 //! Desktop tasks as a new user tries them, through the real CLI on a real Xvfb with openbox and real
-//! programs: an editor (mousepad) that takes Unicode and saves it through its own Save As dialog, a
+//! programs, and the same tasks on a private headless sway (Wayland; the terminal there is foot): an editor (mousepad) that takes Unicode and saves it through its own Save As dialog, a
 //! drag in xterm that selects text a middle click then pastes, and a zenity dialog that takes CJK text
 //! typed right after it opened. Each task is checked by what it leaves behind (a file's bytes, a program's output), and
 //! every wait is on an event: a window title (the product's wait), a file closed (inotify), a program's
@@ -42,8 +42,19 @@ fn save_as(daemon: &Daemon, sid: &str, path: &Path) -> String {
     wait_for_file(path, LONG)
 }
 
-fn start_mousepad(daemon: &Daemon, sid: &str) -> Value {
-    let started = daemon.sp_json(&["desktop", "start", "--sid", sid, "--", "mousepad"]);
+/// `desktop start --sid SID [--wayland] -- PROGRAM...`'s answer.
+fn start(daemon: &Daemon, sid: &str, wayland: bool, program: &[&str]) -> Value {
+    let mut args = vec!["desktop", "start", "--sid", sid];
+    if wayland {
+        args.push("--wayland");
+    }
+    args.push("--");
+    args.extend_from_slice(program);
+    daemon.sp_json(&args)
+}
+
+fn start_mousepad(daemon: &Daemon, sid: &str, wayland: bool) -> Value {
+    let started = start(daemon, sid, wayland, &["mousepad"]);
     assert_eq!(started["window"]["focused"], true, "{}", brief(&started));
     wait_title(daemon, sid, "Mousepad$");
     started
@@ -51,8 +62,17 @@ fn start_mousepad(daemon: &Daemon, sid: &str) -> Value {
 
 #[test]
 fn an_editor_takes_unicode_and_saves_it_through_its_dialog() {
+    editor_task(false);
+}
+
+#[test]
+fn on_wayland_an_editor_takes_unicode_and_saves_it_through_its_dialog() {
+    editor_task(true);
+}
+
+fn editor_task(wayland: bool) {
     let daemon = Daemon::new();
-    start_mousepad(&daemon, "ed");
+    start_mousepad(&daemon, "ed", wayland);
     let text = "héllo wörld ✓ 日本語 ∑";
     let typed = daemon.act("ed", json!({"type": "type", "text": text}));
     assert_eq!(typed["results"][0]["settled"], true, "{}", brief(&typed));
@@ -84,15 +104,34 @@ fn a_drag_selects_text_that_a_middle_click_pastes() {
         "--norc",
         "--noprofile",
     ]);
-    let window = &started["window"];
+    // xterm's cells: 80x24 inside a 2-pixel border.
+    drag_and_paste(&daemon, &started["window"], 2);
+}
+
+#[test]
+fn on_wayland_a_drag_selects_text_that_a_middle_click_pastes() {
+    let daemon = Daemon::new();
+    let shell = ["env", "PS1=$ ", "bash", "--norc", "--noprofile"];
+    let mut foot = vec!["foot", "-W", "80x24", "-T", "sel"];
+    foot.extend_from_slice(&shell);
+    let started = start(&daemon, "sel", true, &foot);
+    // foot's cells fill its window (no padding by default).
+    drag_and_paste(&daemon, &started["window"], 0);
+}
+
+/// In the 80x24 terminal of `window` (cells inside a border of `border` pixels), select a line by a
+/// drag and paste it with a middle click into a command that writes it to a file.
+fn drag_and_paste(daemon: &Daemon, window: &Value, border: u32) {
     let number = |key: &str| window[key].as_u64().expect("a number") as u32;
-    // xterm's cells: 80x24 inside a 2-pixel border; the default 1280x800 desktop is not scaled, so
-    // screen pixels are screenshot pixels.
-    let (cell_w, cell_h) = ((number("width") - 4) / 80, (number("height") - 4) / 24);
+    // The default 1280x800 desktop is not scaled, so screen pixels are screenshot pixels.
+    let (cell_w, cell_h) = (
+        (number("width") - 2 * border) / 80,
+        (number("height") - 2 * border) / 24,
+    );
     let centre = |col: u32, row: u32| {
         json!({
-            "x": number("x") + 2 + col * cell_w + cell_w / 2,
-            "y": number("y") + 2 + row * cell_h + cell_h / 2,
+            "x": number("x") + border + col * cell_w + cell_w / 2,
+            "y": number("y") + border + row * cell_h + cell_h / 2,
         })
     };
     daemon.act("sel", json!({"type": "type", "text": "echo hello world\n"}));
@@ -128,8 +167,17 @@ fn pixels_changed(a: &Value, b: &Value) -> usize {
 
 #[test]
 fn a_context_menu_opens_on_a_right_click_and_escape_closes_it() {
+    context_menu_task(false);
+}
+
+#[test]
+fn on_wayland_a_context_menu_opens_on_a_right_click_and_escape_closes_it() {
+    context_menu_task(true);
+}
+
+fn context_menu_task(wayland: bool) {
     let daemon = Daemon::new();
-    let started = start_mousepad(&daemon, "menu");
+    let started = start_mousepad(&daemon, "menu", wayland);
     let before = daemon.act("menu", json!({"type": "type", "text": "alpha"}));
     let window = &started["window"];
     let number = |key: &str| window[key].as_u64().expect("a number");
@@ -161,20 +209,29 @@ fn a_context_menu_opens_on_a_right_click_and_escape_closes_it() {
 
 #[test]
 fn a_dialog_takes_cjk_typed_right_after_it_opens() {
+    dialog_task(false);
+}
+
+#[test]
+fn on_wayland_a_dialog_takes_cjk_typed_right_after_it_opens() {
+    dialog_task(true);
+}
+
+fn dialog_task(wayland: bool) {
     let daemon = Daemon::new();
-    let started = daemon.sp_json(&[
-        "desktop",
-        "start",
-        "--sid",
+    let started = start(
+        &daemon,
         "dlg",
-        "--",
-        "zenity",
-        "--entry",
-        "--title",
-        "Name?",
-        "--text",
-        "Your name",
-    ]);
+        wayland,
+        &[
+            "zenity",
+            "--entry",
+            "--title",
+            "Name?",
+            "--text",
+            "Your name",
+        ],
+    );
     assert_eq!(started["window"]["title"], "Name?", "{}", brief(&started));
     let log = started["log"].as_str().expect("a log file").to_owned();
     // Typed at once: the window is shown and focused when start returns.
