@@ -278,3 +278,38 @@ fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_cli
     // zenity prints what its entry held when OK is pressed.
     assert_eq!(wait_for_file(&answer, LONG), "typed by ref\n");
 }
+
+#[test]
+fn a_qt_form_running_natively_on_wayland_is_read_and_driven_by_refs() {
+    let d = Daemon::new();
+    let form = common::fixture("qt/form.py");
+    let answer = d.path().join("submitted.txt");
+    let run = format!("/usr/bin/python3 {form} --plain > {}", answer.display());
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--wayland",
+        "--sid",
+        "q",
+        "--",
+        "sh",
+        "-c",
+        &run,
+    ]);
+    assert_eq!(started["wayland"], true, "{}", brief(&started));
+    let shown = elements(&d, "q");
+    assert!(!shown.contains("no-tree"), "{shown}");
+    let name = ref_in(&shown, r#"^\s*text "Name" .*editable"#);
+    let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);
+    d.sp_json(&["act", "q", &name, "set", "--text", "Ada"]);
+    d.sp_json(&["act", "q", &subscribe, "toggle"]);
+    // A click by ref lands where the form shows Submit: its box is placed by the window's position.
+    d.sp_json(&["act", "q", "button \"Submit\"", "click"]);
+    let printed = wait_for_file(&answer, LONG);
+    assert!(
+        printed
+            .lines()
+            .any(|l| l == "submitted name=Ada subscribe=true colour=Red"),
+        "{printed}"
+    );
+}
