@@ -37,7 +37,6 @@ pub struct DesktopStartParams {
     #[serde(default)]
     pub shell: bool,
     pub display: Option<String>,
-    /// A Wayland desktop (headless sway; with display, that WAYLAND_DISPLAY's compositor).
     #[serde(default)]
     pub wayland: bool,
     /// "auto" (default: openbox, fluxbox, icewm, xfwm4, matchbox or twm if installed), "none", or a program.
@@ -94,7 +93,7 @@ impl Operation for DesktopStart {
     const NAME: &'static str = "desktop_start";
     const STARTS_SESSION: bool = true;
     const PROFILES: &'static [Profile] = &[Profile::Desktop];
-    const DESCRIPTION: &'static str = "Start a desktop (Xvfb, a window manager; wayland: headless sway) with cmd; answers once its window has the focus. display: attach (\":0\"; with wayland \"wayland-1\"). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
+    const DESCRIPTION: &'static str = "Start a desktop (Xvfb; wayland: sway) with cmd; answers once its window has the focus. display: attach (\":0\", or \"wayland-1\" with wayland). On a running desktop's sid: starts cmd there. E.g. {\"sid\":\"d\",\"cmd\":\"xterm\"}";
     const FIELD_PROFILES: &'static [(&'static str, &'static [Profile])] = &[
         ("argv", Profile::CLASSIC),
         ("shell", Profile::CLASSIC),
