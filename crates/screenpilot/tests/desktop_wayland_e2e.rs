@@ -313,3 +313,27 @@ fn a_qt_form_running_natively_on_wayland_is_read_and_driven_by_refs() {
         "{printed}"
     );
 }
+
+#[test]
+fn a_wayland_display_that_is_not_there_is_named_and_nothing_is_left() {
+    let d = Daemon::new();
+    let missing = d.path().join("no-such-wayland");
+    let missing = missing.to_str().expect("utf-8");
+    let e = d.sp_error(&["desktop", "start", "--wayland", "--display", missing]);
+    assert_eq!(e["field"], "display", "{e}");
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("no Wayland compositor at") && message.contains(missing),
+        "{e}"
+    );
+    // A Wayland name given as an X display says how to ask for it.
+    let e = d.sp_error(&["desktop", "start", "--display", "wayland-1"]);
+    assert_eq!(e["field"], "display", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("add wayland: true")),
+        "{e}"
+    );
+    assert_eq!(d.sp_json(&["list"])["sessions"], json!([]));
+}
