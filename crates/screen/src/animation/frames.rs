@@ -41,7 +41,10 @@ impl FrameSampler {
     /// A blank screen of `size`, sampled at most `fps` frames a second (`fps` is positive: the caller
     /// checks it). The blank screen is the first frame, at 0, unless output comes at 0 too.
     pub fn new(size: Size, fps: f64) -> FrameSampler {
-        let screen = Screen::new(size, 0);
+        let mut screen = Screen::new(size, 0);
+        // Pictures the program drew are drawn as a terminal with graphics shows them (a recording
+        // holds them only when the program sent them: a session that did not opt in got its text).
+        screen.set_images(true);
         let generation = screen.generation();
         FrameSampler {
             screen,
@@ -152,6 +155,19 @@ mod tests {
                 (f.at, row.trim_end().to_owned())
             })
             .collect()
+    }
+
+    #[test]
+    fn a_picture_the_program_drew_is_in_its_frame() {
+        let mut sampler = FrameSampler::new(Size::new(10, 4), 10.0);
+        // kitty graphics: transmit and show a 2x2 red RGB picture at the cursor.
+        let red = output("\x1b_Ga=T,f=24,s=2,v=2;/wAA/wAA/wAA/wAA\x1b\\");
+        let mut frames: Vec<Frame> = sampler.push(0.5, &red).into_iter().collect();
+        frames.extend(sampler.finish());
+        let last = frames.last().expect("a frame");
+        assert_eq!(last.at, 0.5);
+        assert_eq!(last.grid.images.len(), 1, "the picture is drawn in the frame");
+        assert_eq!(last.grid.images[0].bitmap.rgba[..4], [255, 0, 0, 255]);
     }
 
     #[test]
