@@ -166,7 +166,11 @@ mod tests {
         frames.extend(sampler.finish());
         let last = frames.last().expect("a frame");
         assert_eq!(last.at, 0.5);
-        assert_eq!(last.grid.images.len(), 1, "the picture is drawn in the frame");
+        assert_eq!(
+            last.grid.images.len(),
+            1,
+            "the picture is drawn in the frame"
+        );
         assert_eq!(last.grid.images[0].bitmap.rgba[..4], [255, 0, 0, 255]);
     }
 
