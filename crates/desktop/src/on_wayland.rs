@@ -329,16 +329,7 @@ pub(crate) async fn start(dir: &Path, target: &Target, limit: Duration) -> Resul
             if let Some(ipc) = &ipc {
                 env.push((OsString::from("SWAYSOCK"), ipc.clone().into_os_string()));
             }
-            env.extend(
-                [
-                    ("GDK_BACKEND", "wayland"),
-                    ("QT_QPA_PLATFORM", "wayland"),
-                    ("SDL_VIDEODRIVER", "wayland"),
-                    ("MOZ_ENABLE_WAYLAND", "1"),
-                    ("ELECTRON_OZONE_PLATFORM_HINT", "wayland"),
-                ]
-                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
-            );
+            env.extend(sway::TOOLKIT_SWITCHES.map(|(k, v)| (OsString::from(k), OsString::from(v))));
             (None, socket, display.clone(), ipc, env)
         }
         Target::Launch { .. } | Target::Attach { .. } => {

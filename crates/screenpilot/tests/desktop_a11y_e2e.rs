@@ -10,33 +10,10 @@ use std::path::Path;
 use regex::Regex;
 use serde_json::Value;
 
-use common::{png_of, Daemon, LONG_MS};
+use common::{png_of, ref_in, Daemon, LONG_MS};
 
 fn settings_app() -> String {
     common::fixture("gtk/settings.py")
-}
-
-/// The ref on the first line of `elements` that `line` (a regex) matches.
-fn ref_in(elements: &str, line: &str) -> String {
-    let pattern = Regex::new(line).expect("a regex");
-    let found = elements
-        .lines()
-        .find(|l| pattern.is_match(l))
-        .unwrap_or_else(|| panic!("no line matches {line:?} in:\n{elements}"));
-    Regex::new(r"\[(e\d+)\]")
-        .expect("a regex")
-        .captures(found)
-        .map(|c| c[1].to_owned())
-        .unwrap_or_else(|| panic!("no ref on {found:?}"))
-}
-
-/// `snapshot SID`'s elements.
-fn elements(d: &Daemon, sid: &str) -> String {
-    let snap = d.sp_json(&["snapshot", sid]);
-    snap["elements"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no elements in {snap}"))
-        .to_owned()
 }
 
 /// `act SID ARGS...`, which must succeed; its answer.
@@ -88,7 +65,7 @@ fn a_settings_dialog_is_read_and_driven_by_refs() {
         "/usr/bin/python3",
         &settings_app(),
     ]);
-    let shown = elements(&d, "s");
+    let shown = d.elements("s");
     assert!(shown.contains("window \"Preferences\""), "{shown}");
     assert!(
         Regex::new(r#"check box "Save automatically" \[e\d+\] focused checked"#)
@@ -171,7 +148,7 @@ fn a_form_is_filled_and_submitted_by_refs() {
         "--combo-values",
         "Red|Green|Blue",
     ]);
-    let shown = elements(&d, "f");
+    let shown = d.elements("f");
     // Fields are named by the labels beside them.
     let name = ref_in(&shown, r#"^\s*text "Name""#);
     let secret = ref_in(&shown, r#"password text "Secret""#);
@@ -220,7 +197,7 @@ fn a_file_is_chosen_in_a_file_chooser_by_refs() {
         "--filename",
         &start,
     ]);
-    let shown = elements(&d, "fc");
+    let shown = d.elements("fc");
     let beta = ref_in(&shown, r#"table cell "beta.txt""#);
     let selected = act(&d, "fc", &[&beta, "select"]);
     let after = selected["elements"].as_str().unwrap_or_default();
@@ -266,7 +243,7 @@ fn start_mousepad(d: &Daemon, sid: &str) -> std::path::PathBuf {
 fn a_menu_opens_save_as_and_the_dialog_saves_the_file_by_refs() {
     let d = Daemon::new();
     let home = start_mousepad(&d, "m");
-    let shown = elements(&d, "m");
+    let shown = d.elements("m");
     let text = ref_in(&shown, r#"^\s*text \[e\d+\] (focused )?editable"#);
     act(&d, "m", &[&text, "type", "--text", "kept by refs"]);
     act(
@@ -325,7 +302,7 @@ fn the_window_behind_is_focused_and_typed_into_and_text_goes_through_the_clipboa
         &settings_app(),
     ]);
     assert_eq!(second["window"]["title"], "Preferences", "{second}");
-    let shown = elements(&d, "w");
+    let shown = d.elements("w");
     assert!(
         Regex::new(r#"window "Preferences" \[e\d+\] focused"#)
             .expect("re")
@@ -379,12 +356,12 @@ fn the_window_behind_is_focused_and_typed_into_and_text_goes_through_the_clipboa
     let user = ref_in(after, r#"text "User name""#);
     act(&d, "w", &[&user, "focus"]);
     d.sp_json(&["computer", "w", "keypress", "ctrl", "v"]);
-    let pasted = elements(&d, "w");
+    let pasted = d.elements("w");
     assert!(pasted.contains("text \"User name\""), "{pasted}");
     assert!(pasted.contains("=\"copy me\""), "{pasted}");
     // The first one is still what was typed into it: each went to its own window.
     act(&d, "w", &[&ref_in(&pasted, r#"dialog "First""#), "focus"]);
-    let ok = ref_in(&elements(&d, "w"), r#"button "OK""#);
+    let ok = ref_in(&d.elements("w"), r#"button "OK""#);
     act(&d, "w", &[&ok, "click"]);
     let log = output_at_exit(&d, "w");
     assert!(printed(&log).contains(&"copy me".to_owned()), "{log}");
@@ -405,7 +382,7 @@ fn the_clipboard_is_set_and_read_as_text_and_png_and_stays_after_the_call() {
     );
     // A paste in the app, after the call that set it returned.
     d.sp_json(&["computer", "c", "keypress", "ctrl", "v"]);
-    let shown = elements(&d, "c");
+    let shown = d.elements("c");
     assert!(shown.contains("=\"kept after the call\""), "{shown}");
     act(
         &d,
@@ -447,7 +424,7 @@ fn marks_tag_each_ref_on_the_screenshot() {
     ]);
     let no_snapshot = d.sp_error(&["screenshot", "k", "--marks"]);
     assert_eq!(no_snapshot["field"], "marks", "{no_snapshot}");
-    let shown = elements(&d, "k");
+    let shown = d.elements("k");
     let plain = d.sp_json(&["screenshot", "k"]);
     let marked = d.sp_json(&["screenshot", "k", "--marks"]);
     let decode = |v: &Value| screenpilot_desktop::decode_png(&png_of(v)).expect("a PNG");
@@ -481,7 +458,7 @@ fn waits_on_elements_return_when_the_tree_changes() {
         "/usr/bin/python3",
         &settings_app(),
     ]);
-    let shown = elements(&d, "v");
+    let shown = d.elements("v");
     let hidden = ref_in(&shown, r#"check box "Show hidden files""#);
     // One client waits for the change, another makes it.
     let waiting = common::Background::spawn(d.command(&[
@@ -543,8 +520,8 @@ fn bad_refs_and_impossible_acts_are_refused_naming_why() {
     ]);
     let before_any = d.sp_error(&["act", "x", "e1", "click"]);
     assert_eq!(before_any["field"], "ref", "{before_any}");
-    let shown = elements(&d, "x");
-    let other = elements(&d, "y");
+    let shown = d.elements("x");
+    let other = d.elements("y");
     // A ref of another desktop.
     let theirs = ref_in(&other, r#"button "OK""#);
     let e = d.sp_error(&["act", "x", &theirs, "click"]);
@@ -600,7 +577,7 @@ fn bad_refs_and_impossible_acts_are_refused_naming_why() {
 fn a_qt_form_is_read_and_driven_by_refs_and_a_closed_popups_items_are_not_clicked() {
     let d = Daemon::new();
     d.start_qt_form("q");
-    let shown = elements(&d, "q");
+    let shown = d.elements("q");
     assert!(!shown.contains("no-tree"), "{shown}");
     let name = ref_in(&shown, r#"^\s*text "Name" .*editable"#);
     let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);
@@ -619,7 +596,7 @@ fn a_qt_form_is_read_and_driven_by_refs_and_a_closed_popups_items_are_not_clicke
         "q",
         &["list item \"Blue\"", "click", "--changed", &colour],
     );
-    let after = elements(&d, "q");
+    let after = d.elements("q");
     ref_in(&after, r#"combo box "Colour" \[e\d+\] ="Blue""#);
     // The popup closed; Qt still lists its items, showing, at their old boxes (Qt 5.15). A click
     // there would land on the form below (on Submit): refused, and nothing is sent.
@@ -772,14 +749,14 @@ fn a_gtk4_calculator_is_read_and_driven_by_refs() {
     );
     // GTK 4.8 marks only its window as showing: the wait sees its buttons all the same.
     wait_for_element(&d, "calc", "button", "^=$");
-    let shown = elements(&d, "calc");
+    let shown = d.elements("calc");
     for key in ["1", "2", "×", "3", "="] {
         let line = format!(r#"button "{}" \[e\d+\]"#, regex::escape(key));
         let key_ref = ref_in(&shown, &line);
         let done = act(&d, "calc", &[&key_ref, "click"]);
         assert_eq!(done["done"], "action click", "{done}");
     }
-    let after = elements(&d, "calc");
+    let after = d.elements("calc");
     assert!(
         Regex::new(r#"text \[e\d+\] focused editable ="36""#)
             .expect("re")
@@ -828,7 +805,7 @@ fn a_gtk4_form_is_filled_and_sent_by_refs() {
         &common::fixture("gtk4/form.py"),
     ]);
     wait_for_element(&d, "g4", "button", "^Send$");
-    let shown = elements(&d, "g4");
+    let shown = d.elements("g4");
     let name = ref_in(&shown, r#"^\s*text "Name""#);
     act(&d, "g4", &[&name, "set", "--text", "Grace Hopper"]);
     let news = ref_in(&shown, r#"check box "Newsletter""#);
@@ -916,7 +893,7 @@ fn web_form_is_read_and_driven_by_refs(d: &Daemon, browser: &[&str], enter: &str
     let started = d.sp_json(&start);
     // Its page is read: the snapshot wakes the browser's tree, and the wait sees the button.
     wait_for_element(d, "web", "button", "^Place order$");
-    let shown = elements(d, "web");
+    let shown = d.elements("web");
     let name = ref_in(&shown, r#"(entry|text) "Name""#);
     act(d, "web", &[&name, enter, "--text", "Ada"]);
     // The select reads as its label with its choice as the value, and is chosen in by its list.
@@ -965,7 +942,7 @@ fn a_set_that_the_field_ignores_is_typed_instead() {
         "/usr/bin/python3",
         &common::fixture("gtk/stubborn.py"),
     ]);
-    let shown = elements(&d, "st");
+    let shown = d.elements("st");
     let name = ref_in(&shown, r#"text "Name" \[e\d+\]"#);
     let set = act(&d, "st", &[&name, "set", "--text", "Ada"]);
     let how = set.to_string();
@@ -1010,7 +987,7 @@ fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
         "/usr/bin/python3",
         &common::fixture("tk/form.py"),
     ]);
-    let shown = elements(&d, "tk");
+    let shown = d.elements("tk");
     assert!(
         shown.contains(r#"window "Tk Form""#) && shown.contains("no-tree"),
         "{shown}"
@@ -1032,7 +1009,7 @@ fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
         ref_in(&shown, &line);
     }
     // A second snapshot of the same pixels is not read again, and reads the same.
-    assert_eq!(elements(&d, "tk"), shown);
+    assert_eq!(d.elements("tk"), shown);
     let remember = ref_in(&shown, r#"text "[^"]*Remember me" \[e\d+\] ocr"#);
     act(&d, "tk", &[&remember, "click"]);
     let saved = act(&d, "tk", &[r#"text "Save""#, "click"]);
@@ -1040,7 +1017,7 @@ fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
     assert!(after.contains("Saved remember=1"), "{saved}");
     // Clicked outside act, Cancel changes the status line: its ref from the snapshot before no
     // longer looks as it was read, and is refused without a click.
-    let latest = elements(&d, "tk");
+    let latest = d.elements("tk");
     let status = ref_in(&latest, r#"text "Saved remember=1""#);
     let (x, y, w, h) = box_in(&latest, r#"text "Cancel""#);
     d.sp_json(&[
@@ -1068,7 +1045,7 @@ fn a_tk_form_without_a_tree_is_read_from_pixels_and_driven_by_what_was_read() {
     let e = d.sp_error(&["act", "tk", r#"text "Apply changes""#, "set", "--text", "x"]);
     assert_eq!(e["field"], "do", "{e}");
     act(&d, "tk", &[r#"text "Apply changes""#, "click"]);
-    let window = ref_in(&elements(&d, "tk"), r#"window "Tk Form""#);
+    let window = ref_in(&d.elements("tk"), r#"window "Tk Form""#);
     act(&d, "tk", &[&window, "close"]);
     assert_eq!(
         printed(&output_at_exit(&d, "tk")),
@@ -1102,7 +1079,7 @@ fn an_xterms_lines_are_read_from_pixels() {
         "--timeout-ms",
         &ms,
     ]);
-    let shown = elements(&d, "xt");
+    let shown = d.elements("xt");
     ref_in(
         &shown,
         r#"text "screenpilot reads 42 from pixels" \[e\d+\] ocr @"#,
@@ -1124,7 +1101,7 @@ fn a_swing_form_is_read_and_driven_by_refs() {
         &common::fixture("swing/Form.java"),
     ]);
     wait_for_element(&d, "sw", "push button", "^Send$");
-    let shown = elements(&d, "sw");
+    let shown = d.elements("sw");
     let name = ref_in(&shown, r#"text "Name" .*editable"#);
     act(&d, "sw", &[&name, "set", "--text", "Ada"]);
     let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);
@@ -1132,7 +1109,7 @@ fn a_swing_form_is_read_and_driven_by_refs() {
     act(&d, "sw", &["button \"Send\"", "click"]);
     let sent = wait_for_element(&d, "sw", "label", "^Sent$");
     assert_eq!(sent["held"], true, "{sent}");
-    let window = ref_in(&elements(&d, "sw"), r#"window "Swing Form""#);
+    let window = ref_in(&d.elements("sw"), r#"window "Swing Form""#);
     act(&d, "sw", &[&window, "close"]);
     let printed = printed(&output_at_exit(&d, "sw"));
     assert!(
@@ -1231,7 +1208,7 @@ fn ocr_on_request_reads_a_window_that_has_a_tree() {
         "--text",
         "Your favourite colour",
     ]);
-    let plain = elements(&d, "z");
+    let plain = d.elements("z");
     assert!(!plain.contains(" ocr "), "{plain}");
     let snap = d.sp_json(&["snapshot", "z", "--ocr"]);
     let read = snap["elements"].as_str().unwrap_or_default();

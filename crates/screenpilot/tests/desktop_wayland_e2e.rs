@@ -14,7 +14,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use common::{brief, png_of, wait_for_file, Background, Daemon, LONG_MS};
+use common::{brief, png_of, ref_in, wait_for_file, Background, Daemon, LONG_MS};
 
 const LONG: Duration = Duration::from_millis(LONG_MS);
 
@@ -36,27 +36,6 @@ fn beside(env: &HashMap<String, String>, program: &str, args: &[&str]) -> std::p
     }
     cmd.output()
         .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
-}
-
-/// The ref on the first line of `elements` that `line` (a regex) matches.
-fn ref_in(elements: &str, line: &str) -> String {
-    let pattern = Regex::new(line).expect("a regex");
-    let found = elements
-        .lines()
-        .find(|l| pattern.is_match(l))
-        .unwrap_or_else(|| panic!("no line {line:?} in\n{elements}"));
-    Regex::new(r"\[(e\d+)\]")
-        .expect("re")
-        .captures(found)
-        .map_or_else(|| panic!("no ref on {found:?}"), |c| c[1].to_owned())
-}
-
-fn elements(d: &Daemon, sid: &str) -> String {
-    let snap = d.sp_json(&["snapshot", sid]);
-    snap["elements"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no elements in {snap}"))
-        .to_owned()
 }
 
 /// The box of the first element line matching `line`: `@x,y,w,h` in screenshot pixels.
@@ -181,7 +160,7 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_clo
     assert_eq!(changed["changed"], true, "{changed}");
 
     // The window moves and closes by its ref; sway itself says where it is.
-    let shown = elements(&d, "wl");
+    let shown = d.elements("wl");
     let window = ref_in(&shown, r#"^window "sp-foot""#);
     d.sp_json(&["act", "wl", &window, "move", "--to", "100,120"]);
     let rect = sway_rect(&env, "sp-foot").expect("foot's window");
@@ -239,7 +218,7 @@ fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_cli
     assert_eq!(started["window"]["title"], "First", "{}", brief(&started));
 
     // Read as text, acted on by ref: the entry takes text typed through its ref.
-    let shown = elements(&d, "wg");
+    let shown = d.elements("wg");
     let entry = ref_in(&shown, r#"text "First:""#);
     d.sp_json(&["act", "wg", &entry, "type", "--text", "typed by ref"]);
 
@@ -269,7 +248,7 @@ fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_cli
     );
     let frame = screenpilot_desktop::decode_png(&png_of(&shot)).expect("a PNG");
     assert_eq!((frame.width, frame.height), (1356, 848));
-    let now = elements(&d, "wg");
+    let now = d.elements("wg");
     let (x, y, w, h) = box_of(&now, r#"button "OK""#);
     d.act(
         "wg",
@@ -297,7 +276,7 @@ fn a_qt_form_running_natively_on_wayland_is_read_and_driven_by_refs() {
         &run,
     ]);
     assert_eq!(started["wayland"], true, "{}", brief(&started));
-    let shown = elements(&d, "q");
+    let shown = d.elements("q");
     assert!(!shown.contains("no-tree"), "{shown}");
     let name = ref_in(&shown, r#"^\s*text "Name" .*editable"#);
     let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);

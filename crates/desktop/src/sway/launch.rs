@@ -58,6 +58,15 @@ pub struct Compositor {
     own_dirs: Vec<PathBuf>,
 }
 
+/// What sends GTK, Qt, SDL, Firefox and Electron programs to Wayland rather than X11.
+pub const TOOLKIT_SWITCHES: [(&str, &str); 5] = [
+    ("GDK_BACKEND", "wayland"),
+    ("QT_QPA_PLATFORM", "wayland"),
+    ("SDL_VIDEODRIVER", "wayland"),
+    ("MOZ_ENABLE_WAYLAND", "1"),
+    ("ELECTRON_OZONE_PLATFORM_HINT", "wayland"),
+];
+
 /// Variables that point a program at another display or compositor; programs on ours never get
 /// them from their base environment.
 pub const OTHER_DISPLAY_VARS: &[&str] = &[
@@ -88,13 +97,7 @@ impl Compositor {
                 self.ipc.clone().into_os_string(),
             ),
         ];
-        for (key, value) in [
-            ("GDK_BACKEND", "wayland"),
-            ("QT_QPA_PLATFORM", "wayland"),
-            ("SDL_VIDEODRIVER", "wayland"),
-            ("MOZ_ENABLE_WAYLAND", "1"),
-            ("ELECTRON_OZONE_PLATFORM_HINT", "wayland"),
-        ] {
+        for (key, value) in TOOLKIT_SWITCHES {
             env.push((OsString::from(key), OsString::from(value)));
         }
         env

@@ -25,7 +25,7 @@ pub use events::SwayEvents;
 pub use ipc::SwayIpc;
 pub use launch::{
     config_text, launch_sway, launch_sway_with, start_error, Compositor, SwaySpec,
-    OTHER_DISPLAY_VARS, OUTPUT,
+    OTHER_DISPLAY_VARS, OUTPUT, TOOLKIT_SWITCHES,
 };
 pub use tree::{CommandOutcome, Frame, Output, View, SCRATCHPAD};
 pub use user::{sway_user, Credentials, SwayUser, UNPRIVILEGED};

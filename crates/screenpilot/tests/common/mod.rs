@@ -207,6 +207,15 @@ impl Daemon {
             .to_owned()
     }
 
+    /// `snapshot SID`'s elements (a desktop's windows and their elements, with refs).
+    pub fn elements(&self, sid: &str) -> String {
+        let snap = self.sp_json(&["snapshot", sid]);
+        snap["elements"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no elements in {snap}"))
+            .to_owned()
+    }
+
     pub fn snapshot(&self, sid: &str) -> Value {
         self.sp_json(&["snapshot", sid])
     }
@@ -488,4 +497,18 @@ pub fn peak_kib(pid: i32) -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// The ref on the first line of a snapshot's `elements` that `line` (a regex) matches.
+pub fn ref_in(elements: &str, line: &str) -> String {
+    let pattern = regex::Regex::new(line).expect("a regex");
+    let found = elements
+        .lines()
+        .find(|l| pattern.is_match(l))
+        .unwrap_or_else(|| panic!("no line matches {line:?} in:\n{elements}"));
+    regex::Regex::new(r"\[(e\d+)\]")
+        .expect("a regex")
+        .captures(found)
+        .map(|c| c[1].to_owned())
+        .unwrap_or_else(|| panic!("no ref on {found:?}"))
 }
