@@ -69,8 +69,8 @@ install_deps() {
   # and every tool's structuredContent are validated as Draft 2020-12), pexpect (benchmarks),
   # websocket-client (the watch page's browser test talks to chromium over DevTools with it), and
   # maturin and uv (the Python wheel is built with maturin and run with uvx).
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, jsonschema, pexpect, websocket, maturin, uv' 2>/dev/null; then
-    say "python venv (.venv) with textual, mcp, jsonschema, pexpect, websocket-client, maturin, uv"
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import textual, mcp, jsonschema, pexpect, websocket, maturin, uv, kittytgp, textual_image' 2>/dev/null; then
+    say "python venv (.venv) with textual, mcp, jsonschema, pexpect, websocket-client, maturin, uv, kittytgp, textual-image"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
   fi

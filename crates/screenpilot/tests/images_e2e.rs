@@ -1,8 +1,10 @@
 //! Pictures programs draw in a terminal, end to end: chafa draws a known picture (four coloured
 //! quadrants) with the kitty graphics protocol, sixel and iTerm2 inline images into a session spawned
-//! with `--images`; the screenshot shows the quadrants where the snapshot says the picture sits, and
+//! with `--images`; kittytgp and a Textual app with textual-image draw it through kitty's Unicode
+//! placeholders; the screenshot shows the quadrants where the snapshot says the picture sits, and
 //! an MCP snapshot attaches it as image content. A session without `--images` gets chafa's own
-//! choice, text symbols, and no picture. chafa is a Debian package scripts/test.sh installs.
+//! choice, text symbols, and no picture. chafa is a Debian package, kittytgp and textual-image are
+//! in the test venv; scripts/test.sh installs them.
 
 use crate::common;
 
@@ -140,6 +142,60 @@ fn chafa_iterm_inline_images_show_in_the_screenshot() {
     let snapshot = chafa(&d, "iterm", "-f iterm");
     assert_eq!(snapshot["images"][0]["protocol"], "iterm", "{snapshot}");
     assert_drawn(&d, "iterm", &snapshot, true);
+}
+
+/// The screen's text shows the label, never a placeholder character.
+fn assert_no_placeholder_left(snapshot: &Value) {
+    let text = snapshot["text"].as_str().unwrap_or_default();
+    assert!(
+        !text.contains('\u{10EEEE}'),
+        "placeholders are blanked:\n{text}"
+    );
+}
+
+#[test]
+fn kittytgp_unicode_placeholders_show_in_the_screenshot() {
+    let d = Daemon::new();
+    bash(&d, "tgp", &["--images"]);
+    // kittytgp sizes the picture from the pixels the kernel reports (TIOCGWINSZ), then writes a
+    // row mark on each row's first placeholder cell and leaves the columns to be inferred.
+    let python = common::venv_python();
+    let png = d.path().join("q.png");
+    d.line(
+        "tgp",
+        &format!(
+            "{} -m kittytgp --cols 16 {}; echo DRAWN",
+            python.display(),
+            png.display()
+        ),
+    );
+    d.wait_regex("tgp", "^DRAWN");
+    let snapshot = d.sp_json(&["call", "snapshot", &json!({"sid": "tgp"}).to_string()]);
+    assert_eq!(snapshot["images"][0]["protocol"], "kitty", "{snapshot}");
+    assert_eq!(snapshot["images"][0]["cols"], 16, "{snapshot}");
+    assert_no_placeholder_left(&snapshot);
+    assert_drawn(&d, "tgp", &snapshot, true);
+}
+
+#[test]
+fn a_textual_app_with_textual_image_shows_its_picture() {
+    let d = Daemon::new();
+    write_quadrants(&d.path().join("q.png"));
+    let python = common::venv_python();
+    let (python, app, png) = (
+        python.to_string_lossy().into_owned(),
+        common::fixture("textual/picture.py"),
+        d.path().join("q.png").to_string_lossy().into_owned(),
+    );
+    d.sp_json(&[
+        "spawn", "--sid", "app", "--images", "--size", "80x24", "--", &python, &app, &png,
+    ]);
+    // The placeholder cells come after the picture's transmission and its virtual placement.
+    d.wait_regex("app", r"\x{10EEEE}");
+    let snapshot = d.sp_json(&["call", "snapshot", &json!({"sid": "app"}).to_string()]);
+    assert_eq!(snapshot["images"][0]["protocol"], "kitty", "{snapshot}");
+    assert_no_placeholder_left(&snapshot);
+    assert_drawn(&d, "app", &snapshot, true);
 }
 
 #[test]

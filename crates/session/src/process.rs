@@ -172,6 +172,22 @@ pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
 
 /// Start the program of `spec` on a new pty, as [`spawn`] does, but leave its reaping to the caller
 /// (a holder reaps what it starts itself). Its pid and the pty's master.
+/// The size the kernel tells the program (TIOCGWINSZ). A session that shows pictures also gives
+/// the pixels, a cell being [`NOMINAL_CELL_PIXELS`](screenpilot_screen::geometry::NOMINAL_CELL_PIXELS),
+/// as a terminal with graphics does: programs size their pictures from it.
+pub(crate) fn kernel_size(size: screenpilot_screen::Size, images: bool) -> pty_process::Size {
+    if !images {
+        return pty_process::Size::new(size.rows, size.cols);
+    }
+    let (cw, ch) = screenpilot_screen::geometry::NOMINAL_CELL_PIXELS;
+    pty_process::Size::new_with_pixel(
+        size.rows,
+        size.cols,
+        size.cols.saturating_mul(cw),
+        size.rows.saturating_mul(ch),
+    )
+}
+
 pub fn start_on_pty(spec: &SpawnSpec, token: u64) -> Result<(i32, pty_process::blocking::Pty)> {
     let io_err = |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn {
         field: "cmd",
@@ -182,7 +198,7 @@ pub fn start_on_pty(spec: &SpawnSpec, token: u64) -> Result<(i32, pty_process::b
     // would leak (one per session) and that dropping it would use to reap the child behind our back.
     let (pty, pts) =
         pty_process::blocking::open().map_err(|e| io_err("cannot open a pseudo-terminal", &e))?;
-    pty.resize(pty_process::Size::new(spec.size.rows, spec.size.cols))
+    pty.resize(kernel_size(spec.size, spec.images))
         .map_err(|e| io_err("cannot size the pseudo-terminal", &e))?;
     let program = &spec.argv[0];
     let mut command = pty_process::blocking::Command::new(program)

@@ -707,7 +707,7 @@ impl Session {
             // recording, after the resize, never at the old size before it.
             let mut screen = lock(&self.screen);
             writer
-                .resize(pty_process::Size::new(size.rows, size.cols))
+                .resize(crate::process::kernel_size(size, screen.images_enabled()))
                 .map_err(|e| SessionError::Io(format!("resizing session '{}': {e}", self.sid)))?;
             screen.resize(size);
             if let Some(recorder) = lock(&self.recorder).as_mut() {

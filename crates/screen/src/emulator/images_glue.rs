@@ -14,13 +14,15 @@ use std::sync::Arc;
 
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::vte::ansi::Color as AnsiColor;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::{color_key, row_address, Screen};
 use crate::images::decode::Refusal;
 use crate::images::intercept::{Event, Piece};
 use crate::images::kitty::{self, Chunked, Keys};
-use crate::images::{iterm, Bitmap, Placement, Protocol, ShownImage, CELL_PX};
+use crate::images::placeholders::{Mark, PLACEHOLDER};
+use crate::images::{iterm, Bitmap, Placement, Protocol, ShownImage, Virtual, CELL_PX};
 use crate::images::{MAX_PAYLOAD_BYTES, MAX_PLACEMENTS};
 
 /// Where the cursor goes after a picture.
@@ -70,11 +72,50 @@ impl Screen {
         };
         let alt = self.alt_screen();
         let screen = self.term.screen_lines() as i32;
-        images
+        let mut shown: Vec<ShownImage> = images
             .placements
             .iter()
             .filter(|p| p.alt == alt && p.row + i32::from(p.rows) > 0 && p.row < screen)
             .map(Placement::shown)
+            .collect();
+        if !images.virtuals.is_empty() {
+            shown.extend(images.placeholder_pictures(0, &self.placeholder_marks()));
+        }
+        shown
+    }
+
+    /// The placeholder cells of the visible screen, row by row (see [`crate::images::placeholders`]).
+    fn placeholder_marks(&self) -> Vec<Vec<Option<Mark>>> {
+        let grid = self.term.grid();
+        let id_of = |color: AnsiColor| match color {
+            AnsiColor::Spec(rgb) => {
+                Some((u32::from(rgb.r) << 16) | (u32::from(rgb.g) << 8) | u32::from(rgb.b))
+            }
+            AnsiColor::Indexed(index) => Some(u32::from(index)),
+            AnsiColor::Named(_) => None,
+        };
+        (0..self.term.screen_lines() as i32)
+            .map(|line| {
+                let row = &grid[Line(line)];
+                if !row[..].iter().any(|cell| cell.c == PLACEHOLDER) {
+                    return Vec::new();
+                }
+                row[..]
+                    .iter()
+                    .map(|cell| {
+                        if cell.c != PLACEHOLDER {
+                            return None;
+                        }
+                        let id = id_of(cell.fg)?;
+                        let placement = cell.underline_color().and_then(id_of).unwrap_or(0);
+                        Some(Mark::new(
+                            id,
+                            placement,
+                            cell.zerowidth().unwrap_or_default(),
+                        ))
+                    })
+                    .collect()
+            })
             .collect()
     }
 
@@ -135,6 +176,7 @@ impl Screen {
             Event::Reset => {
                 if let Some(images) = self.images.as_mut() {
                     images.placements.clear();
+                    images.virtuals.clear();
                     images.kitty = Default::default();
                 }
                 Vec::new()
@@ -316,10 +358,6 @@ impl Screen {
     }
 
     fn kitty_place(&mut self, keys: &Keys, bitmap: Arc<Bitmap>, owned: bool) {
-        if keys.virtual_ {
-            self.note("kitty unicode placeholders (U=1) are not drawn".to_owned());
-            return;
-        }
         let (iw, ih) = (
             u64::from(bitmap.width.max(1)),
             u64::from(bitmap.height.max(1)),
@@ -333,6 +371,27 @@ impl Screen {
             (c, r) => (c * cw, r * ch),
         };
         let clamp = |v: u64| v.clamp(1, u64::from(u32::MAX)) as u32;
+        if keys.virtual_ {
+            // Shown wherever placeholder cells name it; the cursor stays.
+            let Some(images) = self.images.as_mut() else {
+                return;
+            };
+            if owned {
+                images.note("image refused: kitty placeholders (U=1) need an image id (i=)");
+                return;
+            }
+            images.placed += 1;
+            let cells = |px: u32, cell: u32| px.div_ceil(cell).clamp(1, 1 << 16);
+            let number = images.placed;
+            images.add_virtual(Virtual {
+                id: keys.id,
+                placement: keys.placement,
+                cols: cells(clamp(area.0), CELL_PX.0),
+                rows: cells(clamp(area.1), CELL_PX.1),
+                number,
+            });
+            return;
+        }
         self.place(Incoming {
             protocol: Protocol::Kitty,
             kitty: Some((keys.id, keys.placement)),
@@ -382,6 +441,18 @@ impl Screen {
             }
         };
         let mut touched = Vec::new();
+        images.virtuals.retain(|v| {
+            let gone = match keys.delete.to_ascii_lowercase() {
+                b'a' => true,
+                b'i' => v.id == keys.id && (keys.placement == 0 || v.placement == keys.placement),
+                b'n' => numbered.contains(&v.id),
+                _ => false,
+            };
+            if gone {
+                touched.push(v.id);
+            }
+            !gone
+        });
         images.placements.retain(|p| {
             let gone = chosen(p);
             if gone {
@@ -404,7 +475,8 @@ impl Screen {
                 let placed = images
                     .placements
                     .iter()
-                    .any(|p| p.kitty.is_some_and(|(i, _)| i == id));
+                    .any(|p| p.kitty.is_some_and(|(i, _)| i == id))
+                    || images.virtuals.iter().any(|v| v.id == id);
                 if !placed {
                     images.kitty.remove(id);
                 }

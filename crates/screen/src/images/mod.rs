@@ -20,10 +20,11 @@ pub(crate) mod decode;
 pub(crate) mod intercept;
 pub(crate) mod iterm;
 pub(crate) mod kitty;
+pub(crate) mod placeholders;
 pub(crate) mod sixel;
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -157,7 +158,7 @@ impl ShownImage {
 /// over the cells of its first row, so a model reading the text sees where a picture sits. Rows keep
 /// their width: the label replaces blanks (or whatever is under the picture).
 pub fn label_text(text: &str, images: &[ShownImage], cols: u16) -> String {
-    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let mut lines: Vec<String> = text.split('\n').map(blank_placeholders).collect();
     for image in images {
         let Ok(row) = usize::try_from(image.row) else {
             continue;
@@ -170,6 +171,27 @@ pub fn label_text(text: &str, images: &[ShownImage], cols: u16) -> String {
         *line = overwrite_columns(line, usize::from(image.col), &label);
     }
     lines.join("\n")
+}
+
+/// `line` with kitty's placeholder cells (U+10EEEE and the marks that number them) as blanks: the
+/// picture they draw is labelled instead.
+fn blank_placeholders(line: &str) -> String {
+    if !line.contains(placeholders::PLACEHOLDER) {
+        return line.to_owned();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut after_placeholder = false;
+    for c in line.chars() {
+        if c == placeholders::PLACEHOLDER {
+            out.push(' ');
+            after_placeholder = true;
+        } else if !(after_placeholder && placeholders::number_of(c).is_some()) {
+            out.push(c);
+            after_placeholder = false;
+        }
+    }
+    out.truncate(out.trim_end_matches(' ').len());
+    out
 }
 
 /// `line` with the columns from `col` on replaced by `label` (ASCII), padding with blanks when the
@@ -251,12 +273,40 @@ impl Placement {
     }
 }
 
+/// A kitty placement shown through placeholder cells (`U=1`): where its cells are is the text's
+/// business ([`placeholders`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Virtual {
+    pub id: u32,
+    pub placement: u32,
+    /// The cells the picture is fitted into.
+    pub cols: u32,
+    pub rows: u32,
+    pub number: u64,
+}
+
+/// A part of a virtual placement drawn lately, kept so that an unchanged screen shows the very
+/// same picture (and a reader comparing pictures sees no change).
+#[derive(Debug)]
+pub(crate) struct Crop {
+    pub source: Arc<Bitmap>,
+    pub fitted_into: (u32, u32),
+    pub span: placeholders::Span,
+    pub part: Arc<Bitmap>,
+}
+
+/// The most parts of virtual placements kept drawn.
+const MAX_CROPS: usize = 16;
+
 /// Everything a screen knows of pictures.
 #[derive(Debug, Default)]
 pub(crate) struct Images {
     pub intercept: intercept::Intercept,
     pub kitty: kitty::KittyStore,
     pub placements: Vec<Placement>,
+    /// Virtual placements, oldest first (at most [`MAX_PLACEMENTS`]).
+    pub virtuals: Vec<Virtual>,
+    crops: Mutex<Vec<Crop>>,
     notes: VecDeque<String>,
     /// Pictures placed so far (numbers them).
     pub placed: u64,
@@ -322,6 +372,88 @@ impl Images {
         self.kitty.remove(id);
         self.placements
             .retain(|p| p.kitty.is_none_or(|(image, _)| image != id));
+        self.virtuals.retain(|v| v.id != id);
+    }
+
+    /// Keep a virtual placement, replacing one with the same ids.
+    pub(crate) fn add_virtual(&mut self, placement: Virtual) {
+        self.virtuals
+            .retain(|v| (v.id, v.placement) != (placement.id, placement.placement));
+        if self.virtuals.len() >= MAX_PLACEMENTS {
+            self.virtuals.remove(0);
+        }
+        self.virtuals.push(placement);
+    }
+
+    /// The pictures the placeholder cells on the screen show, `marks` being the screen's rows from
+    /// `first` (see [`placeholders::spans`]).
+    pub(crate) fn placeholder_pictures(
+        &self,
+        first: i32,
+        marks: &[Vec<Option<placeholders::Mark>>],
+    ) -> Vec<ShownImage> {
+        let mut shown = Vec::new();
+        for span in placeholders::spans(first, marks) {
+            // A cell naming no placement shows the image's newest virtual placement.
+            let Some(placement) = self.virtuals.iter().rev().find(|v| {
+                v.id == span.id && (span.placement == 0 || v.placement == span.placement)
+            }) else {
+                continue;
+            };
+            let Some((_, source)) = self.kitty.find(span.id, 0) else {
+                continue;
+            };
+            let part = self.part(&source, (placement.cols, placement.rows), span);
+            shown.push(ShownImage {
+                number: placement.number,
+                protocol: Protocol::Kitty,
+                row: span.line,
+                col: span.col,
+                cols: span.cols,
+                rows: span.rows,
+                area_px: (
+                    u32::from(span.cols) * CELL_PX.0,
+                    u32::from(span.rows) * CELL_PX.1,
+                ),
+                bitmap: part,
+            });
+        }
+        shown
+    }
+
+    /// The part of `source` a span shows, drawn once while it stays the same.
+    fn part(
+        &self,
+        source: &Arc<Bitmap>,
+        fitted_into: (u32, u32),
+        span: placeholders::Span,
+    ) -> Arc<Bitmap> {
+        let same = |c: &Crop| {
+            Arc::ptr_eq(&c.source, source)
+                && c.fitted_into == fitted_into
+                && (c.span.cols, c.span.rows, c.span.tile_row, c.span.tile_col)
+                    == (span.cols, span.rows, span.tile_row, span.tile_col)
+        };
+        let mut crops = self.crops.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = crops.iter().find(|c| same(c)) {
+            return found.part.clone();
+        }
+        let part = Arc::new(placeholders::crop(
+            source,
+            fitted_into.0,
+            fitted_into.1,
+            &span,
+        ));
+        if crops.len() >= MAX_CROPS {
+            crops.remove(0);
+        }
+        crops.push(Crop {
+            source: source.clone(),
+            fitted_into,
+            span,
+            part: part.clone(),
+        });
+        part
     }
 
     /// Add a placement, replacing any it covers exactly (a program redrawing a picture in place) and

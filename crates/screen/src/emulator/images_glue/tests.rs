@@ -339,3 +339,80 @@ fn a_screenshot_draws_the_picture_over_the_cells_it_covers() {
     // Beside it, the background.
     assert_ne!(at(left + 2 * qw + cw, top + qh), [0, 255, 0]);
 }
+
+/// kitty's placeholder cell: U+10EEEE with the marks numbering `row`, `col` (when given).
+fn placeholder(row: Option<usize>, col: Option<usize>) -> String {
+    const MARKS: [char; 4] = ['\u{0305}', '\u{030D}', '\u{030E}', '\u{0310}'];
+    let mut cell = String::from('\u{10EEEE}');
+    cell.extend(row.map(|r| MARKS[r]));
+    cell.extend(col.map(|c| MARKS[c]));
+    cell
+}
+
+#[test]
+fn a_virtual_placement_shows_where_its_placeholder_cells_are() {
+    let mut s = screen();
+    // As kittytgp does: transmit with a virtual placement of 4x2 cells, then the cells (image id 7
+    // in the foreground colour, a row mark on each row's first cell, the columns inferred).
+    let mut input = kitty_chunks("a=T,f=100,U=1,i=7,c=4,r=2,q=2", &quadrants_png(40, 40), 64);
+    assert!(s.feed(&input).is_empty(), "q=2 silences the reply");
+    assert!(
+        s.images().is_empty(),
+        "nothing is drawn before the cells are written"
+    );
+    input = b"$ \x1b[38;2;0;0;7m".to_vec();
+    for row in 0..2 {
+        input.extend(placeholder(Some(row), None).as_bytes());
+        input.extend(placeholder(None, None).repeat(3).as_bytes());
+        input.extend(b"\r\n  ");
+    }
+    input.extend(b"\x1b[39m\r$ ");
+    s.feed(&input);
+    let images = s.images();
+    assert_eq!(images.len(), 1, "{images:?}");
+    let image = &images[0];
+    assert_eq!(
+        (image.row, image.col, image.cols, image.rows, image.area_px),
+        (0, 2, 4, 2, (40, 40))
+    );
+    // The square picture fitted into 40x40 nominal pixels fills them: the four quadrants.
+    assert_quadrants(&image.bitmap);
+    let text = crate::images::label_text(s.text(), &images, 40);
+    assert_eq!(text.lines().next(), Some("$ [image 1]"), "{text}");
+    assert!(
+        !text.contains('\u{10EEEE}'),
+        "no placeholder is left in the text: {text}"
+    );
+    // The same screen shows the very same picture.
+    assert!(Arc::ptr_eq(&s.images()[0].bitmap, &image.bitmap));
+}
+
+#[test]
+fn placeholder_cells_scroll_with_the_text_and_show_their_part() {
+    let mut s = screen();
+    s.feed(&kitty_chunks(
+        "a=T,f=100,U=1,i=9,c=2,r=2,q=2",
+        &quadrants_png(20, 40),
+        64,
+    ));
+    // The image id's top byte in the third mark: id 9 | 1 << 24 is not image 9.
+    s.feed(format!("\x1b[38;5;9m{}", placeholder(Some(0), Some(0)) + "\u{030D}").as_bytes());
+    assert!(
+        s.images().is_empty(),
+        "a cell naming another image shows nothing"
+    );
+    // Only the bottom row of tiles, on the last screen row, then scrolled up by one.
+    s.feed(b"\x1b[2J\x1b[10;1H\x1b[38;5;9m");
+    s.feed((placeholder(Some(1), Some(0)) + &placeholder(Some(1), Some(1))).as_bytes());
+    s.feed(b"\x1b[39m\r\n");
+    let images = s.images();
+    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!((images[0].row, images[0].cols, images[0].rows), (8, 2, 1));
+    // The bottom half of the quadrants: blue, yellow.
+    let b = &images[0].bitmap;
+    assert_eq!(pixel(b, 1, b.height / 2), [0, 0, 255, 255]);
+    assert_eq!(pixel(b, b.width - 2, b.height / 2), [255, 255, 0, 255]);
+    // Deleting the image takes its virtual placement: the cells show nothing.
+    s.feed(b"\x1b_Ga=d,d=I,i=9\x1b\\");
+    assert!(s.images().is_empty());
+}
