@@ -308,6 +308,7 @@ impl Screen {
     }
 
     fn kitty_command(&mut self, mut keys: Keys, payload: Result<Vec<u8>, Refusal>) -> Vec<u8> {
+        let payload = payload.and_then(|data| kitty::medium_data(&keys, data));
         let outcome = match keys.action {
             b'q' => payload.and_then(|data| kitty::bitmap(&keys, &data).map(|_| ())),
             b't' | b'T' => match payload.and_then(|data| kitty::bitmap(&keys, &data)) {

@@ -14,8 +14,11 @@ pub(crate) struct Keys {
     pub action: u8,
     /// `f`: 24, 32 or 100 (default 32).
     pub format: u32,
-    /// `t`: d (direct) is the only medium read.
+    /// `t`: d (direct), f (file), t (temporary file), s (shared memory).
     pub medium: u8,
+    /// `O`, `S`: where in a file or shared memory the data starts, and how long it is (0: to the end).
+    pub offset: u32,
+    pub length: u32,
     /// `o=z`: zlib.
     pub zlib: bool,
     /// `s`, `v`: size in pixels of raw data.
@@ -70,6 +73,8 @@ impl Keys {
                 b'a' => keys.action = letter,
                 b'f' => keys.format = number,
                 b't' => keys.medium = letter,
+                b'O' => keys.offset = number,
+                b'S' => keys.length = number,
                 b'o' => keys.zlib = letter == b'z',
                 b's' => keys.width = number,
                 b'v' => keys.height = number,
@@ -115,14 +120,102 @@ impl Keys {
     }
 }
 
-/// The pixels of a transmission.
-pub(crate) fn bitmap(keys: &Keys, data: &[u8]) -> Result<Bitmap, Refusal> {
-    if keys.medium != b'd' {
+/// The data a transmission names: its payload (`t=d`), or what the payload points at: a file
+/// (`t=f`), a temporary file removed once read (`t=t`, its name must hold `tty-graphics-protocol`
+/// and it must sit in a temporary folder), a POSIX shared-memory object removed once read (`t=s`).
+/// As in kitty, only regular files are read, nothing under /proc, /sys or /dev (but /dev/shm), and
+/// at most [`MAX_PAYLOAD_BYTES`].
+pub(crate) fn medium_data(keys: &Keys, payload: Vec<u8>) -> Result<Vec<u8>, Refusal> {
+    use std::os::unix::ffi::OsStringExt;
+    use std::path::{Path, PathBuf};
+    let medium = keys.medium as char;
+    let named = PathBuf::from(std::ffi::OsString::from_vec(payload));
+    let path = match keys.medium {
+        b'd' => return Ok(named.into_os_string().into_vec()),
+        b'f' | b't' if named.is_absolute() => named,
+        b'f' | b't' => {
+            return Err(format!(
+                "t={medium}: {} is not an absolute path",
+                named.display()
+            ))
+        }
+        b's' => {
+            let name = named.to_string_lossy();
+            let name = name.strip_prefix('/').unwrap_or(&name);
+            if name.is_empty() || name.contains('/') {
+                return Err(format!("t=s: {name:?} is not a shared-memory name"));
+            }
+            Path::new("/dev/shm").join(name)
+        }
+        _ => return Err(format!("transmission medium t={medium} not supported")),
+    };
+    let shown = path.display().to_string();
+    let real = path
+        .canonicalize()
+        .map_err(|e| format!("ENOENT:t={medium}: {shown}: {e}"))?;
+    let under = |top: &str| real.starts_with(top);
+    if under("/proc") || under("/sys") || (under("/dev") && !under("/dev/shm")) {
+        return Err(format!("t={medium}: {shown} is a device or kernel file"));
+    }
+    if keys.medium == b't' {
+        let temporary = real.parent().is_some_and(|dir| {
+            dir == Path::new("/tmp")
+                || dir == Path::new("/dev/shm")
+                || std::env::temp_dir().canonicalize().is_ok_and(|t| dir == t)
+        });
+        let name_ok = real
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("tty-graphics-protocol"));
+        if !(temporary && name_ok) {
+            return Err(format!(
+                "t=t: {shown} is not a temporary file named *tty-graphics-protocol*"
+            ));
+        }
+    }
+    let data = read_regular(&real, keys.offset, keys.length)
+        .map_err(|why| format!("t={medium}: {shown}: {why}"))?;
+    if matches!(keys.medium, b't' | b's') {
+        // Ours to remove once read, as in kitty.
+        let _ = std::fs::remove_file(&real);
+    }
+    Ok(data)
+}
+
+/// `length` bytes (0: to the end) of a regular file from `offset`, at most [`MAX_PAYLOAD_BYTES`].
+fn read_regular(path: &std::path::Path, offset: u32, length: u32) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    // Non-blocking: a FIFO put there must not hold the screen; it is refused just below.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    let end = meta.len();
+    let offset = u64::from(offset);
+    let length = match length {
+        0 => end.saturating_sub(offset),
+        n => u64::from(n),
+    };
+    if offset + length > end {
         return Err(format!(
-            "transmission medium t={} not supported (only direct)",
-            keys.medium as char
+            "{length} bytes from {offset} run past its end ({end} bytes)"
         ));
     }
+    if length > MAX_PAYLOAD_BYTES as u64 {
+        return Err(format!("past the {} MB limit", MAX_PAYLOAD_BYTES >> 20));
+    }
+    let mut data = vec![0; length as usize];
+    file.read_exact_at(&mut data, offset)
+        .map_err(|e| e.to_string())?;
+    Ok(data)
+}
+
+/// The pixels of a transmission's data (see [`medium_data`]).
+pub(crate) fn bitmap(keys: &Keys, data: &[u8]) -> Result<Bitmap, Refusal> {
     let channels = match keys.format {
         24 => 3,
         32 => 4,

@@ -416,3 +416,84 @@ fn placeholder_cells_scroll_with_the_text_and_show_their_part() {
     s.feed(b"\x1b_Ga=d,d=I,i=9\x1b\\");
     assert!(s.images().is_empty());
 }
+
+/// A kitty command sending `path` as the payload of medium `medium`.
+fn kitty_medium(keys: &str, path: &str) -> Vec<u8> {
+    format!("\x1b_G{keys};{}\x1b\\", base64(path.as_bytes())).into_bytes()
+}
+
+#[test]
+fn files_temporary_files_and_shared_memory_are_read_and_the_temporary_ones_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.png");
+    std::fs::write(&file, quadrants_png(20, 20)).unwrap();
+    let mut s = screen();
+    let reply = s.feed(&kitty_medium("a=T,t=f,f=100,i=1", file.to_str().unwrap()));
+    assert_eq!(reply, b"\x1b_Gi=1;OK\x1b\\");
+    assert_quadrants(&s.images()[0].bitmap);
+    assert!(file.exists(), "a file (t=f) is the program's: it stays");
+
+    // Raw pixels from an offset, in a temporary file that goes once read.
+    let temporary =
+        std::env::temp_dir().join(format!("tty-graphics-protocol-sp-{}", std::process::id()));
+    let mut raw = b"skip".to_vec();
+    raw.extend(quadrants_rgb(4, 4));
+    std::fs::write(&temporary, &raw).unwrap();
+    let keys = "a=T,t=t,f=24,s=4,v=4,O=4,S=48,i=2";
+    let reply = s.feed(&kitty_medium(keys, temporary.to_str().unwrap()));
+    assert_eq!(reply, b"\x1b_Gi=2;OK\x1b\\");
+    assert!(
+        !temporary.exists(),
+        "a temporary file (t=t) is removed once read"
+    );
+
+    let shm = format!("sp-test-{}", std::process::id());
+    std::fs::write(format!("/dev/shm/{shm}"), quadrants_rgb(2, 2)).unwrap();
+    let reply = s.feed(&kitty_medium(
+        "a=T,t=s,f=24,s=2,v=2,i=3",
+        &format!("/{shm}"),
+    ));
+    assert_eq!(reply, b"\x1b_Gi=3;OK\x1b\\");
+    assert!(!std::path::Path::new(&format!("/dev/shm/{shm}")).exists());
+    assert_eq!(s.images().len(), 3);
+}
+
+#[test]
+fn media_that_are_not_plain_files_or_not_temporary_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = screen();
+    let refused = |s: &mut Screen, keys: &str, path: &str| {
+        String::from_utf8(s.feed(&kitty_medium(keys, path))).unwrap()
+    };
+    let reply = refused(&mut s, "a=T,t=f,f=100,i=1", "/dev/zero");
+    assert!(
+        reply.contains("EINVAL") && reply.contains("device"),
+        "{reply}"
+    );
+    let reply = refused(&mut s, "a=T,t=f,f=24,s=1,v=1,i=1", "/proc/self/environ");
+    assert!(reply.contains("kernel file"), "{reply}");
+    let reply = refused(&mut s, "a=T,t=f,f=100,i=1", dir.path().to_str().unwrap());
+    assert!(reply.contains("not a regular file"), "{reply}");
+    let reply = refused(&mut s, "a=T,t=f,f=100,i=1", "relative.png");
+    assert!(reply.contains("not an absolute path"), "{reply}");
+    let reply = refused(&mut s, "a=T,t=f,f=100,i=1", "/nonexistent/q.png");
+    assert!(reply.contains("ENOENT"), "{reply}");
+    // A temporary transmission of a file that is not one: refused, and the file is kept.
+    let kept = dir.path().join("notes.txt");
+    std::fs::write(&kept, b"mine").unwrap();
+    let reply = refused(&mut s, "a=T,t=t,f=100,i=1", kept.to_str().unwrap());
+    assert!(reply.contains("not a temporary file"), "{reply}");
+    assert!(kept.exists());
+    let reply = refused(
+        &mut s,
+        "a=T,t=f,f=24,s=2,v=2,O=2,S=12,i=1",
+        kept.to_str().unwrap(),
+    );
+    assert!(reply.contains("past its end"), "{reply}");
+    assert!(s.images().is_empty());
+    assert!(
+        s.image_notes().iter().any(|n| n.contains("/dev/zero")),
+        "{:?}",
+        s.image_notes()
+    );
+}
