@@ -87,7 +87,8 @@ fn assert_drawn(d: &Daemon, sid: &str, snapshot: &Value, sized_in_cells: bool) {
     assert_eq!(images.len(), 1, "one picture: {snapshot}");
     let image = &images[0];
     let text = snapshot["text"].as_str().unwrap_or_default();
-    assert!(text.contains("[image 1"), "the text labels it:\n{text}");
+    let label = format!("[image {}", image["number"]);
+    assert!(text.contains(&label), "the text labels it {label}:\n{text}");
     let shot = d.sp_json(&["call", "screenshot", &json!({"sid": sid}).to_string()]);
     let (width, height, pixels, channels) = decode(&common::png_of(&shot));
     let (cw, ch) = (f64::from(width) / 80.0, f64::from(height) / 24.0);
@@ -196,6 +197,37 @@ fn a_textual_app_with_textual_image_shows_its_picture() {
     assert_eq!(snapshot["images"][0]["protocol"], "kitty", "{snapshot}");
     assert_no_placeholder_left(&snapshot);
     assert_drawn(&d, "app", &snapshot, true);
+}
+
+#[test]
+fn iterm_jpeg_and_gif_pictures_show_in_the_screenshot() {
+    let d = Daemon::new();
+    bash(&d, "imgcat", &["--images"]);
+    let (python, imgcat) = (common::venv_python(), common::fixture("imgcat.py"));
+    let png = d.path().join("q.png");
+    for (kind, number) in [("JPEG", 1), ("GIF", 2)] {
+        d.line("imgcat", "clear");
+        d.wait_regex("imgcat", common::PROMPT);
+        d.line(
+            "imgcat",
+            &format!(
+                "{} {imgcat} {} {kind}; echo DRAWN",
+                python.display(),
+                png.display()
+            ),
+        );
+        d.wait_regex("imgcat", "^DRAWN");
+        let snapshot = d.sp_json(&["call", "snapshot", &json!({"sid": "imgcat"}).to_string()]);
+        assert_eq!(
+            snapshot["images"][0]["protocol"], "iterm",
+            "{kind}: {snapshot}"
+        );
+        assert_eq!(
+            snapshot["images"][0]["number"], number,
+            "{kind}: {snapshot}"
+        );
+        assert_drawn(&d, "imgcat", &snapshot, true);
+    }
 }
 
 #[test]

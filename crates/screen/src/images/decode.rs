@@ -1,6 +1,7 @@
-//! Turning transmitted bytes into pixels: base64 (as it streams), PNG, zlib, raw RGB(A) and the
-//! uncompressed TIFF that chafa sends as iTerm2 images. Every decoder checks the declared size
-//! against [`MAX_IMAGE_PIXELS`] before it allocates.
+//! Turning transmitted bytes into pixels: base64 (as it streams), PNG, zlib, raw RGB(A), the
+//! uncompressed TIFF that chafa sends as iTerm2 images, and the JPEG and GIF (first frame) that
+//! imgcat sends. Every decoder checks the declared size against [`MAX_IMAGE_PIXELS`] before it
+//! allocates.
 
 use std::io::Cursor;
 
@@ -243,14 +244,81 @@ pub(crate) fn tiff(data: &[u8]) -> Result<Bitmap, Refusal> {
     raw(&pixels, width, height, samples as usize)
 }
 
-/// Decode a file of a format told by its first bytes: PNG or TIFF.
+/// A JPEG, as RGBA.
+fn jpeg(data: &[u8]) -> Result<Bitmap, Refusal> {
+    use zune_jpeg::zune_core::colorspace::ColorSpace;
+    use zune_jpeg::zune_core::options::DecoderOptions;
+    let options = DecoderOptions::default()
+        .jpeg_set_out_colorspace(ColorSpace::RGBA)
+        .set_max_width(1 << 16)
+        .set_max_height(1 << 16);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(Cursor::new(data), options);
+    decoder
+        .decode_headers()
+        .map_err(|e| format!("JPEG does not decode: {e}"))?;
+    let (width, height) = decoder
+        .dimensions()
+        .ok_or_else(|| "JPEG has no size".to_owned())?;
+    check_size(width as u64, height as u64)?;
+    let rgba = decoder
+        .decode()
+        .map_err(|e| format!("JPEG does not decode: {e}"))?;
+    if rgba.len() != width * height * 4 {
+        return Err("JPEG decoded to the wrong size".to_owned());
+    }
+    Ok(Bitmap {
+        width: width as u32,
+        height: height as u32,
+        rgba,
+    })
+}
+
+/// A GIF's first frame, placed on its logical screen, as RGBA.
+fn gif(data: &[u8]) -> Result<Bitmap, Refusal> {
+    let bad = |e: gif::DecodingError| format!("GIF does not decode: {e}");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    // The declared sizes are checked before a frame is read: at most the pixel limit in bytes.
+    options.set_memory_limit(gif::MemoryLimit::Bytes(
+        std::num::NonZeroU64::new(MAX_IMAGE_PIXELS * 4).expect("not zero"),
+    ));
+    let mut decoder = options.read_info(Cursor::new(data)).map_err(bad)?;
+    let (width, height) = (u32::from(decoder.width()), u32::from(decoder.height()));
+    check_size(u64::from(width), u64::from(height))?;
+    let frame = decoder
+        .read_next_frame()
+        .map_err(bad)?
+        .ok_or_else(|| "GIF has no frame".to_owned())?;
+    let mut rgba = vec![0u8; width as usize * height as usize * 4];
+    let (fw, fh) = (usize::from(frame.width), usize::from(frame.height));
+    let (left, top) = (usize::from(frame.left), usize::from(frame.top));
+    for y in 0..fh.min((height as usize).saturating_sub(top)) {
+        let visible = fw.min((width as usize).saturating_sub(left));
+        let from = y * fw * 4;
+        let to = ((top + y) * width as usize + left) * 4;
+        if let Some(row) = frame.buffer.get(from..from + visible * 4) {
+            rgba[to..to + visible * 4].copy_from_slice(row);
+        }
+    }
+    Ok(Bitmap {
+        width,
+        height,
+        rgba,
+    })
+}
+
+/// Decode a file of a format told by its first bytes: PNG, JPEG, GIF or TIFF.
 pub(crate) fn file(data: &[u8]) -> Result<Bitmap, Refusal> {
     if data.starts_with(b"\x89PNG") {
         png(data)
+    } else if data.starts_with(b"\xff\xd8\xff") {
+        jpeg(data)
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        gif(data)
     } else if data.starts_with(b"II*\0") || data.starts_with(b"MM\0*") {
         tiff(data)
     } else {
-        Err("only PNG and TIFF pictures are decoded".to_owned())
+        Err("only PNG, JPEG, GIF and TIFF pictures are decoded".to_owned())
     }
 }
 
@@ -282,5 +350,46 @@ mod tests {
             .unwrap_err()
             .contains("over the 16 M px limit"));
         assert!(check_size(4096, 4096).is_ok());
+    }
+
+    /// A GIF of `width` x `height` (a 2x2 frame of red, green / blue, yellow at `left`, `top`).
+    fn gif_of(width: u16, height: u16, left: u16, top: u16) -> Vec<u8> {
+        let palette = [255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 0];
+        let mut out = Vec::new();
+        {
+            let mut encoder = gif::Encoder::new(&mut out, width, height, &palette).unwrap();
+            let mut frame = gif::Frame::from_indexed_pixels(2, 2, vec![0, 1, 2, 3], None);
+            (frame.left, frame.top) = (left, top);
+            encoder.write_frame(&frame).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn a_gif_shows_its_first_frame_where_it_sits() {
+        let b = file(&gif_of(3, 3, 1, 1)).unwrap();
+        assert_eq!((b.width, b.height), (3, 3));
+        let at = |x: usize, y: usize| &b.rgba[(y * 3 + x) * 4..(y * 3 + x) * 4 + 4];
+        assert_eq!(at(1, 1), [255, 0, 0, 255]);
+        assert_eq!(at(2, 2), [255, 255, 0, 255]);
+        assert_eq!(at(0, 0)[3], 0, "outside the frame is transparent");
+        // A declared logical screen past the limit is refused before anything is read.
+        let mut huge = gif_of(2, 2, 0, 0);
+        huge[6..10].copy_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+        assert!(
+            file(&huge).unwrap_err().contains("limit"),
+            "{:?}",
+            file(&huge)
+        );
+    }
+
+    #[test]
+    fn a_broken_jpeg_or_an_unknown_format_is_refused_by_name() {
+        assert!(file(b"\xff\xd8\xff\xe0garbage")
+            .unwrap_err()
+            .contains("JPEG"));
+        assert!(file(b"BM....")
+            .unwrap_err()
+            .contains("PNG, JPEG, GIF and TIFF"));
     }
 }
