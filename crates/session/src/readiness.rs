@@ -126,12 +126,11 @@ impl Terminal {
         self.line_settings() == Some((true, false))
     }
 
-    /// What the program in front waits for; `full_screen` (the alternate screen is on, or nothing
-    /// is shown yet) tells a full-screen program from a line editor when both read raw keys.
-    pub fn input(&self, full_screen: bool) -> Input {
-        let Some((canonical, echo)) = self.line_settings() else {
-            return Input::Unknown;
-        };
+    /// What the program in front waits for. The program is looked at first, then the line
+    /// settings (a program blocked reading changes neither them nor what it wrote), then the
+    /// screen: `full_screen()` (the alternate screen is on, or nothing is shown yet) tells a
+    /// full-screen program from a line editor when both read raw keys with echo off.
+    pub fn input(&self, full_screen: impl FnOnce() -> bool) -> Input {
         // SAFETY: tcgetpgrp on a valid fd; on a pty master it reports the slave's foreground group.
         let group = unsafe { libc::tcgetpgrp(self.master.as_raw_fd()) };
         if group <= 0 {
@@ -139,13 +138,6 @@ impl Terminal {
         }
         let Some(pts) = &self.pts else {
             return Input::Unknown;
-        };
-        let kind = match (canonical, echo) {
-            (true, true) => Input::Line,
-            (true, false) => Input::Secret,
-            (false, true) => Input::Keys,
-            (false, false) if full_screen => Input::Keys,
-            (false, false) => Input::Line,
         };
         let mut reading = false;
         let mut unsure = false;
@@ -157,6 +149,17 @@ impl Terminal {
                 Task::Unknown => unsure = true,
             }
         }
+        let Some((canonical, echo)) = self.line_settings() else {
+            return Input::Unknown;
+        };
+        let full_screen = full_screen();
+        let kind = match (canonical, echo) {
+            (true, true) => Input::Line,
+            (true, false) => Input::Secret,
+            (false, true) => Input::Keys,
+            (false, false) if full_screen => Input::Keys,
+            (false, false) => Input::Line,
+        };
         if reading {
             kind
         } else if unsure && kind == Input::Secret {

@@ -170,6 +170,9 @@ pub struct Session {
     closed: std::sync::atomic::AtomicBool,
     /// Waits in progress: a session someone is waiting on is not idle.
     waiters: std::sync::atomic::AtomicUsize,
+    /// The pump is reading the pty, or holds output it read that is not on the screen yet: a
+    /// screen read now may lack what the program wrote ([`PumpedReader`]).
+    output_in_hand: std::sync::atomic::AtomicBool,
     limits: Arc<Limits>,
     /// What `list` calls it; "terminal" unless set.
     kind: std::sync::OnceLock<&'static str>,
@@ -404,6 +407,7 @@ impl Session {
             closed: std::sync::atomic::AtomicBool::new(false),
             kind: std::sync::OnceLock::new(),
             waiters: std::sync::atomic::AtomicUsize::new(0),
+            output_in_hand: std::sync::atomic::AtomicBool::new(false),
             limits,
             viewers: Mutex::new(Vec::new()),
             shell: Mutex::new(parts.shell),
@@ -793,24 +797,33 @@ impl Session {
         let Some(terminal) = &self.terminal else {
             return Input::Unknown;
         };
-        // A line editor shows its prompt before it reads: a program reading raw keys with nothing
-        // shown yet is a full-screen one about to draw (less, between raw mode and its first paint).
-        let full_screen = self.with_screen(|s| s.alt_screen() || s.text().trim().is_empty());
-        terminal.input(full_screen)
+        terminal.input(|| self.full_screen())
+    }
+
+    /// A line editor shows its prompt before it reads: a program reading raw keys with nothing
+    /// shown yet is a full-screen one about to draw (less, between raw mode and its first paint).
+    fn full_screen(&self) -> bool {
+        self.with_screen(|s| s.alt_screen() || s.text().trim().is_empty())
     }
 
     /// The program in front waits for input and has read everything typed to it, and all it wrote
     /// has reached the screen, no synchronized update left open: the kind it waits for.
     pub fn ready_for_input(&self) -> Option<Input> {
+        use std::sync::atomic::Ordering::SeqCst;
         let terminal = self.terminal.as_ref()?;
-        if !self.alive()
-            || terminal.input_pending() > 0
-            || terminal.output_pending() > 0
-            || self.with_screen(|s| s.in_sync_frame())
-        {
+        if !self.alive() || terminal.input_pending() > 0 {
             return None;
         }
-        Some(self.input_state()).filter(|kind| kind.waiting())
+        let mut settled = false;
+        // Looked at once the program is seen blocked reading, when it writes no more: all it wrote
+        // is then unread in the pty, in the pump's hands, or on the screen.
+        let kind = terminal.input(|| {
+            settled = terminal.output_pending() == 0
+                && !self.output_in_hand.load(SeqCst)
+                && !self.with_screen(|s| s.in_sync_frame());
+            self.full_screen()
+        });
+        (settled && kind.waiting()).then_some(kind)
     }
 
     /// Bytes the program wrote that the pump has not read yet.
@@ -932,11 +945,40 @@ impl Drop for WaitGuard<'_> {
 }
 
 /// Read the pty until the program is gone, feeding the screen and waking waiters.
+/// The pty's read half, marking its session's `output_in_hand` from before each read until the
+/// pump has put what it read on the screen (the pump clears it), so that readiness never answers
+/// from a screen that lacks output already taken from the pty.
+struct PumpedReader {
+    inner: pty_process::OwnedReadPty,
+    session: Arc<Session>,
+}
+
+impl tokio::io::AsyncRead for PumpedReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.session.output_in_hand.store(true, SeqCst);
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if polled.is_pending() {
+            // Nothing was taken from the pty.
+            self.session.output_in_hand.store(false, SeqCst);
+        }
+        polled
+    }
+}
+
 async fn pump(
     session: Arc<Session>,
-    mut reader: pty_process::OwnedReadPty,
+    reader: pty_process::OwnedReadPty,
     mut exit: watch::Receiver<Option<ExitInfo>>,
 ) {
+    let mut reader = PumpedReader {
+        inner: reader,
+        session: session.clone(),
+    };
     let mut buf = vec![0u8; 64 * 1024];
     let mut reading = true;
     let mut exited = exit.borrow().is_some();
@@ -950,10 +992,14 @@ async fn pump(
             .map(tokio::time::Instant::from_std);
         tokio::select! {
             read = reader.read(&mut buf), if reading => match read {
-                Ok(0) | Err(_) => reading = false,
+                Ok(0) | Err(_) => {
+                    reading = false;
+                    session.output_in_hand.store(false, std::sync::atomic::Ordering::SeqCst);
+                }
                 Ok(n) => {
                     crate::stats::output(n);
-                    session.absorb(&buf[..n]).await
+                    session.absorb(&buf[..n]).await;
+                    session.output_in_hand.store(false, std::sync::atomic::Ordering::SeqCst);
                 }
             },
             _ = exit.changed(), if !exited => {
