@@ -28,6 +28,7 @@
 mod input;
 mod keymap;
 mod link;
+pub mod portal;
 
 use std::ffi::OsString;
 use std::os::unix::net::UnixStream;
