@@ -29,6 +29,10 @@ mod input;
 mod keymap;
 mod link;
 pub mod portal;
+#[cfg(test)]
+mod test_server;
+#[cfg(test)]
+mod tests;
 
 use std::ffi::OsString;
 use std::os::unix::net::UnixStream;
