@@ -80,14 +80,15 @@ impl RemoteDesktop {
             ("session_handle_token", Value::from(token.as_str())),
         ]);
         let results = request(&conn, &portal, "CreateSession", &(&options,), &token).await?;
-        let session: OwnedObjectPath = results
-            .get("session_handle")
-            .and_then(|v| v.downcast_ref::<&str>().ok())
-            .and_then(|path| ObjectPath::try_from(path.to_owned()).ok())
-            .map(OwnedObjectPath::from)
-            .ok_or_else(|| {
-                DesktopError::Portal("CreateSession answered without a session_handle".into())
-            })?;
+        // A string by the specification; some portals send an object path.
+        let session: OwnedObjectPath = match results.get("session_handle").map(|v| &**v) {
+            Some(Value::Str(path)) => ObjectPath::try_from(path.as_str()).ok().map(Into::into),
+            Some(Value::ObjectPath(path)) => Some(path.clone().into()),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            DesktopError::Portal("CreateSession answered without a session_handle".into())
+        })?;
 
         let token = handle_token();
         options = HashMap::from([
