@@ -298,3 +298,10 @@ fn with_caps_lock_locked_a_lowercase_letter_is_typed_with_shift() {
     assert_eq!(keymap.press(upper_a, LOCK, 0), press(KEY_A, &[]));
     assert_eq!(keymap.modifier(Modifier::Alt, LOCK, 0), Some(KEY_LEFTALT));
 }
+
+#[test]
+fn input_can_live_in_a_backend_which_is_send() {
+    fn send<T: Send>() {}
+    send::<Input>();
+    send::<super::portal::RemoteDesktop>();
+}
