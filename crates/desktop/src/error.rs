@@ -27,6 +27,12 @@ pub enum DesktopError {
     /// The Wayland compositor (sway) refused a request or answered with something we cannot read.
     #[error("sway: {0}")]
     Compositor(String),
+    /// The EIS server (a compositor's libei side) lacks a device we need, or broke the protocol.
+    #[error("libei: {0}")]
+    Eis(String),
+    /// The RemoteDesktop portal is missing, too old, or refused the session.
+    #[error("RemoteDesktop portal: {0}")]
+    Portal(String),
     /// A step did not finish in time. Input may or may not have reached the display.
     #[error("{what} did not finish within {} ms", limit.as_millis())]
     Timeout { what: String, limit: Duration },
@@ -91,6 +97,8 @@ impl DesktopError {
             DesktopError::Connection(_) => "display_unavailable",
             DesktopError::Protocol(_) => "x11_error",
             DesktopError::Compositor(_) => "compositor_error",
+            DesktopError::Eis(_) => "eis_error",
+            DesktopError::Portal(_) => "portal_error",
             DesktopError::Timeout { .. } => "timeout",
             DesktopError::Busy { .. } => "display_busy",
             DesktopError::Limit(_) => "limit_exceeded",

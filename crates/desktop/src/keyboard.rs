@@ -34,7 +34,7 @@ pub enum Modifier {
 
 impl Modifier {
     /// Keysyms that act as this modifier, the usual one first.
-    fn keysyms(self) -> &'static [Keysym] {
+    pub(crate) fn keysyms(self) -> &'static [Keysym] {
         match self {
             Modifier::Shift => &[keysym::SHIFT_L, keysym::SHIFT_R],
             Modifier::Ctrl => &[keysym::CONTROL_L, keysym::CONTROL_R],

@@ -22,12 +22,17 @@
 //! [`wayland`] is the same for wlroots compositors (sway and others): [`wayland::Wayland`] captures
 //! through screencopy and types and points through virtual input devices, with the method names of
 //! [`X11`]; a damage watch, the clipboard and a window list come with it.
+//!
+//! With the `libei` feature, `ei` is input for GNOME and KDE: the RemoteDesktop portal's EIS socket,
+//! spoken to by a pure-Rust libei client (the input half of a backend; capture is on paper).
 
 pub mod backend;
 pub mod capture;
 mod clipboard;
 pub mod desktop;
 pub mod desktop_entry;
+#[cfg(feature = "libei")]
+pub mod ei;
 pub mod error;
 pub mod keyboard;
 pub mod keysym;

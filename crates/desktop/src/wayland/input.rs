@@ -148,8 +148,8 @@ impl Input {
     }
 }
 
-/// The Linux input code of a (non-wheel) button.
-fn linux_button(button: Button) -> Result<u32> {
+/// The Linux input code (`BTN_LEFT`, ...) of a (non-wheel) button; the libei input sends these too.
+pub(crate) fn linux_button(button: Button) -> Result<u32> {
     Ok(match button {
         BUTTON_LEFT => 0x110,
         BUTTON_RIGHT => 0x111,

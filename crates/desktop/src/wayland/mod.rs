@@ -11,12 +11,12 @@
 //! the wlroots input protocols (GNOME, KDE) [`Wayland::connect`] says so before sending anything.
 //! Every wait reads the socket under the deadline of [`Wayland::begin`] (`blocking`).
 
-mod blocking;
+pub(crate) mod blocking;
 pub mod clipboard;
 pub mod damage;
 mod gestures;
 mod globals;
-mod input;
+pub(crate) mod input;
 mod keymap;
 mod screencopy;
 pub mod toplevels;
