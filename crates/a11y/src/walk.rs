@@ -379,7 +379,6 @@ impl Bus {
             path: "/org/a11y/atspi/accessible/root".into(),
         };
         let toolkit = Toolkit {
-            lenient: Lenient::No,
             chromium: false,
             ..self.toolkit_of(&root).await
         };
@@ -388,7 +387,10 @@ impl Bus {
             (true, Some(window)) => Some(window.local_box(screen)),
             (true, None) => None,
         };
-        let mut elements = walk.visit(object.clone(), clip, 0, true, toolkit).await?;
+        // GTK 4 marks only its windows SHOWING: a part inside one is read as its children are,
+        // shown when VISIBLE.
+        let top = toolkit.lenient == Lenient::No;
+        let mut elements = walk.visit(object.clone(), clip, 0, top, toolkit).await?;
         self.read_values(&mut elements).await;
         if toolkit.relative {
             for e in &mut elements {
