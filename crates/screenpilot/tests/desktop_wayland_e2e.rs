@@ -189,7 +189,10 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_windows_are_focused_
     );
     assert_eq!(sway_focused(&env).as_deref(), Some("sp-other"));
     let shown = d.elements("wl");
-    let first = ref_in(&shown, r#"^window "sp-foot""#);
+    let (first, second) = (
+        ref_in(&shown, r#"^window "sp-foot""#),
+        ref_in(&shown, r#"^window "sp-other""#),
+    );
     let focused = d.sp_json(&["act", "wl", &first, "focus"]);
     assert_eq!(sway_focused(&env).as_deref(), Some("sp-foot"), "{focused}");
     assert!(
@@ -204,7 +207,6 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_windows_are_focused_
         "to the first\n"
     );
     // And back: the other window, focused by its ref, takes its line (and closes, done).
-    let second = ref_in(&d.elements("wl"), r#"^window "sp-other""#);
     d.sp_json(&["act", "wl", &second, "focus"]);
     assert_eq!(sway_focused(&env).as_deref(), Some("sp-other"));
     d.sp_json(&["computer", "wl", "type", "to the other\n"]);
@@ -407,28 +409,28 @@ fn gestures_on_a_scaled_desktop(d: &Daemon, env: &HashMap<String, String>) {
     // A context menu opened at the pointer is a popup listed on its own: where the compositor put
     // it is not known, so its items have no boxes; picked by ref, Select All selects the field's
     // text (the primary selection, as wl-paste reads it).
-    let (nx, ny) = centre(box_of(&d.elements("wg"), r#"text "Note""#));
+    let (nx, ny) = centre(box_of(&shown, r#"text "Note""#));
     d.act(
         "wg",
         json!({"type": "click", "x": nx, "y": ny, "button": "right"}),
     );
-    let shown = d.elements("wg");
-    let select_all = shown
+    let opened = d.elements("wg");
+    let select_all = opened
         .lines()
         .find(|l| l.contains(r#"menu item "Select All""#))
-        .unwrap_or_else(|| panic!("no Select All in\n{shown}"));
-    assert!(!select_all.contains('@'), "{shown}");
-    d.sp_json(&["act", "wg", r#"menu item "Select All""#, "click"]);
+        .unwrap_or_else(|| panic!("no Select All in\n{opened}"));
+    assert!(!select_all.contains('@'), "{opened}");
+    let picked = d.sp_json(&["act", "wg", r#"menu item "Select All""#, "click"]);
     let selected = beside(env, "wl-paste", &["--primary", "-n"]);
     assert_eq!(String::from_utf8_lossy(&selected.stdout), "pick me");
 
-    // The window read alone: the same boxes as in the whole snapshot.
-    let shown = d.elements("wg");
-    let window = ref_in(&shown, r#"^window "Gestures"#);
+    // The window read alone: the same boxes as in the whole snapshot (the act's answer).
+    let shown = picked["elements"].as_str().unwrap_or_default();
+    let window = ref_in(shown, r#"^window "Gestures"#);
     let part = d.sp_json(&["snapshot", "wg", "--ref", &window]);
     let part = part["elements"].as_str().unwrap_or_default();
     for line in [r#"slider "Volume""#, r#"combo box "Size""#] {
-        assert_eq!(box_of(part, line), box_of(&shown, line), "{part}\n{shown}");
+        assert_eq!(box_of(part, line), box_of(shown, line), "{part}\n{shown}");
     }
 
     // HiDPI: the output at scale 2 lays windows out in half as many units. Windows, moves and
@@ -451,24 +453,25 @@ fn gestures_on_a_scaled_desktop(d: &Daemon, env: &HashMap<String, String>) {
             "{listed}"
         );
     };
-    twice_sway_s(&d.snapshot("wg"));
+    let scaled = d.snapshot("wg");
+    twice_sway_s(&scaled);
     // Moved to a point of the screenshot: there it shows.
-    let window = ref_in(&d.elements("wg"), r#"^window "Gestures"#);
+    let window = ref_in(
+        scaled["elements"].as_str().unwrap_or_default(),
+        r#"^window "Gestures"#,
+    );
     d.sp_json(&["act", "wg", &window, "move", "--to", "100,120"]);
     let moved = d.snapshot("wg");
     twice_sway_s(&moved);
-    let (wx, wy, _, _) = box_of(
-        moved["elements"].as_str().unwrap_or_default(),
-        r#"^window "Gestures"#,
-    );
+    let shown = moved["elements"].as_str().unwrap_or_default();
+    let (wx, wy, _, _) = box_of(shown, r#"^window "Gestures"#);
     assert!(
         (wx - 100).abs() <= 1 && (wy - 120).abs() <= 1,
         "asked for 100,120 of the screenshot, shown at {wx},{wy}"
     );
     // The slider's box, in screenshot pixels, is where the pointer finds it: dragged from past its
     // end to before its start, it goes to its minimum.
-    let shown = d.elements("wg");
-    let (sx, sy, sw, sh) = box_of(&shown, r#"slider "Volume""#);
+    let (sx, sy, sw, sh) = box_of(shown, r#"slider "Volume""#);
     let row = sy + sh / 2;
     d.act(
         "wg",
