@@ -13,7 +13,7 @@ use atspi::{Interface, Role, ScrollType, State};
 use zbus::proxy::CacheProperties;
 
 use crate::bus::Bus;
-use crate::element::{self, Bounds, Element, Object};
+use crate::element::{self, Bounds, Element, Frame, Object};
 use crate::error::{from_zbus, A11yError, Result};
 use crate::walk::{object_of, proxy, Fetched};
 
@@ -77,12 +77,17 @@ impl Bus {
             });
         }
         let mut fetched = fetched;
-        // GTK 4.8: VISIBLE under its window stands for SHOWING, and the box is the window's.
-        if let Some(origin) = element.window_origin {
-            if fetched.states.contains(State::Visible) {
+        // A box relative to its window is placed where the window is (none when that is not
+        // known); GTK 4.8: VISIBLE under its window stands for SHOWING.
+        if let Frame::Window {
+            placed,
+            visible_is_shown,
+        } = element.frame
+        {
+            if visible_is_shown && fetched.states.contains(State::Visible) {
                 fetched.states.insert(State::Showing);
             }
-            fetched.bounds = fetched.bounds.map(|b| b.moved(origin));
+            fetched.bounds = placed.and_then(|p| fetched.bounds.map(|b| p.place(b)));
         }
         if !fetched.states.contains(State::Showing) {
             return Err(A11yError::refused(
@@ -130,8 +135,15 @@ impl Bus {
             fetched.role,
             Role::MenuItem | Role::CheckMenuItem | Role::RadioMenuItem
         ) && fetched.bounds.is_some();
+        // On Wayland a popup is placed by the compositor against the input event that opened it; one
+        // opened through the accessibility call has none, and Qt then shows it elsewhere than it
+        // says (a click at an item's box misses). What opens a popup is clicked with the pointer.
+        let opens_popup = self.relative_boxes()
+            && matches!(fetched.role, Role::ComboBox | Role::Menu)
+            && fetched.bounds.is_some();
         match act {
             Act::Click | Act::Toggle | Act::Select if menu_item => point(1),
+            Act::Click if opens_popup => point(1),
             Act::Click => match self.named_action(&object, &fetched, CLICKS).await? {
                 Some(name) => Ok(Done::Interface(format!("action {name}"))),
                 None => point(1),
@@ -422,6 +434,36 @@ impl Bus {
             what.push_str(&element::quoted(fetched.name.trim(), 60));
         }
         Some(what)
+    }
+
+    /// Whether an open popup of `window`'s application covers `x, y` of `window`'s own
+    /// coordinates: a shown top-level of the application that is neither `window` nor one of
+    /// `listed` (the windows the window list shows), such as a menu or a combo box's list. On
+    /// Wayland no client learns where another's popups are, so the application's word stands for
+    /// the window system's; its popups' boxes are in the coordinates of the window they belong to.
+    pub async fn popup_at(&self, window: &Object, listed: &[Object], x: i32, y: i32) -> bool {
+        let root = Object {
+            bus: window.bus.clone(),
+            path: "/org/a11y/atspi/accessible/root".into(),
+        };
+        let Ok(app) = self.fetch(&root).await else {
+            return false;
+        };
+        let point = Bounds::new(x, y, 1, 1);
+        for top in app.children.iter().filter_map(object_of) {
+            if &top == window || listed.contains(&top) {
+                continue;
+            }
+            let Ok(top) = self.fetch(&top).await else {
+                continue;
+            };
+            if top.states.contains(State::Showing)
+                && top.bounds.is_some_and(|b| b.intersect(&point).is_some())
+            {
+                return true;
+            }
+        }
+        false
     }
 
     async fn parent_of(&self, object: &Object) -> Result<Option<Object>> {

@@ -40,12 +40,6 @@ impl Bounds {
         (x1 > x0 && y1 > y0).then(|| Bounds::new(x0, y0, x1 - x0, y1 - y0))
     }
 
-    /// The same box moved by `(dx, dy)`: a box relative to its window (GTK 4) placed on the
-    /// screen by the window's origin.
-    pub fn moved(&self, (dx, dy): (i32, i32)) -> Bounds {
-        Bounds::new(self.x + dx, self.y + dy, self.width, self.height)
-    }
-
     pub fn center(&self) -> (i32, i32) {
         (self.x + self.width / 2, self.y + self.height / 2)
     }
@@ -53,6 +47,54 @@ impl Bounds {
     pub fn is_empty(&self) -> bool {
         self.width <= 0 || self.height <= 0
     }
+}
+
+/// Where a window's own coordinates lie on the screen: its top-left corner there, and how many
+/// screen pixels one of its units is (a Wayland output's scale: a client measures in logical
+/// pixels; 1 elsewhere). Toolkits that give boxes relative to their window (GTK 4; every toolkit on
+/// Wayland, where a client cannot know where its window is) are placed through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    pub x: i32,
+    pub y: i32,
+    pub scale: f64,
+}
+
+impl Placement {
+    /// A box of the window's, on the screen.
+    pub fn place(&self, b: Bounds) -> Bounds {
+        let s = |v: i32| (f64::from(v) * self.scale).round() as i32;
+        Bounds::new(self.x + s(b.x), self.y + s(b.y), s(b.width), s(b.height))
+    }
+
+    /// A point of the screen, in the window's coordinates (what its hit tests take).
+    pub fn local(&self, x: i32, y: i32) -> (i32, i32) {
+        let s = |v: i32| (f64::from(v) / self.scale).floor() as i32;
+        (s(x - self.x), s(y - self.y))
+    }
+
+    /// A box of the screen, in the window's coordinates.
+    pub fn local_box(&self, b: Bounds) -> Bounds {
+        let (x0, y0) = self.local(b.x, b.y);
+        let (x1, y1) = self.local(b.x + b.width, b.y + b.height);
+        Bounds::new(x0, y0, x1 - x0, y1 - y0)
+    }
+}
+
+/// How an element's box and showing state were given.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) enum Frame {
+    /// A box on the screen; SHOWING means shown.
+    #[default]
+    Screen,
+    /// A box relative to its window (GTK 4; any toolkit on Wayland), placed on the screen once the
+    /// window's place is known (the window list's), which `bounds` then already include; `None`
+    /// when it is not (a popup no window list holds), and the element has no box.
+    Window {
+        placed: Option<Placement>,
+        /// GTK 4.8 marks only its window SHOWING: VISIBLE under it stands for shown.
+        visible_is_shown: bool,
+    },
 }
 
 /// An object on the accessibility bus: its application's connection and its path.
@@ -101,11 +143,9 @@ pub struct Element {
     pub(crate) interfaces: InterfaceSet,
     #[serde(skip)]
     pub(crate) raw_role: Role,
-    /// Read from a toolkit that marks only its window as showing and gives boxes relative to the
-    /// window (GTK 4.8): `Some` with the window's origin on the screen once it is known (the X
-    /// server's), which `bounds` already include. `None`: the usual, screen boxes and showing states.
+    /// How its box and showing state were given.
     #[serde(skip)]
-    pub(crate) window_origin: Option<(i32, i32)>,
+    pub(crate) frame: Frame,
     /// Read from pixels (OCR), not from a tree.
     #[serde(skip)]
     pub pixels: Option<Pixels>,
@@ -138,15 +178,19 @@ impl Element {
             raw_states: StateSet::empty(),
             interfaces: InterfaceSet::empty(),
             raw_role: Role::Label,
-            window_origin: None,
+            frame: Frame::Screen,
             pixels: Some(Pixels { window, look }),
         }
     }
 
-    /// The screen origin of its window when its application gives boxes relative to the window
-    /// (GTK 4), which its hit tests take too; `None` when they are the screen's.
-    pub fn window_origin(&self) -> Option<(i32, i32)> {
-        self.window_origin
+    /// Where its window's coordinates lie on the screen when its application gives boxes relative
+    /// to the window (GTK 4; Wayland) and the window's place is known; its hit tests take those
+    /// coordinates too. `None` when its boxes are the screen's, or cannot be placed.
+    pub fn placement(&self) -> Option<Placement> {
+        match self.frame {
+            Frame::Window { placed, .. } => placed,
+            Frame::Screen => None,
+        }
     }
 
     pub fn reference(&self) -> Option<String> {
@@ -467,13 +511,44 @@ mod tests {
             raw_states: StateSet::empty(),
             interfaces: InterfaceSet::empty(),
             raw_role: Role::Button,
-            window_origin: None,
+            frame: Frame::Screen,
             pixels: None,
         };
         assert_eq!(
             element.line(),
             "  button \"Say \\\"hi\\\"\" [e4] focused @645,438,86,34"
         );
+    }
+
+    #[test]
+    fn a_window_s_boxes_go_on_the_screen_and_screen_points_come_back_to_the_window() {
+        let at = Placement {
+            x: 100,
+            y: 60,
+            scale: 2.0,
+        };
+        assert_eq!(
+            at.place(Bounds::new(10, 20, 80, 15)),
+            Bounds::new(120, 100, 160, 30)
+        );
+        // Every screen pixel of a unit of the window's is that unit.
+        assert_eq!(at.local(120, 100), (10, 20));
+        assert_eq!(at.local(121, 101), (10, 20));
+        assert_eq!(at.local(99, 59), (-1, -1));
+        assert_eq!(
+            at.local_box(Bounds::new(0, 0, 1280, 800)),
+            Bounds::new(-50, -30, 640, 400)
+        );
+        let plain = Placement {
+            x: 5,
+            y: 7,
+            scale: 1.0,
+        };
+        assert_eq!(
+            plain.place(Bounds::new(1, 2, 3, 4)),
+            Bounds::new(6, 9, 3, 4)
+        );
+        assert_eq!(plain.local(6, 9), (1, 2));
     }
 
     #[test]

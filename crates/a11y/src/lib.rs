@@ -22,7 +22,7 @@ mod walk;
 pub use act::{role_matches, Act, Done};
 pub use bus::Bus;
 pub use element::{
-    parse_ref, state_named, Bounds, Element, Object, Pixels, Refs, Target, STATE_NAMES,
+    parse_ref, state_named, Bounds, Element, Object, Pixels, Placement, Refs, Target, STATE_NAMES,
 };
 pub use error::{A11yError, Result, CALL_LIMIT};
 pub use snapshot::{Budget, Snapshot, TopLevel};

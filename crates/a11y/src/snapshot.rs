@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::element::{Bounds, Element, Refs, Target};
+use crate::element::{Bounds, Element, Frame, Placement, Refs, Target};
 use crate::walk::{Trees, WindowTree};
 
 /// A top-level window as the X server knows it.
@@ -19,6 +19,9 @@ pub struct TopLevel {
     pub focused: bool,
     /// Shown (not minimised or withdrawn).
     pub shown: bool,
+    /// Screen pixels per unit of the window's own coordinates (a Wayland output's scale; else 1):
+    /// how boxes given relative to the window are placed.
+    pub scale: f64,
 }
 
 /// How much a snapshot may hold, and in which pixels its boxes are.
@@ -156,7 +159,7 @@ pub fn compose(
             raw_states: atspi::StateSet::empty(),
             interfaces: atspi::InterfaceSet::empty(),
             raw_role: atspi::Role::Window,
-            window_origin: None,
+            frame: Frame::Screen,
             pixels: None,
         };
         match tree {
@@ -182,12 +185,17 @@ pub fn compose(
                     window.states.push("no-elements");
                 }
                 out.push(window);
-                // Boxes relative to the window (GTK 4) are placed where the X server shows it.
-                let origin = (top.bounds.x, top.bounds.y);
+                // Boxes relative to the window (GTK 4; Wayland) are placed where the window list
+                // shows it.
+                let at = Placement {
+                    x: top.bounds.x,
+                    y: top.bounds.y,
+                    scale: top.scale,
+                };
                 out.extend(elements[1..].iter().cloned().map(|mut e| {
-                    if e.window_origin.is_some() {
-                        e.window_origin = Some(origin);
-                        e.bounds = e.bounds.map(|b| b.moved(origin));
+                    if let Frame::Window { placed, .. } = &mut e.frame {
+                        *placed = Some(at);
+                        e.bounds = e.bounds.map(|b| at.place(b));
                     }
                     e
                 }));
@@ -213,11 +221,19 @@ pub fn compose(
         if taken[i] {
             continue;
         }
+        // Where a popup of an application that gives boxes relative to its windows shows is not
+        // known (on Wayland the compositor places it, and tells no other client): no boxes.
         let fresh: Vec<Element> = tree
             .elements
             .iter()
             .filter(|e| e.object.as_ref().is_none_or(|o| !shown.contains(o)))
             .cloned()
+            .map(|mut e| {
+                if matches!(e.frame, Frame::Window { .. }) {
+                    e.bounds = None;
+                }
+                e
+            })
             .collect();
         if fresh.len() > 1
             || fresh
@@ -364,7 +380,7 @@ mod tests {
                 InterfaceSet::empty()
             },
             raw_role: role,
-            window_origin: None,
+            frame: Frame::Screen,
             pixels: None,
         }
     }
@@ -418,6 +434,7 @@ mod tests {
             bounds: Bounds::new(0, 0, 400, 300),
             focused,
             shown,
+            scale: 1.0,
         }
     }
 
@@ -524,6 +541,65 @@ mod tests {
         );
         // The elements kept hold the real boxes: acting on them needs screen pixels.
         assert_eq!(snap.elements[0].bounds, Some(Bounds::new(0, 0, 400, 300)));
+    }
+
+    #[test]
+    fn boxes_relative_to_a_window_are_placed_by_its_place_and_scale_and_a_popup_s_are_unknown() {
+        // A Wayland application: boxes in its window's logical pixels, on an output of scale 2.
+        let relative = Frame::Window {
+            placed: None,
+            visible_is_shown: false,
+        };
+        let mut trees = form();
+        for e in &mut trees.windows[0].elements {
+            e.frame = relative;
+        }
+        // A context menu of the same application, which no window list holds.
+        let mut menu = vec![
+            element(Role::Window, "", 0, "/m", false),
+            element(Role::MenuItem, "Paste", 1, "/m/1", true),
+        ];
+        for e in &mut menu {
+            e.frame = relative;
+        }
+        trees.windows.push(WindowTree {
+            app: app(),
+            elements: menu,
+        });
+        let mut window = top(9, "Signup", true, true);
+        window.bounds = Bounds::new(100, 60, 800, 600);
+        window.scale = 2.0;
+        let snap = from_tree(&[window], &trees, &mut Refs::default(), Budget::default());
+        let line = |start: &str| {
+            snap.text
+                .lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no {start} in {}", snap.text))
+                .to_owned()
+        };
+        // (10, 20, 80, 20) of the window's: twice that, from its corner.
+        assert!(
+            line("label \"Name\"").ends_with("@120,100,160,40"),
+            "{}",
+            snap.text
+        );
+        let ok = snap.elements.iter().find(|e| e.name == "OK").expect("OK");
+        assert_eq!(
+            ok.placement(),
+            Some(Placement {
+                x: 100,
+                y: 60,
+                scale: 2.0
+            })
+        );
+        // The popup is listed, without a box a click could be aimed by.
+        assert!(!line("menuitem \"Paste\"").contains('@'), "{}", snap.text);
+        let paste = snap
+            .elements
+            .iter()
+            .find(|e| e.name == "Paste")
+            .expect("Paste");
+        assert_eq!((paste.bounds, paste.placement()), (None, None));
     }
 
     #[test]

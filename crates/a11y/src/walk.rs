@@ -21,7 +21,7 @@ use futures_util::future::{join_all, BoxFuture, FutureExt};
 use zbus::proxy::CacheProperties;
 
 use crate::bus::Bus;
-use crate::element::{self, Bounds, Element, Object};
+use crate::element::{self, Bounds, Element, Frame, Object, Placement};
 use crate::error::{from_zbus, A11yError, Result};
 
 /// Children past this count are read by bisection, when the container lists rows.
@@ -118,6 +118,20 @@ pub(crate) struct Toolkit {
     pub chromium: bool,
     /// Its boxes are relative to its window (GTK 4; any toolkit on Wayland).
     pub relative: bool,
+}
+
+impl Toolkit {
+    /// How its elements' boxes are given, before their window is placed.
+    fn frame(&self) -> Frame {
+        if self.relative {
+            Frame::Window {
+                placed: None,
+                visible_is_shown: self.lenient == Lenient::VisibleUnderShowingWindow,
+            }
+        } else {
+            Frame::Screen
+        }
+    }
 }
 
 /// The shared state of one walk.
@@ -347,26 +361,45 @@ impl Bus {
         Ok(trees)
     }
 
-    /// One subtree (an element's), for a snapshot of a part.
-    pub async fn subtree(&self, object: &Object, clip: Bounds) -> Result<Vec<Element>> {
+    /// One subtree (an element's), for a snapshot of a part: what shows within `screen`, boxes on
+    /// the screen. `window` is where the window holding it is, for an application that gives boxes
+    /// relative to its window (GTK 4; Wayland): placed there, or without boxes when `None`.
+    pub async fn subtree(
+        &self,
+        object: &Object,
+        screen: Bounds,
+        window: Option<Placement>,
+    ) -> Result<Vec<Element>> {
         let walk = Walk {
             bus: self,
             visits: Default::default(),
         };
-        let mut elements = walk
-            .visit(
-                object.clone(),
-                Some(clip),
-                0,
-                true,
-                Toolkit {
-                    lenient: Lenient::No,
-                    chromium: false,
-                    relative: false,
-                },
-            )
-            .await?;
+        let root = Object {
+            bus: object.bus.clone(),
+            path: "/org/a11y/atspi/accessible/root".into(),
+        };
+        let toolkit = Toolkit {
+            chromium: false,
+            ..self.toolkit_of(&root).await
+        };
+        let clip = match (toolkit.relative, window) {
+            (false, _) => Some(screen),
+            (true, Some(window)) => Some(window.local_box(screen)),
+            (true, None) => None,
+        };
+        // GTK 4 marks only its windows SHOWING: a part inside one is read as its children are,
+        // shown when VISIBLE.
+        let top = toolkit.lenient == Lenient::No;
+        let mut elements = walk.visit(object.clone(), clip, 0, top, toolkit).await?;
         self.read_values(&mut elements).await;
+        if toolkit.relative {
+            for e in &mut elements {
+                if let Frame::Window { placed, .. } = &mut e.frame {
+                    *placed = window;
+                }
+                e.bounds = window.and_then(|w| e.bounds.map(|b| w.place(b)));
+            }
+        }
         Ok(elements)
     }
 
@@ -588,7 +621,7 @@ impl Walk<'_> {
                     raw_states: fetched.states,
                     interfaces: fetched.interfaces,
                     raw_role: fetched.role,
-                    window_origin: toolkit.relative.then_some((0, 0)),
+                    frame: toolkit.frame(),
                     pixels: None,
                 });
             }
@@ -784,7 +817,7 @@ fn in_reading_order(mut groups: Vec<Vec<Element>>) -> Vec<Vec<Element>> {
 #[cfg(test)]
 mod tests {
     use super::{gtk4_name, in_reading_order};
-    use crate::element::{Bounds, Element};
+    use crate::element::{Bounds, Element, Frame};
     use atspi::{InterfaceSet, Role, StateSet};
 
     fn at(role: Role, name: &str, x: i32, y: i32, width: i32) -> Vec<Element> {
@@ -801,7 +834,7 @@ mod tests {
             raw_states: StateSet::empty(),
             interfaces: InterfaceSet::empty(),
             raw_role: role,
-            window_origin: None,
+            frame: Frame::Screen,
             pixels: None,
         }]
     }

@@ -31,6 +31,7 @@ async fn tops(desktop: &Desktop) -> Vec<TopLevel> {
             bounds: Bounds::new(w.x, w.y, w.width as i32, w.height as i32),
             focused: w.focused,
             shown: w.mapped,
+            scale: 1.0,
         })
         .collect()
 }

@@ -89,6 +89,11 @@ pub trait Backend: Send {
     fn windows(&self) -> Result<Vec<WindowInfo>>;
     /// One top-level window now; [`DesktopError::WindowGone`] when it is not one (any more).
     fn client(&self, window: u32) -> Result<WindowInfo>;
+    /// Screen pixels per unit of a window's own coordinates, which its application measures in (the
+    /// boxes of its accessibility tree): a Wayland output's scale; 1 on X11.
+    fn window_scale(&self) -> Result<f64> {
+        Ok(1.0)
+    }
     /// A menu or tooltip (an override-redirect or popup surface) covers this point.
     fn popup_at(&self, x: i16, y: i16) -> Result<bool>;
     /// A window manager (or compositor) gives windows the keyboard when asked; else we set it.

@@ -5,7 +5,9 @@
 //!
 //! sway lays windows out in logical pixels; screenshots and input are in the output's pixels. Every
 //! window box crosses here, multiplied or divided by the output's scale, so callers see screen
-//! pixels only.
+//! pixels only. The scale is read from sway at each crossing, not once: it can change while a
+//! desktop runs (`swaymsg output HEADLESS-1 scale 2`, a user's display settings on an attached
+//! desktop).
 
 use std::cell::RefCell;
 use std::ffi::OsString;
@@ -31,8 +33,6 @@ use crate::x11::{Button, ClipContent, ClipKind, MoveResize, Point, Selection, Wi
 pub struct WaylandBackend {
     wayland: Wayland,
     sway: Option<RefCell<SwayIpc>>,
-    /// Output pixels per layout pixel.
-    scale: f64,
 }
 
 impl WaylandBackend {
@@ -46,10 +46,22 @@ impl WaylandBackend {
             })
     }
 
-    /// A window as screenshots see it: layout pixels times the scale.
-    fn on_screen(&self, mut info: WindowInfo) -> WindowInfo {
-        if self.scale != 1.0 {
-            let s = self.scale;
+    /// Output pixels per layout pixel now: the scale of sway's (first active) output, else the
+    /// integer scale the compositor gives the output (`wl_output.scale`).
+    fn scale_now(&self, ipc: Option<&mut SwayIpc>) -> Result<f64> {
+        let Some(ipc) = ipc else {
+            return Ok(f64::from(self.wayland.output_scale()));
+        };
+        Ok(ipc
+            .outputs()?
+            .into_iter()
+            .find(|o| o.active)
+            .map_or(1.0, |o| o.scale))
+    }
+
+    /// A window as screenshots see it: layout pixels times the scale `s`.
+    fn on_screen(mut info: WindowInfo, s: f64) -> WindowInfo {
+        if s != 1.0 {
             info.x = (f64::from(info.x) * s).round() as i32;
             info.y = (f64::from(info.y) * s).round() as i32;
             info.width = (f64::from(info.width) * s).round() as u32;
@@ -58,8 +70,7 @@ impl WaylandBackend {
         info
     }
 
-    fn in_layout(&self, to: MoveResize) -> MoveResize {
-        let s = self.scale;
+    fn in_layout(to: MoveResize, s: f64) -> MoveResize {
         let i = |v: Option<i32>| v.map(|v| (f64::from(v) / s).round() as i32);
         let u = |v: Option<u32>| v.map(|v| ((f64::from(v) / s).round() as u32).max(1));
         MoveResize {
@@ -162,17 +173,32 @@ impl Backend for WaylandBackend {
         let Some(sway) = &self.sway else {
             return Ok(Vec::new());
         };
-        let windows = sway.borrow_mut().windows()?;
-        Ok(windows.into_iter().map(|w| self.on_screen(w)).collect())
+        let mut ipc = sway.borrow_mut();
+        let scale = self.scale_now(Some(&mut *ipc))?;
+        let windows = ipc.windows()?;
+        Ok(windows
+            .into_iter()
+            .map(|w| Self::on_screen(w, scale))
+            .collect())
     }
 
     fn client(&self, window: u32) -> Result<WindowInfo> {
-        let view = self.ipc("reading a window")?.view(window)?;
-        Ok(self.on_screen(view.info))
+        let mut ipc = self.ipc("reading a window")?;
+        let scale = self.scale_now(Some(&mut *ipc))?;
+        let view = ipc.view(window)?;
+        Ok(Self::on_screen(view.info, scale))
+    }
+
+    fn window_scale(&self) -> Result<f64> {
+        match &self.sway {
+            Some(sway) => self.scale_now(Some(&mut *sway.borrow_mut())),
+            None => self.scale_now(None),
+        }
     }
 
     fn popup_at(&self, _x: i16, _y: i16) -> Result<bool> {
-        // Popups (xdg_popup) are no windows of sway's tree; nothing to look up.
+        // Popups (xdg_popup) are no windows of sway's tree, and no protocol tells a client where
+        // another's are: the accessibility tree answers instead (its popups' boxes).
         Ok(false)
     }
 
@@ -201,8 +227,9 @@ impl Backend for WaylandBackend {
 
     fn request_move_resize(&mut self, window: u32, to: MoveResize) -> Result<WindowInfo> {
         let before = self.client(window)?;
-        let to = self.in_layout(to);
-        self.ipc("moving a window")?.move_resize(window, to)?;
+        let mut ipc = self.ipc("moving a window")?;
+        let scale = self.scale_now(Some(&mut *ipc))?;
+        ipc.move_resize(window, Self::in_layout(to, scale))?;
         Ok(before)
     }
 
@@ -341,15 +368,7 @@ pub(crate) async fn start(dir: &Path, target: &Target, limit: Duration) -> Resul
         blocking("connecting to the compositor", limit, move || {
             let wayland = Wayland::connect(&socket)?;
             let sway = match &ipc {
-                Some(path) => {
-                    let mut ipc = SwayIpc::connect(path, limit)?;
-                    let scale = ipc
-                        .outputs()?
-                        .into_iter()
-                        .find(|o| o.active)
-                        .map_or(1.0, |o| o.scale);
-                    Some((ipc, scale))
-                }
+                Some(path) => Some(SwayIpc::connect(path, limit)?),
                 None => None,
             };
             let deadline = Instant::now() + limit;
@@ -379,10 +398,6 @@ pub(crate) async fn start(dir: &Path, target: &Target, limit: Duration) -> Resul
             });
         }
     };
-    let (scale, sway) = match sway {
-        Some((ipc, scale)) => (scale, Some(RefCell::new(ipc))),
-        None => (1.0, None),
-    };
     let window_updates = merged(
         events.as_ref().map(SwayEvents::updates),
         damage.damage_updates(),
@@ -399,8 +414,7 @@ pub(crate) async fn start(dir: &Path, target: &Target, limit: Duration) -> Resul
         },
         backend: WaylandBackend {
             wayland,
-            sway,
-            scale,
+            sway: sway.map(RefCell::new),
         },
         display,
         attached: matches!(target, Target::AttachWayland { .. }),

@@ -53,32 +53,59 @@ fn box_of(elements: &str, line: &str) -> (i64, i64, i64, i64) {
     (n(1), n(2), n(3), n(4))
 }
 
-/// Where sway has the window titled `title`: its client area, from `swaymsg -t get_tree`.
-fn sway_rect(env: &HashMap<String, String>, title: &str) -> Option<(i64, i64, i64, i64)> {
+/// The windows in sway's tree (`swaymsg -t get_tree`): its nodes with a process.
+fn sway_windows(env: &HashMap<String, String>) -> Vec<Value> {
     let out = beside(env, "swaymsg", &["-r", "-t", "get_tree"]);
     let tree: Value = serde_json::from_slice(&out.stdout).expect("sway's tree");
-    fn find(node: &Value, title: &str) -> Option<(i64, i64, i64, i64)> {
-        if node["name"] == title && node["pid"].is_number() {
-            let (r, w) = (&node["rect"], &node["window_rect"]);
-            let n = |v: &Value| v.as_i64().unwrap_or(0);
-            return Some((
-                n(&r["x"]) + n(&w["x"]),
-                n(&r["y"]) + n(&w["y"]),
-                n(&w["width"]),
-                n(&w["height"]),
-            ));
+    fn collect(node: &Value, found: &mut Vec<Value>) {
+        if node["pid"].is_number() {
+            found.push(node.clone());
         }
-        ["nodes", "floating_nodes"]
+        for child in ["nodes", "floating_nodes"]
             .iter()
             .filter_map(|k| node[k].as_array())
             .flatten()
-            .find_map(|n| find(n, title))
+        {
+            collect(child, found);
+        }
     }
-    find(&tree, title)
+    let mut found = Vec::new();
+    collect(&tree, &mut found);
+    found
+}
+
+/// Where sway has the window titled `title`: its client area.
+fn sway_rect(env: &HashMap<String, String>, title: &str) -> Option<(i64, i64, i64, i64)> {
+    let window = sway_windows(env).into_iter().find(|w| w["name"] == title)?;
+    let (r, w) = (&window["rect"], &window["window_rect"]);
+    let n = |v: &Value| v.as_i64().unwrap_or(0);
+    Some((
+        n(&r["x"]) + n(&w["x"]),
+        n(&r["y"]) + n(&w["y"]),
+        n(&w["width"]),
+        n(&w["height"]),
+    ))
+}
+
+/// The titles of sway's windows.
+fn sway_titles(env: &HashMap<String, String>) -> Vec<String> {
+    sway_windows(env)
+        .iter()
+        .filter_map(|w| w["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The title of the window sway has focused.
+fn sway_focused(env: &HashMap<String, String>) -> Option<String> {
+    sway_windows(env)
+        .into_iter()
+        .find(|w| w["focused"] == true)
+        .and_then(|w| w["name"].as_str().map(str::to_owned))
 }
 
 #[test]
-fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_closes() {
+fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_windows_are_focused_moved_and_closed_by_ref(
+) {
     let d = Daemon::new();
     let dir = d.path().to_path_buf();
     let fifo = dir.join("say");
@@ -86,9 +113,10 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_clo
     assert!(made.success());
     let script = format!(
         // Opened read-write, the fifo never reads as ended when one writer closes.
-        "env > {env}; head -n 1 > {typed}; echo ready; while read l; do echo \"$l\"; done <> {fifo}",
+        "env > {env}; head -n 1 > {typed}; head -n 1 > {second}; echo ready; while read l; do echo \"$l\"; done <> {fifo}",
         env = dir.join("env.txt").display(),
         typed = dir.join("typed.txt").display(),
+        second = dir.join("second.txt").display(),
         fifo = fifo.display()
     );
     let started = d.sp_json(&[
@@ -135,6 +163,54 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_clo
         wait_for_file(&dir.join("typed.txt"), LONG),
         format!("{text}\n")
     );
+
+    // A second window takes the focus when it opens; focused by its ref, the first has it again
+    // (sway says so) and takes what is typed next.
+    let other = dir.join("other.txt");
+    let read_other = format!("head -n 1 > {}", other.display());
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "wl",
+        "--",
+        "foot",
+        "-T",
+        "sp-other",
+        "sh",
+        "-c",
+        &read_other,
+    ]);
+    assert_eq!(
+        started["window"]["title"],
+        "sp-other",
+        "{}",
+        brief(&started)
+    );
+    assert_eq!(sway_focused(&env).as_deref(), Some("sp-other"));
+    let shown = d.elements("wl");
+    let (first, second) = (
+        ref_in(&shown, r#"^window "sp-foot""#),
+        ref_in(&shown, r#"^window "sp-other""#),
+    );
+    let focused = d.sp_json(&["act", "wl", &first, "focus"]);
+    assert_eq!(sway_focused(&env).as_deref(), Some("sp-foot"), "{focused}");
+    assert!(
+        Regex::new(r#"^window "sp-foot" \[e\d+\] focused"#)
+            .expect("re")
+            .is_match(focused["elements"].as_str().unwrap_or_default()),
+        "the focused window comes first: {focused}"
+    );
+    d.sp_json(&["computer", "wl", "type", "to the first\n"]);
+    assert_eq!(
+        wait_for_file(&dir.join("second.txt"), LONG),
+        "to the first\n"
+    );
+    // And back: the other window, focused by its ref, takes its line (and closes, done).
+    d.sp_json(&["act", "wl", &second, "focus"]);
+    assert_eq!(sway_focused(&env).as_deref(), Some("sp-other"));
+    d.sp_json(&["computer", "wl", "type", "to the other\n"]);
+    assert_eq!(wait_for_file(&other, LONG), "to the other\n");
     d.wait_regex("wl", "^sp-foot$");
 
     // A wait for a visual change is woken by the compositor's damage, and only by it.
@@ -188,7 +264,8 @@ fn foot_on_a_private_sway_takes_unicode_wakes_waits_and_its_window_moves_and_clo
 }
 
 #[test]
-fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_clipboard() {
+fn gtk_on_a_2560x1600_wayland_desktop_is_acted_on_by_ref_scrolled_dragged_picked_from_popups_and_placed_right_at_scale_2(
+) {
     let d = Daemon::new();
     let dir = d.path().to_path_buf();
     let probe = format!("env > {}; exec cat", dir.join("env.txt").display());
@@ -256,6 +333,151 @@ fn a_gtk_dialog_on_a_scaled_wayland_desktop_reads_acts_by_ref_and_shares_the_cli
     );
     // zenity prints what its entry held when OK is pressed.
     assert_eq!(wait_for_file(&answer, LONG), "typed by ref\n");
+
+    gestures_on_a_scaled_desktop(&d, &env);
+}
+
+/// On the 2560x1600 desktop of `d` (session `wg`, screenshots 1356x848): a GTK window's list
+/// scrolled and its slider dragged at screenshot coordinates, its combo box's popup list and a
+/// field's context menu picked by ref, the window read alone; then its output at scale 2 (HiDPI):
+/// the window list, a move and the elements' boxes in screen pixels. Each outcome is checked outside
+/// screenpilot: the window's title (its state, see the fixture) as sway reports it, the primary
+/// selection as wl-paste reads it.
+fn gestures_on_a_scaled_desktop(d: &Daemon, env: &HashMap<String, String>) {
+    // The probe goes first: a window without an accessibility tree is read from its pixels at
+    // every snapshot that sees it change, and the new window would cover it.
+    d.sp_json(&["act", "wg", r#"window "probe""#, "close"]);
+    let started = d.sp_json(&[
+        "desktop",
+        "start",
+        "--sid",
+        "wg",
+        "--",
+        "/usr/bin/python3",
+        &common::fixture("gtk/gestures.py"),
+    ]);
+    // The product's wait sees the title change, and sway has the same title: it is returned.
+    let title = |pattern: &str| -> String {
+        let waited = d.wait_regex("wg", pattern);
+        let pattern = Regex::new(&format!("(?m){pattern}")).expect("re");
+        let shown = sway_titles(env);
+        shown
+            .iter()
+            .find(|t| pattern.is_match(t))
+            .cloned()
+            .unwrap_or_else(|| panic!("sway's titles {shown:?}; the wait's {}", waited["text"]))
+    };
+    title("^Gestures slider=0 scroll=0 size=Small$");
+    assert_eq!(started["window"]["focused"], true, "{}", brief(&started));
+    let centre = |b: (i64, i64, i64, i64)| (b.0 + b.2 / 2, b.1 + b.3 / 2);
+
+    // Wheel steps over the list scroll it down, then back to the top.
+    let shown = d.elements("wg");
+    let (x, y) = centre(box_of(&shown, r#"list item "Row 3""#));
+    d.act(
+        "wg",
+        json!({"action": "scroll", "coordinate": [x, y], "scroll_direction": "down", "scroll_amount": 5}),
+    );
+    title(r"scroll=[1-9]\d* ");
+    d.act(
+        "wg",
+        json!({"action": "scroll", "coordinate": [x, y], "scroll_direction": "up", "scroll_amount": 10}),
+    );
+    title(" scroll=0 ");
+
+    // A drag along the slider, from a quarter of it to past its end, moves it to its maximum.
+    let (sx, sy, sw, sh) = box_of(&shown, r#"slider "Volume""#);
+    let row = sy + sh / 2;
+    d.act(
+        "wg",
+        json!({"type": "drag", "path": [[sx + sw / 4, row], [sx + sw / 2, row], [sx + sw + 4, row]]}),
+    );
+    title("slider=100 ");
+
+    // The combo box's list is a popup no window list holds: its item is picked by ref.
+    d.sp_json(&[
+        "act",
+        "wg",
+        r#"combo box "Size""#,
+        "click",
+        "--appears-name",
+        "^Large$",
+    ]);
+    d.sp_json(&["act", "wg", r#"menu item "Large""#, "click"]);
+    title("size=Large$");
+
+    // A context menu opened at the pointer is a popup listed on its own: where the compositor put
+    // it is not known, so its items have no boxes; picked by ref, Select All selects the field's
+    // text (the primary selection, as wl-paste reads it).
+    let (nx, ny) = centre(box_of(&shown, r#"text "Note""#));
+    d.act(
+        "wg",
+        json!({"type": "click", "x": nx, "y": ny, "button": "right"}),
+    );
+    let opened = d.elements("wg");
+    let select_all = opened
+        .lines()
+        .find(|l| l.contains(r#"menu item "Select All""#))
+        .unwrap_or_else(|| panic!("no Select All in\n{opened}"));
+    assert!(!select_all.contains('@'), "{opened}");
+    let picked = d.sp_json(&["act", "wg", r#"menu item "Select All""#, "click"]);
+    let selected = beside(env, "wl-paste", &["--primary", "-n"]);
+    assert_eq!(String::from_utf8_lossy(&selected.stdout), "pick me");
+
+    // The window read alone: the same boxes as in the whole snapshot (the act's answer).
+    let shown = picked["elements"].as_str().unwrap_or_default();
+    let window = ref_in(shown, r#"^window "Gestures"#);
+    let part = d.sp_json(&["snapshot", "wg", "--ref", &window]);
+    let part = part["elements"].as_str().unwrap_or_default();
+    for line in [r#"slider "Volume""#, r#"combo box "Size""#] {
+        assert_eq!(box_of(part, line), box_of(shown, line), "{part}\n{shown}");
+    }
+
+    // HiDPI: the output at scale 2 lays windows out in half as many units. Windows, moves and
+    // boxes stay in screen pixels: twice sway's units.
+    let scaled = beside(env, "swaymsg", &["output", "HEADLESS-1", "scale", "2"]);
+    assert!(scaled.status.success(), "{scaled:?}");
+    let name = title("^Gestures .*size=Large$");
+    // The window list of a snapshot has the window at twice sway's units.
+    let twice_sway_s = |snapshot: &Value| {
+        let listed = snapshot["windows"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["title"] == name.as_str()))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name:?} in {snapshot}"));
+        let (x, y, w, h) = sway_rect(env, &name).expect("the window in sway's tree");
+        let at = |key: &str| listed[key].as_i64().unwrap_or(-1);
+        assert_eq!(
+            (at("x"), at("y"), at("width"), at("height")),
+            (2 * x, 2 * y, 2 * w, 2 * h),
+            "{listed}"
+        );
+    };
+    let scaled = d.snapshot("wg");
+    twice_sway_s(&scaled);
+    // Moved to a point of the screenshot: there it shows.
+    let window = ref_in(
+        scaled["elements"].as_str().unwrap_or_default(),
+        r#"^window "Gestures"#,
+    );
+    d.sp_json(&["act", "wg", &window, "move", "--to", "100,120"]);
+    let moved = d.snapshot("wg");
+    twice_sway_s(&moved);
+    let shown = moved["elements"].as_str().unwrap_or_default();
+    let (wx, wy, _, _) = box_of(shown, r#"^window "Gestures"#);
+    assert!(
+        (wx - 100).abs() <= 1 && (wy - 120).abs() <= 1,
+        "asked for 100,120 of the screenshot, shown at {wx},{wy}"
+    );
+    // The slider's box, in screenshot pixels, is where the pointer finds it: dragged from past its
+    // end to before its start, it goes to its minimum.
+    let (sx, sy, sw, sh) = box_of(shown, r#"slider "Volume""#);
+    let row = sy + sh / 2;
+    d.act(
+        "wg",
+        json!({"type": "drag", "path": [[sx + sw * 3 / 4, row], [sx + sw / 2, row], [sx - 4, row]]}),
+    );
+    title("slider=0 ");
 }
 
 #[test]
@@ -282,13 +504,24 @@ fn a_qt_form_running_natively_on_wayland_is_read_and_driven_by_refs() {
     let subscribe = ref_in(&shown, r#"check box "Subscribe" \[e\d+\] unchecked"#);
     d.sp_json(&["act", "q", &name, "set", "--text", "Ada"]);
     d.sp_json(&["act", "q", &subscribe, "toggle"]);
+    // The combo box's list opens where Qt says its items are (opened by the pointer: a popup
+    // opened through the accessibility call alone is placed elsewhere), and Blue is picked there.
+    d.sp_json(&[
+        "act",
+        "q",
+        r#"combo box "Colour""#,
+        "click",
+        "--appears-name",
+        "^Blue$",
+    ]);
+    d.sp_json(&["act", "q", r#"list item "Blue""#, "click"]);
     // A click by ref lands where the form shows Submit: its box is placed by the window's position.
     d.sp_json(&["act", "q", "button \"Submit\"", "click"]);
     let printed = wait_for_file(&answer, LONG);
     assert!(
         printed
             .lines()
-            .any(|l| l == "submitted name=Ada subscribe=true colour=Red"),
+            .any(|l| l == "submitted name=Ada subscribe=true colour=Blue"),
         "{printed}"
     );
 }

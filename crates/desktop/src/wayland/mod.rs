@@ -130,6 +130,12 @@ impl Wayland {
         (self.globals.output.width, self.globals.output.height)
     }
 
+    /// The output's integer scale as the compositor announces it to clients (`wl_output.scale`; a
+    /// fractional scale is rounded up).
+    pub fn output_scale(&self) -> u32 {
+        self.globals.output.scale.max(1) as u32
+    }
+
     /// The output's size in logical units (the pixels divided by its scale), as clients lay out.
     pub fn logical_size(&self) -> (u32, u32) {
         let scale = self.globals.output.scale.max(1) as u32;

@@ -663,27 +663,36 @@ async fn check_uncovered(
     let (Some(target), Some(window)) = (&element.object, window_object(&last, element)) else {
         return Ok(());
     };
-    let (px, py) = (
-        x.clamp(0, i16::MAX as i32) as i16,
-        y.clamp(0, i16::MAX as i32) as i16,
-    );
-    let popup = desktop
-        .run(
-            "finding the window at a point",
-            desktop.step_timeout,
-            move |x11| x11.popup_at(px, py),
-        )
-        .await?;
+    // An application whose boxes are its window's (GTK 4; Wayland) is asked in its window's
+    // coordinates.
+    let (lx, ly) = element.placement().map_or((x, y), |p| p.local(x, y));
+    let bus = tree.bus(desktop).await?;
+    let popup = if desktop.is_wayland() {
+        // No Wayland client learns where another's popups are: the application says.
+        let listed: Vec<screenpilot_a11y::Object> = last
+            .elements
+            .iter()
+            .filter(|e| e.depth == 0 && e.window.is_some())
+            .filter_map(|e| e.object.clone())
+            .collect();
+        bus.popup_at(&window, &listed, lx, ly).await
+    } else {
+        let (px, py) = (
+            x.clamp(0, i16::MAX as i32) as i16,
+            y.clamp(0, i16::MAX as i32) as i16,
+        );
+        desktop
+            .run(
+                "finding the window at a point",
+                desktop.step_timeout,
+                move |x11| x11.popup_at(px, py),
+            )
+            .await?
+    };
     if popup {
         return Ok(());
     }
-    // An application whose boxes are its window's (GTK 4) is asked in its window's pixels.
-    let (ox, oy) = element.window_origin().unwrap_or((0, 0));
-    let asked = tree
-        .bus(desktop)
-        .await?
-        .shows_elsewhere(&window, target, x - ox, y - oy)
-        .await;
+    let asked = bus.shows_elsewhere(&window, target, lx, ly).await;
     match asked {
         Some(there) => Err(OpError::new(
             ErrorCode::ElementUnavailable,

@@ -65,11 +65,15 @@ impl DesktopTree {
     }
 }
 
-/// The X server's top-level windows, as the tree is laid out under them.
+/// The window list's top-level windows (the X server's, sway's), as the tree is laid out under
+/// them.
 pub async fn top_levels(desktop: &Desktop) -> Result<Vec<TopLevel>, OpError> {
-    Ok(desktop
-        .windows()
-        .await?
+    let (windows, scale) = desktop
+        .run("listing the windows", desktop.step_timeout, |x| {
+            Ok((x.windows()?, x.window_scale()?))
+        })
+        .await?;
+    Ok(windows
         .into_iter()
         .map(|w| TopLevel {
             id: w.id,
@@ -79,6 +83,7 @@ pub async fn top_levels(desktop: &Desktop) -> Result<Vec<TopLevel>, OpError> {
             bounds: a11y::Bounds::new(w.x, w.y, w.width as i32, w.height as i32),
             focused: w.focused,
             shown: w.mapped,
+            scale,
         })
         .collect())
 }
@@ -115,7 +120,25 @@ pub async fn take(
                     format!("{} has no accessibility tree to read", element.describe()),
                 )
             })?;
-            let elements = bus.subtree(object, screen).await?;
+            // Where its window is, for boxes given relative to it: as the latest snapshot placed
+            // them, or the window line's box.
+            let window = match (element.placement(), part_window(tree, element)) {
+                (Some(placed), _) => Some(placed),
+                (None, Some(bounds)) => {
+                    let scale = desktop
+                        .run("reading the window scale", desktop.step_timeout, |x| {
+                            x.window_scale()
+                        })
+                        .await?;
+                    Some(a11y::Placement {
+                        x: bounds.x,
+                        y: bounds.y,
+                        scale,
+                    })
+                }
+                (None, None) => None,
+            };
+            let elements = bus.subtree(object, screen, window).await?;
             snapshot::compose_part(elements, &mut lock(&tree.refs), budget)
         }
         None => {
@@ -152,6 +175,15 @@ pub async fn take(
     let shot = Arc::new(shot);
     *lock(&tree.last) = Some(shot.clone());
     Ok(shot)
+}
+
+/// The box of the listed window that `element` (of the latest snapshot) is shown in: the window
+/// line it is under, or itself. `None` for what no window list holds (a popup).
+fn part_window(tree: &DesktopTree, element: &Element) -> Option<a11y::Bounds> {
+    let last = lock(&tree.last).clone()?;
+    let at = last.elements.iter().position(|e| e.id == element.id)?;
+    let window = last.elements[..=at].iter().rev().find(|e| e.depth == 0)?;
+    window.window.and(window.bounds)
 }
 
 /// The text of `windows`, read from their pixels (OCR), by window; and a note when it could not be
