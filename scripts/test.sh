@@ -44,8 +44,9 @@ trap 'status=$?; [ -z "${release_build:-}" ] || kill "$release_build" 2>/dev/nul
 # and prometheus's promtool checks the daemon's metrics page. dbus and at-spi2-core (with GTK's bridge,
 # libatk-adaptor) give each private desktop its session and accessibility buses; python3-gi with GTK 3
 # runs the settings dialog the accessibility tests drive; xclip reads and writes the clipboard beside us.
-# qtwayland5 lets PyQt5 windows run natively on the private sway (QT_QPA_PLATFORM=wayland).
-APT_PACKAGES=(tmux vim less htop nano fzf sqlite3 gdb dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium ffmpeg imagemagick openssh-server openssh-client iproute2 prometheus dbus at-spi2-core libatk-adaptor python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator python3-pyqt5 xclip xsel python3-tk tesseract-ocr tesseract-ocr-eng firefox-esr libreoffice-writer libreoffice-gtk3 openjdk-17-jdk-headless openjdk-17-jre libatk-wrapper-java libatk-wrapper-java-jni sway foot grim wtype wl-clipboard qtwayland5 chafa)
+# qtwayland5 lets PyQt5 windows run natively on the private sway (QT_QPA_PLATFORM=wayland); weston is
+# a compositor without the wlroots input protocols (as GNOME and KDE are), which attaching must refuse.
+APT_PACKAGES=(tmux vim less htop nano fzf sqlite3 gdb dialog whiptail mc xvfb xterm x11-utils openbox twm zenity mousepad python3-venv fonts-dejavu-core fonts-noto-cjk chromium ffmpeg imagemagick openssh-server openssh-client iproute2 prometheus dbus at-spi2-core libatk-adaptor python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator python3-pyqt5 xclip xsel python3-tk tesseract-ocr tesseract-ocr-eng firefox-esr libreoffice-writer libreoffice-gtk3 openjdk-17-jdk-headless openjdk-17-jre libatk-wrapper-java libatk-wrapper-java-jni sway foot grim wtype wl-clipboard qtwayland5 chafa weston)
 
 install_deps() {
   local missing=()

@@ -549,3 +549,84 @@ fn a_wayland_display_that_is_not_there_is_named_and_nothing_is_left() {
     );
     assert_eq!(d.sp_json(&["list"])["sessions"], json!([]));
 }
+
+/// weston (headless), as GNOME's and KDE's compositors are for us: a Wayland desktop without the
+/// wlroots input protocols. Run as nobody when the tests are root, in a runtime folder of its own.
+struct Weston {
+    child: std::process::Child,
+    socket: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Weston {
+    fn start() -> Weston {
+        let dir = tempfile::Builder::new()
+            .prefix("sp-weston-")
+            .tempdir()
+            .expect("a runtime folder");
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut command = if root {
+            std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).expect("chown");
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "weston"]);
+            c
+        } else {
+            Command::new("weston")
+        };
+        let mut child = command
+            .args([
+                "--backend=headless-backend.so",
+                "--socket=wayland-w",
+                "--idle-time=0",
+            ])
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start weston (a Debian package scripts/test.sh installs)");
+        // weston listens before it loads its shell and launches the shell's helpers.
+        let log = child.stderr.take().expect("weston's log");
+        let (ready_tx, ready) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(log).lines().map_while(Result::ok) {
+                if line.contains("launching") {
+                    let _ = ready_tx.send(());
+                }
+            }
+        });
+        ready
+            .recv_timeout(LONG)
+            .expect("weston never launched its shell");
+        Weston {
+            child,
+            socket: dir.path().join("wayland-w"),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Weston {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_compositor_without_wlroots_input_is_refused_before_anything_is_sent() {
+    let weston = Weston::start();
+    let d = Daemon::new();
+    let socket = weston.socket.to_str().expect("utf-8");
+    let e = d.sp_error(&["desktop", "start", "--wayland", "--display", socket]);
+    assert_eq!(e["field"], "display", "{e}");
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(
+            "offers no zwlr_virtual_pointer_manager_v1 and no zwp_virtual_keyboard_manager_v1, \
+             so input cannot be delivered"
+        ),
+        "{e}"
+    );
+    assert_eq!(d.sp_json(&["list"])["sessions"], json!([]));
+}
