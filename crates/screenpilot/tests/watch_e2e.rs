@@ -590,12 +590,24 @@ fn with_control_the_pages_keys_reach_the_program() {
     });
 }
 
-/// An xterm on a real Xvfb; its shell titles the window with each line typed into it.
+/// A shell that titles its terminal's window with each line typed into it.
+const TITLING_SHELL: &str = r#"printf '\033]0;ready\007'; while read -r line; do printf '\033]0;%s\007' "$line"; echo "$line"; done"#;
+
+/// An xterm on a real Xvfb, running [`TITLING_SHELL`].
 fn start_desktop(daemon: &Daemon) {
-    let script = r#"printf '\033]0;ready\007'; while read -r line; do printf '\033]0;%s\007' "$line"; echo "$line"; done"#;
     let started = daemon.sp_json(&[
-        "desktop", "start", "--sid", "desk", "--size", "640x480", "--", "xterm", "-e", "sh", "-c",
-        script,
+        "desktop",
+        "start",
+        "--sid",
+        "desk",
+        "--size",
+        "640x480",
+        "--",
+        "xterm",
+        "-e",
+        "sh",
+        "-c",
+        TITLING_SHELL,
     ]);
     assert_eq!(started["kind"], "desktop", "{started}");
     daemon.wait_regex("desk", "^ready$");
@@ -696,6 +708,60 @@ fn a_desktop_view_gets_a_new_frame_when_the_screen_changes_and_control_clicks_an
         loop {
             let (_, frame) = next_frame(&mut idle).await;
             if frame != still {
+                break;
+            }
+        }
+    });
+}
+
+#[test]
+fn a_wayland_desktop_view_gets_frames_and_control_types() {
+    let daemon = Daemon::new();
+    // foot on a private headless sway, as nobody when the tests are root.
+    let started = daemon.sp_json(&[
+        "desktop",
+        "start",
+        "--wayland",
+        "--sid",
+        "desk",
+        "--size",
+        "640x480",
+        "--",
+        "foot",
+        "sh",
+        "-c",
+        TITLING_SHELL,
+    ]);
+    assert_eq!(started["wayland"], true, "{started}");
+    daemon.wait_regex("desk", "^ready$");
+    let control = watch(&daemon, &["--control"]);
+    runtime().block_on(async {
+        let mut view = connect(&control, "/ws/session/desk", &control.token).await;
+        let hello = next_json(&mut view).await;
+        assert_eq!(
+            (hello["kind"].as_str(), hello["control"].as_bool()),
+            (Some("desktop"), Some(true)),
+            "{hello}"
+        );
+        let (meta, png) = next_frame(&mut view).await;
+        assert_eq!(
+            (meta["width"].as_u64(), meta["height"].as_u64()),
+            (Some(640), Some(480))
+        );
+        for input in [
+            json!({"type": "click", "x": 320, "y": 240}),
+            json!({"type": "text", "text": "typed on wayland"}),
+            json!({"type": "key", "keys": "Return"}),
+        ] {
+            view.send(Message::text(input.to_string()))
+                .await
+                .unwrap_or_else(|e| panic!("send: {e}"));
+        }
+        // The program got it (its window's title says so), and a new frame shows it.
+        daemon.wait_regex("desk", "^typed on wayland$");
+        loop {
+            let (_, frame) = next_frame(&mut view).await;
+            if frame != png {
                 break;
             }
         }
