@@ -195,6 +195,54 @@ pub(crate) async fn end_members(leader: i32, grace: Duration) {
     reap_orphans();
 }
 
+/// The processes below `leader` that left its group (a terminal's shell, in a session of its own
+/// on the terminal's pty): pid and pidfd each, taken before the group is ended, since once their
+/// parents are gone nothing ties them to the desktop any more.
+pub(crate) fn strays(leader: i32) -> Vec<(i32, OwnedFd)> {
+    let all = every_process();
+    let mut below = vec![leader];
+    let mut found = Vec::new();
+    while let Some(parent) = below.pop() {
+        for child in all.iter().filter(|p| p.ppid == parent && p.state != 'Z') {
+            below.push(child.pid);
+            if child.pgrp != leader {
+                found.extend(pidfd_open(child.pid).map(|fd| (child.pid, fd)));
+            }
+        }
+    }
+    found
+}
+
+/// End `strays` (see [`strays`]): they usually go by themselves when their terminal closes
+/// (SIGHUP); what is left after `grace` is killed. Each that came to us (the daemon is a child
+/// subreaper) is reaped, so none stays a zombie.
+pub(crate) async fn end_strays(strays: Vec<(i32, OwnedFd)>, grace: Duration) {
+    if strays.is_empty() {
+        return;
+    }
+    let clones: Vec<OwnedFd> = strays
+        .iter()
+        .filter_map(|(_, fd)| fd.try_clone().ok())
+        .collect();
+    wait_all_exit(clones, grace).await;
+    for (_, fd) in &strays {
+        pidfd_signal(fd, libc::SIGKILL);
+    }
+    let (pids, fds): (Vec<i32>, Vec<OwnedFd>) = strays.into_iter().unzip();
+    wait_all_exit(fds, Duration::from_secs(5)).await;
+    // SAFETY: getpid only reads our own id.
+    let us = unsafe { libc::getpid() };
+    for pid in pids {
+        if stat_of(pid).is_some_and(|p| p.ppid == us && p.state == 'Z') {
+            // SAFETY: a plain non-blocking wait for one pid that is our unreaped child.
+            unsafe {
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, libc::WNOHANG);
+            }
+        }
+    }
+}
+
 /// Wait until every process behind `pidfds` has exited (whoever its parent), at most `limit`.
 pub(crate) async fn wait_all_exit(pidfds: Vec<OwnedFd>, limit: Duration) {
     let waits: Vec<_> = pidfds

@@ -208,6 +208,7 @@ impl Child {
     pub async fn stop(&self, grace: Duration) {
         self.stopped
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        let strays = crate::orphans::strays(self.pid);
         if !self.exited() {
             self.signal_group(libc::SIGTERM);
             if !self.wait_exit(grace).await {
@@ -218,6 +219,7 @@ impl Child {
         // What it started and left in its group (helpers, activated services) goes with it, reaped.
         // The group stays watched: a member may still be on its way to us (reparented as a zombie).
         crate::orphans::end_members(self.pid, grace).await;
+        crate::orphans::end_strays(strays, grace).await;
     }
 }
 

@@ -173,6 +173,9 @@ pub struct Session {
     /// The pump is reading the pty, or holds output it read that is not on the screen yet: a
     /// screen read now may lack what the program wrote ([`PumpedReader`]).
     output_in_hand: std::sync::atomic::AtomicBool,
+    /// The output generation at which readiness last saw single keys read on a blank main screen
+    /// (`u64::MAX`: not seen); see [`Session::ready_for_input`].
+    blank_keys_seen: std::sync::atomic::AtomicU64,
     limits: Arc<Limits>,
     /// What `list` calls it; "terminal" unless set.
     kind: std::sync::OnceLock<&'static str>,
@@ -408,6 +411,7 @@ impl Session {
             kind: std::sync::OnceLock::new(),
             waiters: std::sync::atomic::AtomicUsize::new(0),
             output_in_hand: std::sync::atomic::AtomicBool::new(false),
+            blank_keys_seen: std::sync::atomic::AtomicU64::new(u64::MAX),
             limits,
             viewers: Mutex::new(Vec::new()),
             shell: Mutex::new(parts.shell),
@@ -815,15 +819,30 @@ impl Session {
             return None;
         }
         let mut settled = false;
+        let mut blank = false;
         // Looked at once the program is seen blocked reading, when it writes no more: all it wrote
         // is then unread in the pty, in the pump's hands, or on the screen.
         let kind = terminal.input(|| {
             settled = terminal.output_pending() == 0
                 && !self.output_in_hand.load(SeqCst)
                 && !self.with_screen(|s| s.in_sync_frame());
-            self.full_screen()
+            let (alt, empty) = self.with_screen(|s| (s.alt_screen(), s.text().trim().is_empty()));
+            blank = !alt && empty;
+            alt || empty
         });
-        (settled && kind.waiting()).then_some(kind)
+        if !(settled && kind.waiting()) {
+            return None;
+        }
+        if kind == Input::Keys && blank {
+            // The kernel hands what the program wrote to the pty's reading side a moment later,
+            // from a work queue: a line editor's prompt may be on its way while the program already
+            // reads raw keys. Answer once a check before, with no output since, saw the same.
+            let now = *self.updates.borrow();
+            if self.blank_keys_seen.swap(now, SeqCst) != now {
+                return None;
+            }
+        }
+        Some(kind)
     }
 
     /// Bytes the program wrote that the pump has not read yet.
