@@ -358,6 +358,10 @@ impl Duo {
         let started = Instant::now();
         let mut exited = false;
         for _ in 0..5 {
+            // Pressed while the agent reads the terminal: Gemini CLI leaves raw mode between keys,
+            // and a Ctrl-C then is a SIGINT it answers with nothing on the screen.
+            self.daemon
+                .json_status(&["wait", &self.sid, "--until-input", "--timeout-ms", &limit]);
             let (_, answer) = self.daemon.json_status(&[
                 "keys",
                 &self.sid,
