@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::capture::Frame;
 use crate::error::{DesktopError, Result};
+use crate::gestures::Gestures;
 use crate::keyboard::Modifier;
 use crate::keysym::Keysym;
 use crate::x11::{Button, ClipContent, ClipKind, MoveResize, Point, Selection, WindowInfo, X11};
@@ -175,7 +176,7 @@ impl Backend for X11 {
     }
 
     fn move_to(&mut self, to: Point, modifiers: &[Modifier]) -> Result<()> {
-        X11::move_to(self, to, modifiers)
+        Gestures::move_to(self, to, modifiers)
     }
 
     fn click(
@@ -185,7 +186,7 @@ impl Backend for X11 {
         count: u32,
         modifiers: &[Modifier],
     ) -> Result<()> {
-        X11::click(self, at, button, count, modifiers)
+        Gestures::click(self, at, button, count, modifiers)
     }
 
     fn scroll(
@@ -195,15 +196,15 @@ impl Backend for X11 {
         steps_y: i32,
         modifiers: &[Modifier],
     ) -> Result<()> {
-        X11::scroll(self, at, steps_x, steps_y, modifiers)
+        Gestures::scroll(self, at, steps_x, steps_y, modifiers)
     }
 
     fn drag(&mut self, path: &[Point], button: Button, modifiers: &[Modifier]) -> Result<()> {
-        X11::drag(self, path, button, modifiers)
+        Gestures::drag(self, path, button, modifiers)
     }
 
     fn button(&mut self, at: Option<Point>, button: Button, press: bool) -> Result<()> {
-        X11::button(self, at, button, press)
+        Gestures::button(self, at, button, press)
     }
 
     fn key_chord(&mut self, keysyms: &[Keysym], hold: Duration) -> Result<()> {

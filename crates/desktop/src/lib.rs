@@ -34,6 +34,7 @@ pub mod desktop_entry;
 #[cfg(feature = "libei")]
 pub mod ei;
 pub mod error;
+pub mod gestures;
 pub mod keyboard;
 pub mod keysym;
 mod launch;
@@ -65,6 +66,7 @@ pub use desktop::{
     DEFAULT_STEP_TIMEOUT,
 };
 pub use error::{DesktopError, Result};
+pub use gestures::{Gestures, Seat};
 pub use keyboard::Modifier;
 pub use launch::{Launched, Program};
 pub use looks::Looks;

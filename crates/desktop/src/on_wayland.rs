@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::backend::Backend;
 use crate::capture::Frame;
 use crate::error::{DesktopError, Result};
+use crate::gestures::{Gestures as _, Seat as _};
 use crate::keyboard::Modifier;
 use crate::keysym::Keysym;
 use crate::step::blocking;

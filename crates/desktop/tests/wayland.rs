@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use screenpilot_desktop::keysym;
 use screenpilot_desktop::wayland::{ClipboardServer, DamageWatch, Wayland};
-use screenpilot_desktop::{ClipContent, ClipKind, Point, Selection};
+use screenpilot_desktop::{ClipContent, ClipKind, Gestures as _, Point, Seat as _, Selection};
 
 use crate::common::TempDir;
 

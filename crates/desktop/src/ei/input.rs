@@ -1,8 +1,7 @@
 //! [`Input`]: the input half of a desktop on an EIS server, with the names and meaning of the
 //! [`crate::Backend`] input calls: absolute motion in the devices' regions, buttons as Linux input
 //! codes, wheel steps as discrete scrolling (120 a step), keys and text through the compositor's own
-//! keymap. As with X11 and wlroots input, keys and buttons a call pressed are released when it ends,
-//! whether it succeeds or fails ([`Held`]).
+//! keymap. The gestures are `crate::gestures`' over this [`Seat`], as X11's and wlroots' are.
 //!
 //! Events go out in frames, one per change (a key pressed and released in the same frame would be
 //! nothing), between `start_emulating` and `stop_emulating` on each device a call uses; a device
@@ -16,9 +15,9 @@ use std::time::{Duration, Instant};
 use super::keymap::{Press, ServerKeymap};
 use super::link::{Cap, Device, Link, Region};
 use crate::error::{DesktopError, Result};
+use crate::gestures::{linux_button, Gestures as _, Held, Seat};
 use crate::keyboard::Modifier;
 use crate::keysym::{self, Keysym};
-use crate::wayland::input::linux_button;
 use crate::x11::{Button, Point, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT, WHEEL_UP};
 
 /// One wheel step in `ei_scroll.scroll_discrete` units.
@@ -114,110 +113,6 @@ impl Input {
         ))
     }
 
-    /// Move the pointer, with `modifiers` held during the move.
-    pub fn move_to(&mut self, to: Point, modifiers: &[Modifier]) -> Result<()> {
-        self.check_point(to, "x/y")?;
-        let keys = self.modifier_keys(modifiers)?;
-        let mut held = self.held();
-        for key in keys {
-            held.key_down(key)?;
-        }
-        held.motion(to)?;
-        held.finish()
-    }
-
-    /// `count` clicks of `button` at `at`, with `modifiers` held.
-    pub fn click(
-        &mut self,
-        at: Point,
-        button: Button,
-        count: u32,
-        modifiers: &[Modifier],
-    ) -> Result<()> {
-        self.check_point(at, "x/y")?;
-        let code = linux_button(button)?;
-        let mut held = self.held_at(at, modifiers)?;
-        for _ in 0..count {
-            held.button_down(code)?;
-            held.button_up(code)?;
-        }
-        held.finish()
-    }
-
-    /// Wheel steps at `at`: horizontal first (positive = right), then vertical (positive = down),
-    /// each axis one discrete scroll of 120 per step.
-    pub fn scroll(
-        &mut self,
-        at: Point,
-        steps_x: i32,
-        steps_y: i32,
-        modifiers: &[Modifier],
-    ) -> Result<()> {
-        self.check_point(at, "x/y")?;
-        let mut held = self.held_at(at, modifiers)?;
-        if steps_x != 0 {
-            held.wheel(steps_x, 0)?;
-        }
-        if steps_y != 0 {
-            held.wheel(0, steps_y)?;
-        }
-        held.finish()
-    }
-
-    /// Press `button` at the first point, move through the others in order, release at the last.
-    pub fn drag(&mut self, path: &[Point], button: Button, modifiers: &[Modifier]) -> Result<()> {
-        let Some(first) = path.first() else {
-            return Err(DesktopError::invalid(
-                "path",
-                "a drag needs at least one point",
-            ));
-        };
-        for point in path {
-            self.check_point(*point, "path")?;
-        }
-        let code = linux_button(button)?;
-        let mut held = self.held_at(*first, modifiers)?;
-        held.button_down(code)?;
-        for point in &path[1..] {
-            held.motion(*point)?;
-        }
-        held.button_up(code)?;
-        held.finish()
-    }
-
-    /// Press or release a button and leave it so (Anthropic's left_mouse_down / left_mouse_up); a
-    /// wheel "button" is one step when pressed.
-    pub fn button(&mut self, at: Option<Point>, button: Button, press: bool) -> Result<()> {
-        let wheel = match button {
-            WHEEL_UP => Some((0, -1)),
-            WHEEL_DOWN => Some((0, 1)),
-            WHEEL_LEFT => Some((-1, 0)),
-            WHEEL_RIGHT => Some((1, 0)),
-            _ => None,
-        };
-        let code = match wheel {
-            Some(_) => 0,
-            None => linux_button(button)?,
-        };
-        if let Some(at) = at {
-            self.check_point(at, "x/y")?;
-        }
-        self.left_down.retain(|b| *b != button);
-        if press && wheel.is_none() {
-            self.left_down.push(button);
-        }
-        let mut held = self.held();
-        if let Some(at) = at {
-            held.motion(at)?;
-        }
-        match wheel {
-            Some((x, y)) if press => held.wheel(x, y)?,
-            Some(_) => {}
-            None => held.button(code, press)?,
-        }
-        held.finish()
-    }
-
     /// Press the keys of one chord in order, hold them for `hold`, release them in reverse order. A
     /// keysym on a shifted level brings its modifier keys (Shift before "A"). Every keysym is
     /// looked up before a key is pressed: one the keymap lacks is an error naming it, and nothing
@@ -240,24 +135,11 @@ impl Input {
                 }
             }
         }
-        let deadline = self.link.deadline();
-        let mut held = self.held();
+        let mut held = Held::new(self);
         for key in keys {
             held.key_down(key)?;
         }
-        if !hold.is_zero() {
-            held.input.link.flush()?;
-            let until = Instant::now() + hold;
-            // Holding is the point here, not synchronisation: the keys stay down for `hold`.
-            std::thread::sleep(
-                until
-                    .min(deadline)
-                    .saturating_duration_since(Instant::now()),
-            );
-            if until > deadline {
-                return Err(held.input.link.timeout("holding the keys"));
-            }
-        }
+        held.hold(hold)?;
         held.finish()
     }
 
@@ -290,9 +172,9 @@ impl Input {
                 }
             }
         }
-        let mut held = self.held();
+        let mut held = Held::new(self);
         for press in presses {
-            held.check_deadline()?;
+            held.seat.check_deadline("typing")?;
             for key in &press.modifiers {
                 held.key_down(*key)?;
             }
@@ -308,38 +190,12 @@ impl Input {
     /// Before closing: release the buttons [`Input::button`] left down and stop emulating, so the
     /// seat is left as we found it.
     pub fn leave_as_found(&mut self) -> Result<()> {
-        let buttons = std::mem::take(&mut self.left_down);
-        let mut held = self.held();
-        for button in buttons {
-            if let Ok(code) = linux_button(button) {
-                held.buttons.push(code);
-            }
-        }
-        held.finish()
+        self.release_left_down()
     }
 
     /// A round trip: everything sent so far has been processed by the server.
     pub fn sync(&mut self) -> Result<()> {
         self.link.sync()
-    }
-
-    fn held(&mut self) -> Held<'_> {
-        Held {
-            input: self,
-            keys: Vec::new(),
-            buttons: Vec::new(),
-        }
-    }
-
-    /// Move to `at` (already checked), then press `modifiers`: the start of every pointer gesture.
-    fn held_at(&mut self, at: Point, modifiers: &[Modifier]) -> Result<Held<'_>> {
-        let keys = self.modifier_keys(modifiers)?;
-        let mut held = self.held();
-        held.motion(at)?;
-        for key in keys {
-            held.key_down(key)?;
-        }
-        Ok(held)
     }
 
     /// The keyboard's keymap, read again when a (new) keyboard device brought one.
@@ -382,10 +238,6 @@ impl Input {
                 )
             })
     }
-
-    fn modifier_keys(&mut self, modifiers: &[Modifier]) -> Result<Vec<u32>> {
-        modifiers.iter().map(|m| self.modifier_key(*m)).collect()
-    }
 }
 
 impl Drop for Input {
@@ -408,35 +260,35 @@ impl std::fmt::Debug for Input {
     }
 }
 
-/// Keys and buttons pressed during one call (evdev codes, in order). Whatever is still down when it
-/// goes out of scope is released, in reverse order: no modifier stays stuck after an error.
-struct Held<'a> {
-    input: &'a mut Input,
-    keys: Vec<u32>,
-    buttons: Vec<u32>,
-}
+impl Seat for Input {
+    type Key = u32;
 
-impl Held<'_> {
-    fn motion(&mut self, to: Point) -> Result<()> {
+    fn check_point(&self, point: Point, field: &'static str) -> Result<()> {
+        Input::check_point(self, point, field)
+    }
+
+    fn modifier_keys(&mut self, modifiers: &[Modifier]) -> Result<Vec<u32>> {
+        modifiers.iter().map(|m| self.modifier_key(*m)).collect()
+    }
+
+    fn send_motion(&mut self, to: Point) -> Result<()> {
         let inside = |d: &Device| d.regions.iter().any(|r| r.contains(to.x, to.y));
-        self.input
-            .link
-            .send(Cap::PointerAbsolute, inside, |device| {
-                if let Some(pointer) = &device.pointer_absolute {
-                    pointer.motion_absolute(to.x as f32, to.y as f32);
-                }
-            })?;
-        self.input.position = Some(to);
+        self.link.send(Cap::PointerAbsolute, inside, |device| {
+            if let Some(pointer) = &device.pointer_absolute {
+                pointer.motion_absolute(to.x as f32, to.y as f32);
+            }
+        })?;
+        self.position = Some(to);
         Ok(())
     }
 
-    fn key(&mut self, key: u32, press: bool) -> Result<()> {
+    fn send_key(&mut self, key: u32, press: bool) -> Result<()> {
         let state = if press {
             reis::ei::keyboard::KeyState::Press
         } else {
             reis::ei::keyboard::KeyState::Released
         };
-        self.input.link.send(
+        self.link.send(
             Cap::Keyboard,
             |_| true,
             |device| {
@@ -447,23 +299,25 @@ impl Held<'_> {
         )
     }
 
-    fn key_down(&mut self, key: u32) -> Result<()> {
-        self.keys.push(key);
-        self.key(key, true)
-    }
-
-    fn key_up(&mut self, key: u32) -> Result<()> {
-        self.keys.retain(|k| *k != key);
-        self.key(key, false)
-    }
-
-    fn button(&mut self, code: u32, press: bool) -> Result<()> {
+    /// A wheel "button" is one discrete step when pressed, nothing when released.
+    fn send_button(&mut self, button: Button, press: bool) -> Result<()> {
+        let step = match button {
+            WHEEL_UP => Some((0, -1)),
+            WHEEL_DOWN => Some((0, 1)),
+            WHEEL_LEFT => Some((-1, 0)),
+            WHEEL_RIGHT => Some((1, 0)),
+            _ => None,
+        };
+        if let Some((x, y)) = step {
+            return if press { self.send_wheel(x, y) } else { Ok(()) };
+        }
+        let code = linux_button(button)?;
         let state = if press {
             reis::ei::button::ButtonState::Press
         } else {
             reis::ei::button::ButtonState::Released
         };
-        self.input.link.send(
+        self.link.send(
             Cap::Button,
             |_| true,
             |device| {
@@ -474,23 +328,13 @@ impl Held<'_> {
         )
     }
 
-    fn button_down(&mut self, code: u32) -> Result<()> {
-        self.buttons.push(code);
-        self.button(code, true)
-    }
-
-    fn button_up(&mut self, code: u32) -> Result<()> {
-        self.buttons.retain(|b| *b != code);
-        self.button(code, false)
-    }
-
     /// Wheel steps on one axis (or both), as one discrete scroll.
-    fn wheel(&mut self, steps_x: i32, steps_y: i32) -> Result<()> {
+    fn send_wheel(&mut self, steps_x: i32, steps_y: i32) -> Result<()> {
         let (x, y) = (
             steps_x.saturating_mul(WHEEL_STEP),
             steps_y.saturating_mul(WHEEL_STEP),
         );
-        self.input.link.send(
+        self.link.send(
             Cap::Scroll,
             |_| true,
             |device| {
@@ -501,44 +345,32 @@ impl Held<'_> {
         )
     }
 
-    fn check_deadline(&self) -> Result<()> {
-        if Instant::now() >= self.input.link.deadline() {
-            return Err(self.input.link.timeout("typing"));
-        }
-        Ok(())
-    }
-
-    /// Release what is still down, stop emulating where nothing stays held, and wait until the
-    /// server has it all.
-    fn finish(mut self) -> Result<()> {
-        self.release()?;
-        self.input.link.sync()
-    }
-
-    fn release(&mut self) -> Result<()> {
-        let mut first_error = Ok(());
-        while let Some(code) = self.buttons.pop() {
-            let sent = self.button(code, false);
-            first_error = first_error.and(sent);
-        }
-        while let Some(key) = self.keys.pop() {
-            let sent = self.key(key, false);
-            first_error = first_error.and(sent);
-        }
-        // A device holding a button left down keeps emulating: stopping would let it go.
-        let holding = !self.input.left_down.is_empty();
-        self.input
-            .link
+    /// Stop emulating where nothing stays held: a device holding a button left down keeps
+    /// emulating, since stopping would let it go.
+    fn end_gesture(&mut self) {
+        let holding = !self.left_down.is_empty();
+        self.link
             .stop_all(|d| holding && (d.has(Cap::Button) || d.has(Cap::PointerAbsolute)));
-        let flushed = self.input.link.flush();
-        first_error.and(flushed)
     }
-}
 
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        // After `finish` nothing is left, and this costs nothing.
-        let _ = self.release();
+    fn flush(&mut self) -> Result<()> {
+        self.link.flush()
+    }
+
+    fn round_trip(&mut self) -> Result<()> {
+        self.link.sync()
+    }
+
+    fn left_down(&mut self) -> &mut Vec<Button> {
+        &mut self.left_down
+    }
+
+    fn deadline(&self) -> Instant {
+        self.link.deadline()
+    }
+
+    fn timeout(&self, what: &str) -> DesktopError {
+        self.link.timeout(what)
     }
 }
 

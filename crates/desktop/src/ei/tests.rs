@@ -7,6 +7,7 @@ use super::keymap::{Press, ServerKeymap};
 use super::test_server::{serve, us_intl_keymap, Got, Script};
 use super::Input;
 use crate::error::DesktopError;
+use crate::gestures::Gestures as _;
 use crate::keyboard::Modifier;
 use crate::keysym;
 use crate::x11::{Point, BUTTON_LEFT};

@@ -1,6 +1,5 @@
-//! Input through the wlr virtual pointer and the virtual keyboard: pointer gestures (move, click,
-//! scroll, drag, a button left down), key chords and any Unicode text. As with X11's input, keys and
-//! buttons a call pressed are released when it ends, whether it succeeds or fails ([`Held`]).
+//! Input through the wlr virtual pointer and the virtual keyboard: the events under the gestures
+//! (`crate::gestures`), key chords and any Unicode text (`super::gestures`).
 //!
 //! Buttons keep X's numbering and become Linux input codes (1 `BTN_LEFT`, 2 `BTN_MIDDLE`, 3
 //! `BTN_RIGHT`, 8 `BTN_SIDE`, 9 `BTN_EXTRA`); 4-7 are wheel steps (axis events from a wheel, one
@@ -24,11 +23,8 @@ use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1:
 
 use super::keymap::Keymap;
 use crate::error::{DesktopError, Result};
-use crate::keyboard::Modifier;
-use crate::x11::{
-    Button, Point, BUTTON_BACK, BUTTON_FORWARD, BUTTON_LEFT, BUTTON_MIDDLE, BUTTON_RIGHT,
-    WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT, WHEEL_UP,
-};
+use crate::gestures::linux_button;
+use crate::x11::{Button, Point, WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT, WHEEL_UP};
 
 /// `wl_keyboard.keymap_format.xkb_v1`.
 const KEYMAP_FORMAT_XKB_V1: u32 = 1;
@@ -47,6 +43,8 @@ pub(crate) struct Input {
     pub(super) left_down: Vec<Button>,
     /// The virtual pointer needs the output's size for absolute motion.
     pub(super) extent: (u32, u32),
+    /// The modifier mask of the modifier keys down (the virtual keyboard's keys do not move it).
+    mods: u32,
     pub(super) epoch: Instant,
 }
 
@@ -64,6 +62,7 @@ impl Input {
             position: None,
             left_down: Vec::new(),
             extent: (1, 1),
+            mods: 0,
             epoch: Instant::now(),
         }
     }
@@ -138,123 +137,24 @@ impl Input {
         Ok(())
     }
 
+    /// Press or release a key; a modifier's key also sets the modifier mask.
     pub(super) fn key(&mut self, key: u32, press: bool) {
         let time = self.time();
         self.keyboard.key(time, key, u32::from(press));
+        if let Some(mask) = self.keymap.modifier_mask(key) {
+            let mods = if press {
+                self.mods | mask
+            } else {
+                self.mods & !mask
+            };
+            if mods != self.mods {
+                self.mods = mods;
+                self.keyboard.modifiers(mods, 0, 0, 0);
+            }
+        }
     }
 
     pub(super) fn flush(&self) -> Result<()> {
         self.conn.flush().map_err(super::blocking::wayland_error)
-    }
-}
-
-/// The Linux input code (`BTN_LEFT`, ...) of a (non-wheel) button; the libei input sends these too.
-pub(crate) fn linux_button(button: Button) -> Result<u32> {
-    Ok(match button {
-        BUTTON_LEFT => 0x110,
-        BUTTON_RIGHT => 0x111,
-        BUTTON_MIDDLE => 0x112,
-        BUTTON_BACK => 0x113,
-        BUTTON_FORWARD => 0x114,
-        _ => {
-            return Err(DesktopError::invalid(
-                "button",
-                format!("{button} is no button; 1-9 are (1 left, 2 middle, 3 right, 4-7 wheel, 8 back, 9 forward)"),
-            ))
-        }
-    })
-}
-
-pub(super) fn check_button(button: Button) -> Result<()> {
-    match button {
-        WHEEL_UP | WHEEL_DOWN | WHEEL_LEFT | WHEEL_RIGHT => Ok(()),
-        other => linux_button(other).map(|_| ()),
-    }
-}
-
-/// Keys and buttons pressed during one call. Whatever is still down when it goes out of scope is
-/// released, in reverse order: no modifier stays stuck after an error.
-pub(super) struct Held<'a> {
-    pub(super) input: &'a mut Input,
-    /// Evdev codes of keys down, with the modifier mask each adds.
-    pub(super) keys: Vec<u32>,
-    pub(super) mods: u32,
-    pub(super) buttons: Vec<Button>,
-}
-
-impl Held<'_> {
-    pub(super) fn key_down(&mut self, key: u32, mask: u32) {
-        self.keys.push(key);
-        self.input.key(key, true);
-        if mask != 0 {
-            self.mods |= mask;
-            self.input.keyboard.modifiers(self.mods, 0, 0, 0);
-        }
-    }
-
-    pub(super) fn key_up(&mut self, key: u32) {
-        self.keys.retain(|k| *k != key);
-        self.input.key(key, false);
-    }
-
-    pub(super) fn modifier_down(&mut self, modifier: Modifier) {
-        let (key, mask) = self.input.keymap.modifier(modifier);
-        if !self.keys.contains(&key) {
-            self.key_down(key, mask);
-        }
-    }
-
-    pub(super) fn button_down(&mut self, button: Button) -> Result<()> {
-        self.buttons.push(button);
-        self.input.button(button, true)
-    }
-
-    pub(super) fn button_up(&mut self, button: Button) -> Result<()> {
-        self.buttons.retain(|b| *b != button);
-        self.input.button(button, false)
-    }
-
-    /// Release everything still down (the caller then makes a round trip: all was processed).
-    pub(super) fn release_all(mut self) {
-        self.release();
-    }
-
-    pub(super) fn release(&mut self) {
-        while let Some(button) = self.buttons.pop() {
-            let _ = self.input.button(button, false);
-        }
-        while let Some(key) = self.keys.pop() {
-            self.input.key(key, false);
-        }
-        if self.mods != 0 {
-            self.mods = 0;
-            self.input.keyboard.modifiers(0, 0, 0, 0);
-        }
-        let _ = self.input.flush();
-    }
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        if !self.keys.is_empty() || !self.buttons.is_empty() || self.mods != 0 {
-            self.release();
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buttons_map_to_linux_codes_and_others_are_refused() {
-        assert_eq!(linux_button(BUTTON_LEFT).unwrap(), 0x110);
-        assert_eq!(linux_button(BUTTON_RIGHT).unwrap(), 0x111);
-        assert_eq!(linux_button(BUTTON_MIDDLE).unwrap(), 0x112);
-        assert_eq!(linux_button(BUTTON_BACK).unwrap(), 0x113);
-        assert_eq!(linux_button(BUTTON_FORWARD).unwrap(), 0x114);
-        assert!(check_button(WHEEL_DOWN).is_ok());
-        assert_eq!(check_button(10).unwrap_err().field(), Some("button"));
-        assert!(check_button(0).is_err());
     }
 }

@@ -55,6 +55,14 @@ impl Keymap {
         (self.key(keysym).unwrap_or(1), mask)
     }
 
+    /// The modifier mask of `key` when it is a modifier's key.
+    pub fn modifier_mask(&self, key: u32) -> Option<u32> {
+        MODIFIERS
+            .iter()
+            .find(|(_, keysym, ..)| self.key(*keysym) == Some(key))
+            .map(|(.., mask)| *mask)
+    }
+
     /// Give keys to as many of `wanted` as lack one, in order; when the keycodes run out, start again
     /// from the base map. Returns how many of `wanted` now have a key (the first ones), so a caller
     /// types those and comes back for the rest; the map changed when some had none.

@@ -196,24 +196,6 @@ impl Wayland {
         Ok((at, self.input.button_mask()))
     }
 
-    /// Refuse a point off the output.
-    pub fn check_point(&self, point: Point, field: &'static str) -> Result<()> {
-        let (w, h) = self.size();
-        if point.x >= w || point.y >= h {
-            return Err(DesktopError::invalid(
-                field,
-                format!(
-                    "({}, {}) is off the {w}x{h} screen; x must be 0-{} and y 0-{}",
-                    point.x,
-                    point.y,
-                    w.saturating_sub(1),
-                    h.saturating_sub(1)
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// The connection, for callers that need more than this type offers.
     pub fn connection(&self) -> &Connection {
         &self.conn

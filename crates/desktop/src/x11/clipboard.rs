@@ -24,6 +24,7 @@ use x11rb::rust_connection::RustConnection;
 
 use super::X11;
 use crate::error::{DesktopError, Result};
+use crate::gestures::Seat as _;
 
 /// The most a selection may hold, read or set: larger contents are refused with an error.
 pub const MAX_CLIP_BYTES: usize = 64 << 20;

@@ -23,6 +23,7 @@ use x11rb::wrapper::ConnectionExt as _;
 use super::windows::{self, WindowInfo, ICONIC_STATE};
 use super::X11;
 use crate::error::{DesktopError, Result};
+use crate::gestures::Seat as _;
 
 /// Where to put a window: its client area (as [`WindowInfo`] reports it), in screen pixels. A
 /// part left `None` stays as it is.

@@ -27,6 +27,11 @@ use x11rb::rust_connection::RustConnection;
 
 use crate::capture::{self, Capturer, Frame};
 use crate::error::{DesktopError, Result};
+use crate::gestures::Seat as _;
+pub use crate::gestures::{
+    Button, Point, BUTTON_BACK, BUTTON_FORWARD, BUTTON_LEFT, BUTTON_MIDDLE, BUTTON_RIGHT,
+    WHEEL_DOWN, WHEEL_LEFT, WHEEL_RIGHT, WHEEL_UP,
+};
 use crate::keyboard::Keyboard;
 
 pub use clipboard::{ClipContent, ClipKind, Selection, MAX_CLIP_BYTES};
@@ -34,27 +39,6 @@ pub use connect::connect;
 pub(crate) use connect::connect_local;
 pub use manage::MoveResize;
 pub use windows::{Atoms, WindowInfo, WindowManagerState};
-
-/// A pointer button, by X's numbering: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel
-/// left/right, 8 back, 9 forward.
-pub type Button = u8;
-
-pub const BUTTON_LEFT: Button = 1;
-pub const BUTTON_MIDDLE: Button = 2;
-pub const BUTTON_RIGHT: Button = 3;
-pub const WHEEL_UP: Button = 4;
-pub const WHEEL_DOWN: Button = 5;
-pub const WHEEL_LEFT: Button = 6;
-pub const WHEEL_RIGHT: Button = 7;
-pub const BUTTON_BACK: Button = 8;
-pub const BUTTON_FORWARD: Button = 9;
-
-/// A point on the screen, in pixels of the screenshot (= root window coordinates).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Point {
-    pub x: u32,
-    pub y: u32,
-}
 
 /// A live connection to one screen of a display.
 pub struct X11 {
@@ -150,16 +134,6 @@ impl X11 {
         if let Some(damage) = self.damage {
             self.conn
                 .damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
-        }
-        Ok(())
-    }
-
-    fn check_deadline(&self, what: &str) -> Result<()> {
-        if Instant::now() >= self.deadline {
-            return Err(DesktopError::Timeout {
-                what: what.to_owned(),
-                limit: Duration::ZERO,
-            });
         }
         Ok(())
     }
@@ -340,20 +314,7 @@ impl X11 {
 
     /// Refuse a point off the screen (the server would silently clamp it).
     pub fn check_point(&self, point: Point, field: &'static str) -> Result<()> {
-        let (w, h) = self.size();
-        if point.x >= w || point.y >= h {
-            return Err(DesktopError::invalid(
-                field,
-                format!(
-                    "({}, {}) is off the {w}x{h} screen; x must be 0-{} and y 0-{}",
-                    point.x,
-                    point.y,
-                    w - 1,
-                    h - 1
-                ),
-            ));
-        }
-        Ok(())
+        crate::gestures::check_on_screen(self.size(), point, field)
     }
 
     /// The raw connection, for callers that need more than this type offers.
