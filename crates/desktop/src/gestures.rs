@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{DesktopError, Result};
 use crate::keyboard::Modifier;
+use crate::keysym::{self, Keysym};
 
 /// A pointer button, by X's numbering: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel
 /// left/right, 8 back, 9 forward.
@@ -135,6 +136,19 @@ pub(crate) fn check_button(button: Button) -> Result<()> {
     }
 }
 
+/// The keysyms that type `text`, one per character; text with a control character is refused,
+/// naming it, before any key is pressed.
+pub(crate) fn text_keysyms(text: &str) -> Result<Vec<Keysym>> {
+    keysym::for_text(text).map_err(|(i, c)| {
+        DesktopError::invalid(
+            "text",
+            format!(
+                "character {i} is {c:?}, a control character, not text; press keys with keypress"
+            ),
+        )
+    })
+}
+
 pub(crate) fn is_wheel(button: Button) -> bool {
     matches!(button, WHEEL_UP | WHEEL_DOWN | WHEEL_LEFT | WHEEL_RIGHT)
 }
@@ -240,6 +254,17 @@ pub trait Gestures: Seat + Sized {
             held.motion(at)?;
         }
         held.seat.send_button(button, press)?;
+        held.finish()
+    }
+
+    /// Press `keys` in order, hold them for `hold`, release them in reverse order: a chord, once
+    /// each key's code is known.
+    fn press_keys(&mut self, keys: &[Self::Key], hold: Duration) -> Result<()> {
+        let mut held = Held::new(self);
+        for key in keys {
+            held.key_down(*key)?;
+        }
+        held.hold(hold)?;
         held.finish()
     }
 

@@ -135,12 +135,7 @@ impl Input {
                 }
             }
         }
-        let mut held = Held::new(self);
-        for key in keys {
-            held.key_down(key)?;
-        }
-        held.hold(hold)?;
-        held.finish()
+        self.press_keys(&keys, hold)
     }
 
     /// Type text: each character is the key (and modifier keys) the compositor's keymap has for
@@ -148,12 +143,7 @@ impl Input {
     /// a control character, or one the keymap cannot type, is an error naming it, and nothing is
     /// sent.
     pub fn type_text(&mut self, text: &str) -> Result<()> {
-        let keysyms = keysym::for_text(text).map_err(|(i, c)| {
-            DesktopError::invalid(
-                "text",
-                format!("character {i} is {c:?}, a control character, not text; press keys with keypress"),
-            )
-        })?;
+        let keysyms = crate::gestures::text_keysyms(text)?;
         let mut presses = Vec::with_capacity(keysyms.len());
         for ks in &keysyms {
             match self.press(*ks)? {

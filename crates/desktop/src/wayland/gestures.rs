@@ -8,7 +8,7 @@ use super::Wayland;
 use crate::error::{DesktopError, Result};
 use crate::gestures::{Gestures, Held, Seat};
 use crate::keyboard::Modifier;
-use crate::keysym::{self, Keysym};
+use crate::keysym::Keysym;
 use crate::x11::{Button, Point};
 
 impl Seat for Wayland {
@@ -84,24 +84,14 @@ impl Wayland {
                 None => self.key_of(*ks),
             })
             .collect::<Result<Vec<u32>>>()?;
-        let mut held = Held::new(self);
-        for key in keys {
-            held.key_down(key)?;
-        }
-        held.hold(hold)?;
-        held.finish()
+        self.press_keys(&keys, hold)
     }
 
     /// Type text: each character is one key press of a key our keymap gives its keysym (uploaded
     /// again, with a round trip, when the text needs keysyms it lacks). Newline is Return, tab is
     /// Tab. Text with a control character is refused before any key is pressed.
     pub fn type_text(&mut self, text: &str) -> Result<()> {
-        let keysyms = keysym::for_text(text).map_err(|(i, c)| {
-            DesktopError::invalid(
-                "text",
-                format!("character {i} is {c:?}, a control character, not text; press keys with keypress"),
-            )
-        })?;
+        let keysyms = crate::gestures::text_keysyms(text)?;
         let mut rest = &keysyms[..];
         while !rest.is_empty() {
             self.check_deadline("typing")?;

@@ -11,7 +11,7 @@ use super::{Button, Point, X11};
 use crate::error::{DesktopError, Result};
 use crate::gestures::{Gestures, Held, Seat};
 use crate::keyboard::Modifier;
-use crate::keysym::{self, Keysym};
+use crate::keysym::Keysym;
 
 impl Seat for X11 {
     type Key = u8;
@@ -127,24 +127,14 @@ impl X11 {
                 keycodes.push(keycode);
             }
         }
-        let mut held = Held::new(self);
-        for kc in keycodes {
-            held.key_down(kc)?;
-        }
-        held.hold(hold)?;
-        held.finish()
+        self.press_keys(&keycodes, hold)
     }
 
     /// Type text: each character's key (with Shift when needed); characters the keymap lacks go on
     /// spare keycodes. Newline is Return, tab is Tab. Text with a character that is no key (a control
     /// character) is refused before any key is pressed.
     pub fn type_text(&mut self, text: &str) -> Result<()> {
-        let keysyms = keysym::for_text(text).map_err(|(i, c)| {
-            DesktopError::invalid(
-                "text",
-                format!("character {i} is {c:?}, a control character, not text; press keys with keypress"),
-            )
-        })?;
+        let keysyms = crate::gestures::text_keysyms(text)?;
         let shift = self.keyboard.modifier(Modifier::Shift).ok();
         for ks in keysyms {
             self.check_deadline("typing")?;
