@@ -54,6 +54,7 @@ pub mod stats;
 mod step;
 pub mod sway;
 mod target;
+mod wakeable;
 mod watcher;
 pub mod wayland;
 mod window_actions;

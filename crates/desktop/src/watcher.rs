@@ -21,12 +21,13 @@
 //! connection ([`crate::Desktop::run`]) runs one call at a time and may be busy for seconds (typing a
 //! long text); change must be seen meanwhile.
 //!
-//! Stopping: [`Watcher::stop`] writes to an eventfd the thread polls beside the connection, so it
-//! ends at once; it also ends when the display goes away. Either way it drops its senders, and every
-//! receiver's `changed()` then returns an error: a wait on a closed desktop ends.
+//! Stopping: [`Watcher::stop_and_take`], or dropping it, writes to an eventfd the thread polls
+//! beside the connection (`crate::wakeable`), so it ends at once; it also ends when the display
+//! goes away. Either way it drops its senders, and every receiver's `changed()` then returns an
+//! error: a wait on a closed desktop ends.
 
 use std::collections::HashSet;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -40,12 +41,12 @@ use x11rb::rust_connection::RustConnection;
 
 use crate::error::{DesktopError, Result};
 use crate::looks::{join, Area};
+use crate::wakeable::{WakeableThread, Waker};
 use crate::x11::windows::{self, Atoms};
 
 /// A running watcher. Dropping it stops the thread (without waiting for it).
 pub(crate) struct Watcher {
-    wake: OwnedFd,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: WakeableThread,
     damage: watch::Receiver<u64>,
     windows: watch::Receiver<u64>,
     pointer: watch::Receiver<u64>,
@@ -59,7 +60,7 @@ struct Watch {
     root: Window,
     atoms: Atoms,
     damage: Option<u32>,
-    wake: OwnedFd,
+    wake: Waker,
     /// Clients whose events we selected.
     clients: HashSet<Window>,
     damage_tx: watch::Sender<u64>,
@@ -128,16 +129,7 @@ impl Watcher {
             &ChangeWindowAttributesAux::new().event_mask(windows::root_event_mask()),
         )?
         .check()?;
-        // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if raw < 0 {
-            return Err(DesktopError::Io(format!(
-                "eventfd: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: a fresh descriptor nobody else owns.
-        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
+        let waker = Waker::new()?;
         let (damage_tx, damage_rx) = watch::channel(0u64);
         let drawn = Arc::new(Mutex::new(Drawn::default()));
         let (windows_tx, windows_rx) = watch::channel(0u64);
@@ -147,9 +139,7 @@ impl Watcher {
             root,
             atoms,
             damage,
-            wake: wake
-                .try_clone()
-                .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
+            wake: waker.try_clone()?,
             clients: HashSet::new(),
             damage_tx,
             drawn: drawn.clone(),
@@ -157,13 +147,12 @@ impl Watcher {
             pointer_tx,
         };
         watch.select_clients()?;
-        let thread = std::thread::Builder::new()
-            .name("screenpilot-desktop-watch".into())
-            .spawn(move || watch.run())
-            .map_err(|e| DesktopError::Io(format!("cannot start the watcher thread: {e}")))?;
+        let thread =
+            WakeableThread::spawn("screenpilot-desktop-watch", "watcher", waker, move || {
+                watch.run()
+            })?;
         Ok(Watcher {
-            wake,
-            thread: Mutex::new(Some(thread)),
+            thread,
             damage: damage_rx,
             windows: windows_rx,
             pointer: pointer_rx,
@@ -192,32 +181,9 @@ impl Watcher {
         self.pointer.clone()
     }
 
-    /// Tell the thread to end (it does at once; this does not wait).
-    pub fn stop(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a local to our eventfd.
-        unsafe {
-            libc::write(
-                self.wake.as_raw_fd(),
-                (&one as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            );
-        }
-    }
-
-    /// Tell the thread to end, and hand over its handle to wait for it (once; `None` after).
+    /// Tell the thread to end (it does at once), and hand over its handle to wait for it (once; `None` after).
     pub fn stop_and_take(&self) -> Option<JoinHandle<()>> {
-        self.stop();
-        self.thread
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.stop();
+        self.thread.wake_and_take()
     }
 }
 
@@ -325,29 +291,6 @@ impl Watch {
 
     /// Sleep until the server sends something or we are told to stop (true).
     fn sleep(&self) -> Result<bool> {
-        let mut fds = [
-            libc::pollfd {
-                fd: self.conn.stream().as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        loop {
-            // SAFETY: two valid pollfds, no timeout.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if ready >= 0 {
-                break;
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(DesktopError::Io(format!("poll: {e}")));
-            }
-        }
-        Ok(fds[1].revents != 0)
+        self.wake.sleep_beside(self.conn.stream().as_fd(), None)
     }
 }

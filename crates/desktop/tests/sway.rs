@@ -333,7 +333,13 @@ async fn focus_move_resize_minimize_and_close_change_what_sway_reports() {
     })
     .await
     .unwrap_or_else(|views| panic!("not minimised: {views:?}"));
-    assert!(*events.updates().borrow() > generation, "no event for it");
+    // sway answers the command and sends the event on one socket each: the tree can show the
+    // window minimised before the event thread has read the event.
+    let mut updates = events.updates();
+    let counted = tokio::time::timeout(LONG, updates.wait_for(|counted| *counted > generation))
+        .await
+        .is_ok_and(|ended| ended.is_ok());
+    assert!(counted, "no event for it");
     let two_view = titled(&views, "sp-two").expect("two");
     assert!(!two_view.info.mapped);
     assert_eq!(two_view.workspace, sway::SCRATCHPAD);

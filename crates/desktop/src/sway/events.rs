@@ -11,9 +11,8 @@
 //! ends at once; it also ends when sway goes. Either way it drops its sender, and every receiver's
 //! `changed()` then returns an error: a wait on a closed compositor ends.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::Path;
-use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,11 +20,11 @@ use tokio::sync::watch;
 
 use crate::error::{DesktopError, Result};
 use crate::sway::wire::{Request, Wire, EVENT_BIT};
+use crate::wakeable::{WakeableThread, Waker};
 
 /// A running event counter. Dropping it stops the thread (without waiting for it).
 pub struct SwayEvents {
-    wake: OwnedFd,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: WakeableThread,
     updates: watch::Receiver<u64>,
 }
 
@@ -45,27 +44,15 @@ impl SwayEvents {
                 String::from_utf8_lossy(&reply)
             )));
         }
-        // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if raw < 0 {
-            return Err(DesktopError::Io(format!(
-                "eventfd: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: a fresh descriptor nobody else owns.
-        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
-        let thread_wake = wake
-            .try_clone()
-            .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?;
         let (tx, rx) = watch::channel(0u64);
-        let thread = std::thread::Builder::new()
-            .name("screenpilot-sway-events".into())
-            .spawn(move || count_events(wire, &thread_wake, &tx))
-            .map_err(|e| DesktopError::Io(format!("cannot start the sway event thread: {e}")))?;
+        let waker = Waker::new()?;
+        let theirs = waker.try_clone()?;
+        let thread =
+            WakeableThread::spawn("screenpilot-sway-events", "sway event", waker, move || {
+                count_events(wire, &theirs, &tx)
+            })?;
         Ok(SwayEvents {
-            wake,
-            thread: Mutex::new(Some(thread)),
+            thread,
             updates: rx,
         })
     }
@@ -77,57 +64,19 @@ impl SwayEvents {
 
     /// Tell the thread to end (it does at once; this does not wait).
     pub fn stop(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a local to our eventfd.
-        unsafe {
-            libc::write(
-                self.wake.as_raw_fd(),
-                (&one as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            );
-        }
+        self.thread.wake();
     }
 
     /// Tell the thread to end, and hand over its handle to wait for it (once; `None` after).
     pub fn stop_and_take(&self) -> Option<JoinHandle<()>> {
-        self.stop();
-        self.thread
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-}
-
-impl Drop for SwayEvents {
-    fn drop(&mut self) {
-        self.stop();
+        self.thread.wake_and_take()
     }
 }
 
 /// The thread: sleep until sway writes or we are told to stop; count each batch of events.
-fn count_events(mut wire: Wire, wake: &OwnedFd, tx: &watch::Sender<u64>) {
+fn count_events(mut wire: Wire, waker: &Waker, tx: &watch::Sender<u64>) {
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: wire.stream().as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: two valid pollfds, no timeout.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
-        if fds[1].revents != 0 {
+        if !matches!(waker.sleep_beside(wire.stream().as_fd(), None), Ok(false)) {
             return;
         }
         let Ok(open) = wire.read_available() else {

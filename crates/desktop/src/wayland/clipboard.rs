@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,7 @@ use super::blocking::{self, dispatch_until, roundtrip, Until};
 use super::globals::{self, Globals, DATA_CONTROL, SEAT};
 use super::Wayland;
 use crate::error::{DesktopError, Result};
+use crate::wakeable::{WakeableThread, Waker};
 use crate::x11::{ClipContent, ClipKind, Selection, MAX_CLIP_BYTES};
 
 /// The text types offered when setting text, and asked for (the first one offered) when reading.
@@ -274,9 +275,8 @@ fn read_to_end(fd: OwnedFd, deadline: Instant, what: &str) -> Result<Vec<u8>> {
 /// answering every reader until another program copies or it is stopped. Dropping it stops it.
 pub struct ClipboardServer {
     commands: mpsc::Sender<Command>,
-    wake: OwnedFd,
     stopping: Arc<AtomicBool>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: WakeableThread,
     changes: watch::Receiver<u64>,
 }
 
@@ -293,7 +293,7 @@ struct Server {
     manager: ZwlrDataControlManagerV1,
     device: ZwlrDataControlDeviceV1,
     commands: mpsc::Receiver<Command>,
-    wake: OwnedFd,
+    wake: Waker,
     stopping: Arc<AtomicBool>,
     /// Keeps the seat and the registry's queue alive.
     _globals: (EventQueue<Globals>, WlSeat),
@@ -333,7 +333,7 @@ impl ClipboardServer {
             Until::deadline(deadline),
             "starting the clipboard server",
         )?;
-        let wake = blocking::eventfd()?;
+        let waker = Waker::new()?;
         let (commands, receiver) = mpsc::channel();
         let stopping = Arc::new(AtomicBool::new(false));
         let server = Server {
@@ -343,21 +343,20 @@ impl ClipboardServer {
             manager,
             device,
             commands: receiver,
-            wake: wake
-                .try_clone()
-                .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
+            wake: waker.try_clone()?,
             stopping: stopping.clone(),
             _globals: (registry_queue, seat),
         };
-        let thread = std::thread::Builder::new()
-            .name("screenpilot-wayland-clipboard".into())
-            .spawn(move || server.run())
-            .map_err(|e| DesktopError::Io(format!("cannot start the clipboard thread: {e}")))?;
+        let thread = WakeableThread::spawn(
+            "screenpilot-wayland-clipboard",
+            "clipboard",
+            waker,
+            move || server.run(),
+        )?;
         Ok(ClipboardServer {
             commands,
-            wake,
             stopping,
-            thread: Mutex::new(Some(thread)),
+            thread,
             changes,
         })
     }
@@ -382,7 +381,7 @@ impl ClipboardServer {
                 answer,
             })
             .map_err(|_| ended())?;
-        blocking::wake(self.wake.as_fd());
+        self.thread.wake();
         match answered.recv_timeout(timeout) {
             Ok(result) => result,
             Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -394,23 +393,19 @@ impl ClipboardServer {
 
     /// Whether the thread still runs (its connection may have broken).
     pub fn alive(&self) -> bool {
-        self.thread
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(|t| !t.is_finished())
+        self.thread.alive()
     }
 
     /// Tell the thread to end (it does at once, withdrawing what it set; this does not wait).
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::Release);
-        blocking::wake(self.wake.as_fd());
+        self.thread.wake();
     }
 
     /// Tell the thread to end, and hand over its handle to wait for it (once; `None` after).
     pub fn stop_and_take(&self) -> Option<JoinHandle<()>> {
-        self.stop();
-        self.thread.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.stopping.store(true, Ordering::Release);
+        self.thread.wake_and_take()
     }
 }
 
@@ -443,7 +438,7 @@ impl Server {
                 Err(DesktopError::Closed) => {}
                 _ => return,
             }
-            blocking::drain(self.wake.as_fd());
+            self.wake.drain();
             if self.stopping.load(Ordering::Acquire) {
                 return;
             }

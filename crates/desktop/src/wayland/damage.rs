@@ -14,7 +14,7 @@
 //! it ends at once; it also ends when the compositor goes away. Either way it drops its sender, and
 //! every receiver's `changed()` then returns an error.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -24,16 +24,16 @@ use tokio::sync::watch;
 use wayland_client::protocol::wl_output::WlOutput;
 use wayland_client::{Connection, EventQueue};
 
-use super::blocking::{self, Until};
+use super::blocking::Until;
 use super::globals::{self, Globals};
 use super::screencopy::{Screencopy, Want};
-use crate::error::{DesktopError, Result};
+use crate::error::Result;
+use crate::wakeable::{WakeableThread, Waker};
 use crate::watcher::Drawn;
 
 /// A running damage watch. Dropping it stops the thread (without waiting for it).
 pub struct DamageWatch {
-    wake: OwnedFd,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: WakeableThread,
     damage: watch::Receiver<u64>,
     drawn: Arc<Mutex<Drawn>>,
 }
@@ -44,7 +44,7 @@ struct Watch {
     _queue: EventQueue<Globals>,
     _output: WlOutput,
     capture: Screencopy,
-    wake: OwnedFd,
+    wake: Waker,
     damage_tx: watch::Sender<u64>,
     drawn: Arc<Mutex<Drawn>>,
 }
@@ -60,7 +60,7 @@ impl DamageWatch {
         // The first copy with damage starts the compositor's damage tracking for us; it completes
         // at once (all is new to us) and counts as the starting point, not as drawing.
         capture.copy(&conn, Want::Damage, Until::deadline(deadline))?;
-        let wake = blocking::eventfd()?;
+        let waker = Waker::new()?;
         let (damage_tx, damage_rx) = watch::channel(0u64);
         let drawn = Arc::new(Mutex::new(Drawn::default()));
         let watch = Watch {
@@ -68,19 +68,16 @@ impl DamageWatch {
             _queue: queue,
             _output: output,
             capture,
-            wake: wake
-                .try_clone()
-                .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
+            wake: waker.try_clone()?,
             damage_tx,
             drawn: drawn.clone(),
         };
-        let thread = std::thread::Builder::new()
-            .name("screenpilot-wayland-damage".into())
-            .spawn(move || watch.run())
-            .map_err(|e| DesktopError::Io(format!("cannot start the damage thread: {e}")))?;
+        let thread =
+            WakeableThread::spawn("screenpilot-wayland-damage", "damage", waker, move || {
+                watch.run()
+            })?;
         Ok(DamageWatch {
-            wake,
-            thread: Mutex::new(Some(thread)),
+            thread,
             damage: damage_rx,
             drawn,
         })
@@ -101,22 +98,12 @@ impl DamageWatch {
 
     /// Tell the thread to end (it does at once; this does not wait).
     pub fn stop(&self) {
-        blocking::wake(self.wake.as_fd());
+        self.thread.wake();
     }
 
     /// Tell the thread to end, and hand over its handle to wait for it (once; `None` after).
     pub fn stop_and_take(&self) -> Option<JoinHandle<()>> {
-        self.stop();
-        self.thread
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-}
-
-impl Drop for DamageWatch {
-    fn drop(&mut self) {
-        self.stop();
+        self.thread.wake_and_take()
     }
 }
 

@@ -18,7 +18,7 @@
 //! stop); its only timer is the stalled-reader bound.
 
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,6 +35,7 @@ use x11rb::wrapper::ConnectionExt as _;
 
 use super::clipboard::{latin1, piece_size, ClipAtoms, ClipContent, Selection};
 use crate::error::{DesktopError, Result};
+use crate::wakeable::{WakeableThread, Waker};
 
 /// How long a reader may leave an INCR piece unread before we give up on it.
 pub const STALLED_READER: Duration = Duration::from_secs(30);
@@ -46,8 +47,7 @@ const OWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// the thread, and with its connection every selection it held.
 pub(crate) struct Owner {
     commands: mpsc::Sender<Command>,
-    wake: OwnedFd,
-    thread: Option<JoinHandle<()>>,
+    thread: WakeableThread,
 }
 
 enum Command {
@@ -91,7 +91,7 @@ struct OwnerThread {
     held: HashMap<Atom, Held>,
     transfers: HashMap<(Window, Atom), Incr>,
     commands: mpsc::Receiver<Command>,
-    wake: OwnedFd,
+    wake: Waker,
 }
 
 impl Owner {
@@ -120,16 +120,7 @@ impl Owner {
         )?
         .check()?;
         let piece = piece_size(&conn);
-        // SAFETY: plain syscall; the result is a new descriptor we own, or -1.
-        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if raw < 0 {
-            return Err(DesktopError::Io(format!(
-                "eventfd: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: a fresh descriptor nobody else owns.
-        let wake = unsafe { OwnedFd::from_raw_fd(raw) };
+        let waker = Waker::new()?;
         let (tx, rx) = mpsc::channel();
         let state = OwnerThread {
             conn,
@@ -139,24 +130,23 @@ impl Owner {
             held: HashMap::new(),
             transfers: HashMap::new(),
             commands: rx,
-            wake: wake
-                .try_clone()
-                .map_err(|e| DesktopError::Io(format!("eventfd: {e}")))?,
+            wake: waker.try_clone()?,
         };
-        let thread = std::thread::Builder::new()
-            .name("screenpilot-desktop-clipboard".into())
-            .spawn(move || state.run())
-            .map_err(|e| DesktopError::Io(format!("cannot start the clipboard thread: {e}")))?;
+        let thread = WakeableThread::spawn(
+            "screenpilot-desktop-clipboard",
+            "clipboard",
+            waker,
+            move || state.run(),
+        )?;
         Ok(Owner {
             commands: tx,
-            wake,
-            thread: Some(thread),
+            thread,
         })
     }
 
     /// The thread still runs (its connection has not failed).
     pub fn alive(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.thread.alive()
     }
 
     /// Take `selection` with `content`; resolves once the server made us its owner.
@@ -173,27 +163,14 @@ impl Owner {
                 done,
             })
             .map_err(|_| DesktopError::Connection("the clipboard thread has ended".into()))?;
-        self.poke();
+        self.thread.wake();
         Ok(answer)
     }
 
     /// Tell the thread to end and hand over its handle to wait for it (once).
     pub fn stop(&mut self) -> Option<JoinHandle<()>> {
         let _ = self.commands.send(Command::Stop);
-        self.poke();
-        self.thread.take()
-    }
-
-    fn poke(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a local to our eventfd.
-        unsafe {
-            libc::write(
-                self.wake.as_raw_fd(),
-                (&one as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            );
-        }
+        self.thread.wake_and_take()
     }
 }
 
@@ -285,45 +262,12 @@ impl OwnerThread {
             .values()
             .map(|t| t.last_progress + STALLED_READER)
             .min()
-            .map(|due| {
-                // One more millisecond, so the wake-up comes after the moment, not before it.
-                due.saturating_duration_since(Instant::now())
-                    .as_millis()
-                    .min(i32::MAX as u128 - 1) as i32
-                    + 1
-            })
-            .unwrap_or(-1);
-        let mut fds = [
-            libc::pollfd {
-                fd: self.conn.stream().as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.wake.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: two valid pollfds.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
-        if ready < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(DesktopError::Io(format!("poll: {e}")));
-            }
-            return Ok(false);
-        }
-        if fds[1].revents != 0 {
-            let mut count: u64 = 0;
-            // SAFETY: reading 8 bytes into a local from our eventfd.
-            unsafe {
-                libc::read(
-                    self.wake.as_raw_fd(),
-                    (&mut count as *mut u64).cast(),
-                    std::mem::size_of::<u64>(),
-                );
-            }
+            .map(|due| due.saturating_duration_since(Instant::now()));
+        if self
+            .wake
+            .sleep_beside(self.conn.stream().as_fd(), timeout)?
+        {
+            self.wake.drain();
             return Ok(true);
         }
         Ok(false)
