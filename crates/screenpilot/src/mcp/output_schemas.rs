@@ -181,40 +181,46 @@ fn simple_fields(
         .collect()
 }
 
+/// Keywords whose value is one subschema; `true` there means "anything", as leaving it out does.
+pub(crate) const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "additionalItems",
+    "unevaluatedItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
+/// Keywords whose value maps names to subschemas, or lists subschemas.
+pub(crate) const SUBSCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+pub(crate) const SUBSCHEMA_LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
 /// Schema objects in `schema`, itself included: what the metaschema check walks.
 pub fn subschema_count(schema: &Value) -> usize {
-    const ONE: &[&str] = &[
-        "additionalProperties",
-        "unevaluatedProperties",
-        "items",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "propertyNames",
-        "not",
-        "if",
-        "then",
-        "else",
-    ];
-    const MAPS: &[&str] = &[
-        "properties",
-        "patternProperties",
-        "$defs",
-        "definitions",
-        "dependentSchemas",
-    ];
-    const LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
     let Value::Object(map) = schema else {
         return 1;
     };
     let mut count = 1;
     for (key, value) in map {
         count += match (key.as_str(), value) {
-            (k, Value::Object(named)) if MAPS.contains(&k) => {
+            (k, Value::Object(named)) if SUBSCHEMA_MAPS.contains(&k) => {
                 named.values().map(subschema_count).sum()
             }
-            (k, Value::Array(list)) if LISTS.contains(&k) => list.iter().map(subschema_count).sum(),
-            (k, inner) if ONE.contains(&k) => subschema_count(inner),
+            (k, Value::Array(list)) if SUBSCHEMA_LISTS.contains(&k) => {
+                list.iter().map(subschema_count).sum()
+            }
+            (k, inner) if SUBSCHEMA_KEYWORDS.contains(&k) => subschema_count(inner),
             _ => 0,
         };
     }

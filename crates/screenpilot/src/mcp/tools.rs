@@ -17,7 +17,9 @@
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use super::output_schemas::{self, OutputSchemas};
+use super::output_schemas::{
+    self, OutputSchemas, SUBSCHEMA_KEYWORDS, SUBSCHEMA_LISTS, SUBSCHEMA_MAPS,
+};
 use crate::ops::{OperationDef, Profile};
 
 /// Numeric formats schemars derives from Rust types; no JSON Schema validator knows them.
@@ -100,31 +102,6 @@ fn annotations_of(op: &OperationDef) -> ToolAnnotations {
         annotations.destructive(op.destructive)
     }
 }
-
-/// Keywords whose value is one subschema; `true` there means "anything", as leaving it out does.
-const SUBSCHEMA_KEYWORDS: &[&str] = &[
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-];
-
-/// Keywords whose value maps names to subschemas, or lists subschemas.
-const SUBSCHEMA_MAPS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-const SUBSCHEMA_LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 
 /// `schema` with every `true` subschema dropped (where a keyword holds it) or made `{}` (where a
 /// name or a list position needs a schema).
