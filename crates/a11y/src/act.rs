@@ -442,10 +442,7 @@ impl Bus {
     /// Wayland no client learns where another's popups are, so the application's word stands for
     /// the window system's; its popups' boxes are in the coordinates of the window they belong to.
     pub async fn popup_at(&self, window: &Object, listed: &[Object], x: i32, y: i32) -> bool {
-        let root = Object {
-            bus: window.bus.clone(),
-            path: "/org/a11y/atspi/accessible/root".into(),
-        };
+        let root = Object::root(window.bus.clone());
         let Ok(app) = self.fetch(&root).await else {
             return false;
         };

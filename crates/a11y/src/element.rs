@@ -104,6 +104,16 @@ pub struct Object {
     pub path: String,
 }
 
+impl Object {
+    /// The root object of the application (or the registry) at `bus`: what lists its windows.
+    pub fn root(bus: impl Into<String>) -> Object {
+        Object {
+            bus: bus.into(),
+            path: "/org/a11y/atspi/accessible/root".into(),
+        }
+    }
+}
+
 /// What a ref stands for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Target {

@@ -143,10 +143,7 @@ struct Walk<'a> {
 impl Bus {
     /// The applications the registry knows, with their process ids.
     pub async fn apps(&self) -> Result<Vec<App>> {
-        let root = Object {
-            bus: "org.a11y.atspi.Registry".into(),
-            path: "/org/a11y/atspi/accessible/root".into(),
-        };
+        let root = Object::root("org.a11y.atspi.Registry");
         let registry = proxy!(AccessibleProxy, &self.conn, root);
         let children = registry
             .get_children()
@@ -374,10 +371,7 @@ impl Bus {
             bus: self,
             visits: Default::default(),
         };
-        let root = Object {
-            bus: object.bus.clone(),
-            path: "/org/a11y/atspi/accessible/root".into(),
-        };
+        let root = Object::root(object.bus.clone());
         let toolkit = Toolkit {
             chromium: false,
             ..self.toolkit_of(&root).await
@@ -468,10 +462,7 @@ impl Bus {
 impl Walk<'_> {
     /// An application's shown windows.
     async fn app(&self, app: &App, screen: Bounds) -> Result<Vec<WindowTree>> {
-        let root = Object {
-            bus: app.bus.clone(),
-            path: "/org/a11y/atspi/accessible/root".into(),
-        };
+        let root = Object::root(app.bus.clone());
         let fetched = self.bus.fetch(&root).await?;
         let toolkit = self.bus.toolkit_of(&root).await;
         let windows = fetched

@@ -170,8 +170,6 @@ pub fn spawn(spec: &SpawnSpec, token: u64) -> Result<Spawned> {
     Ok(Spawned { pid, pty, exit })
 }
 
-/// Start the program of `spec` on a new pty, as [`spawn`] does, but leave its reaping to the caller
-/// (a holder reaps what it starts itself). Its pid and the pty's master.
 /// The size the kernel tells the program (TIOCGWINSZ). A session that shows pictures also gives
 /// the pixels, a cell being [`NOMINAL_CELL_PIXELS`](screenpilot_screen::geometry::NOMINAL_CELL_PIXELS),
 /// as a terminal with graphics does: programs size their pictures from it.
@@ -188,6 +186,8 @@ pub(crate) fn kernel_size(size: screenpilot_screen::Size, images: bool) -> pty_p
     )
 }
 
+/// Start the program of `spec` on a new pty, as [`spawn`] does, but leave its reaping to the caller
+/// (a holder reaps what it starts itself). Its pid and the pty's master.
 pub fn start_on_pty(spec: &SpawnSpec, token: u64) -> Result<(i32, pty_process::blocking::Pty)> {
     let io_err = |what: &str, e: &dyn std::fmt::Display| SessionError::Spawn {
         field: "cmd",

@@ -963,7 +963,6 @@ impl Drop for WaitGuard<'_> {
     }
 }
 
-/// Read the pty until the program is gone, feeding the screen and waking waiters.
 /// The pty's read half, marking its session's `output_in_hand` from before each read until the
 /// pump has put what it read on the screen (the pump clears it), so that readiness never answers
 /// from a screen that lacks output already taken from the pty.
@@ -989,6 +988,7 @@ impl tokio::io::AsyncRead for PumpedReader {
     }
 }
 
+/// Read the pty until the program is gone, feeding the screen and waking waiters.
 async fn pump(
     session: Arc<Session>,
     reader: pty_process::OwnedReadPty,

@@ -138,7 +138,7 @@ impl Wayland {
 
     /// The output's size in logical units (the pixels divided by its scale), as clients lay out.
     pub fn logical_size(&self) -> (u32, u32) {
-        let scale = self.globals.output.scale.max(1) as u32;
+        let scale = self.output_scale();
         (
             self.globals.output.width / scale,
             self.globals.output.height / scale,

@@ -186,8 +186,8 @@ pub(crate) fn spans(first: i32, rows: &[Vec<Option<Mark>>]) -> Vec<Span> {
     done
 }
 
-/// The largest side, in pixels, of a span's picture: finer pictures are drawn at one pixel per
-/// nominal cell pixel.
+/// The most pixels a span's picture is drawn with at more than one pixel per nominal cell pixel:
+/// past it the span is drawn less finely, down to one.
 const MAX_SPAN_PIXELS: u64 = 4 << 20;
 
 /// The part of `image` that `span` shows, the image fitted (aspect kept, centred) into its
